@@ -1,0 +1,30 @@
+#pragma once
+// The builtin functions and constants of the language, and where each is visible:
+// bare (Python builtins and flexjit's), under `torch.` and under `math.`.
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace flexjit::compiler {
+
+enum class Builtin {
+  Min, Max, Abs, Where, Clamp,
+  Exp, Exp2, Log, Log2, Log1p, Sqrt, Rsqrt, Tanh, Sigmoid, Sin, Cos,
+  Floor, Ceil,            // float -> float (torch.floor, bare floor)
+  FloorInt, CeilInt,      // float -> int (math.floor, math.ceil)
+  ToFloat, ToInt, ToBool,
+  AndMasks, OrMasks, NoopMask,
+};
+
+enum class Namespace { Bare, Torch, Math };
+
+// A builtin function visible as `name` in namespace ns.
+std::optional<Builtin> find_builtin(Namespace ns, const std::string& name);
+// A builtin constant (pi, e, inf, nan) visible as `name` in ns.
+std::optional<double> find_constant(Namespace ns, const std::string& name);
+// Every name visible in ns (functions and constants), for "did you mean" suggestions.
+std::vector<std::string> builtin_names(Namespace ns);
+
+const char* namespace_prefix(Namespace ns);  // "", "torch.", "math."
+
+}  // namespace flexjit::compiler

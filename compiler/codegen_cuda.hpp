@@ -1,0 +1,30 @@
+#pragma once
+// Program IR -> the CUDA source of a forward attention kernel: a `Mods` policy struct (the
+// user's mask_mod, score_mod and sink, the per-tile classifier, the closed-form kv range,
+// captures and runtime scalars as kernel parameters), the tile configuration, and an
+// extern "C" entry point instantiating templates/attention_fwd_sm80.cuh.
+#include <string>
+#include <vector>
+
+#include "compiler/ir.hpp"
+#include "compiler/kernel_config.hpp"
+#include "compiler/param_layout.hpp"
+#include "dsl/source.hpp"
+
+namespace flexjit::compiler {
+
+struct GeneratedKernel {
+  std::string entry;                 // extern "C" kernel name
+  std::string source;                // the generated translation unit
+  std::vector<std::string> headers;  // template headers it includes (embedded in the library)
+  KernelSpec spec;
+  TileConfig tile;
+  ParamLayout params;                // layout of Mods::Params (second kernel argument)
+  bool kv_range_is_full = true;      // true when the mask gives no closed-form kv bound
+};
+
+// `source` (optional) lets the generated code quote the program's lines in comments.
+GeneratedKernel generate_forward_kernel(const ir::Program& program, const KernelSpec& spec,
+                                        const dsl::SourceFile* source = nullptr);
+
+}  // namespace flexjit::compiler

@@ -1,0 +1,251 @@
+#pragma once
+// The typed expression IR. Nodes are immutable and shared (Halide style): each node is a small
+// struct with a static make() that type-checks its operands, and passes rebuild only what they
+// change. A mod (mask_mod, score_mod, sink) is one expression over its parameters, runtime
+// scalars and captured tensors; all functions, lambdas and combinators are inlined by lowering.
+//
+// Types: Bool, Int (64-bit signed, so products of sequence positions up to 2^31-1 never
+// overflow) and Float (IEEE fp32, as on the GPU).
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dsl/source.hpp"
+
+namespace flexjit::ir {
+
+using dsl::SourcePos;
+
+enum class Type : std::uint8_t { Bool, Int, Float };
+const char* type_name(Type t);  // "bool", "int", "float"
+
+// Element types of captured tensors.
+enum class DType : std::uint8_t { Bool, Int8, Int16, Int32, Int64, UInt8, Float16, BFloat16, Float32, Float64 };
+const char* dtype_name(DType d);          // "int32", "bfloat16", ...
+std::optional<DType> dtype_from_name(const std::string& name);  // accepts "int32", "bf16", ...
+Type value_type(DType d);                 // the IR type a load of this dtype produces
+int dtype_size(DType d);                  // bytes
+
+enum class NodeKind : std::uint8_t {
+  IntImm, FloatImm, BoolImm, Var, Load, Cast, Unary, Binary, Compare, Select, Call, Let
+};
+
+struct Node;
+// A handle to an immutable node. Compares by identity; structural equality is ir::equal().
+class Expr {
+ public:
+  Expr() = default;
+  Expr(std::shared_ptr<const Node> n) : node_(std::move(n)) {}
+  const Node* get() const { return node_.get(); }
+  const Node* operator->() const { return node_.get(); }
+  const Node& operator*() const { return *node_; }
+  explicit operator bool() const { return node_ != nullptr; }
+  bool same_as(const Expr& o) const { return node_ == o.node_; }
+  Type type() const;
+  NodeKind kind() const;
+  template <class T> const T* as() const;  // nullptr if the node is not a T
+
+ private:
+  std::shared_ptr<const Node> node_;
+};
+
+struct Node {
+  Node(NodeKind k, Type t, SourcePos p) : kind(k), type(t), pos(p) {}
+  virtual ~Node() = default;
+  const NodeKind kind;
+  const Type type;
+  const SourcePos pos;  // the DSL token this node came from (for comments and errors)
+};
+
+struct IntImm final : Node {
+  static constexpr NodeKind kKind = NodeKind::IntImm;
+  std::int64_t value;
+  IntImm(std::int64_t v, SourcePos p) : Node(kKind, Type::Int, p), value(v) {}
+  static Expr make(std::int64_t v, SourcePos p = {});
+};
+
+struct FloatImm final : Node {
+  static constexpr NodeKind kKind = NodeKind::FloatImm;
+  float value;  // already rounded to fp32
+  FloatImm(float v, SourcePos p) : Node(kKind, Type::Float, p), value(v) {}
+  static Expr make(double v, SourcePos p = {});
+};
+
+struct BoolImm final : Node {
+  static constexpr NodeKind kKind = NodeKind::BoolImm;
+  bool value;
+  BoolImm(bool v, SourcePos p) : Node(kKind, Type::Bool, p), value(v) {}
+  static Expr make(bool v, SourcePos p = {});
+};
+
+// Where a variable's value comes from.
+enum class VarKind : std::uint8_t {
+  Param,   // a mod parameter: b, h, q_idx, kv_idx (Int) or score (Float); canonical names
+  Scalar,  // a runtime scalar declared `name: int` at top level: bound at call time
+  Let      // bound by an enclosing Let node
+};
+
+// Canonical parameter names (the user's own parameter names are resolved to these).
+inline constexpr const char* kParamBatch = "b";
+inline constexpr const char* kParamHead = "h";
+inline constexpr const char* kParamQ = "q_idx";
+inline constexpr const char* kParamKv = "kv_idx";
+inline constexpr const char* kParamScore = "score";
+
+struct Var final : Node {
+  static constexpr NodeKind kKind = NodeKind::Var;
+  std::string name;
+  VarKind var_kind;
+  Var(std::string n, Type t, VarKind k, SourcePos p) : Node(kKind, t, p), name(std::move(n)), var_kind(k) {}
+  static Expr make(std::string name, Type t, VarKind k, SourcePos p = {});
+};
+
+// Element of a captured tensor: name[i0, i1, ...]. Indices are Int. Out-of-range indices are
+// the caller's contract (documented), like indexing a tensor in a FlexAttention mod.
+struct Load final : Node {
+  static constexpr NodeKind kKind = NodeKind::Load;
+  std::string tensor;
+  DType dtype;
+  std::vector<Expr> indices;
+  Load(std::string t, DType d, std::vector<Expr> idx, SourcePos p)
+      : Node(kKind, value_type(d), p), tensor(std::move(t)), dtype(d), indices(std::move(idx)) {}
+  static Expr make(std::string tensor, DType d, std::vector<Expr> indices, SourcePos p = {});
+};
+
+// Conversion between types with Python's rules: float->int truncates toward zero,
+// x->bool is x != 0, bool->int is 0/1.
+struct Cast final : Node {
+  static constexpr NodeKind kKind = NodeKind::Cast;
+  Expr value;
+  Cast(Type to, Expr v, SourcePos p) : Node(kKind, to, p), value(std::move(v)) {}
+  static Expr make(Type to, Expr v, SourcePos p = {});
+};
+
+enum class UnaryOp : std::uint8_t { Neg, BitNot, Not };  // Neg: Int/Float; BitNot: Int; Not: Bool
+struct Unary final : Node {
+  static constexpr NodeKind kKind = NodeKind::Unary;
+  UnaryOp op;
+  Expr a;
+  Unary(UnaryOp o, Expr x, Type t, SourcePos p) : Node(kKind, t, p), op(o), a(std::move(x)) {}
+  static Expr make(UnaryOp op, Expr a, SourcePos p = {});
+};
+
+// Operands must already have equal types (lowering inserts Casts for Python's promotion).
+//   Add Sub Mul Min Max: Int or Float -> same type
+//   Div: Float only (true division)
+//   FloorDiv Mod: Int (Python floor semantics; x // 0 and x % 0 give 0) or Float (floor semantics)
+//   Pow: Float, or Int with a non-negative exponent
+//   BitAnd BitOr BitXor: Int or Bool -> same; Shl Shr: Int (shift counts outside [0, 63] give 0 / sign)
+//   And Or: Bool -> Bool (logical)
+enum class BinaryOp : std::uint8_t {
+  Add, Sub, Mul, Div, FloorDiv, Mod, Pow, Min, Max, BitAnd, BitOr, BitXor, Shl, Shr, And, Or
+};
+struct Binary final : Node {
+  static constexpr NodeKind kKind = NodeKind::Binary;
+  BinaryOp op;
+  Expr a, b;
+  Binary(BinaryOp o, Expr x, Expr y, Type t, SourcePos p) : Node(kKind, t, p), op(o), a(std::move(x)), b(std::move(y)) {}
+  static Expr make(BinaryOp op, Expr a, Expr b, SourcePos p = {});
+};
+
+enum class CompareOp : std::uint8_t { LT, LE, GT, GE, EQ, NE };
+struct Compare final : Node {  // operands of equal type -> Bool
+  static constexpr NodeKind kKind = NodeKind::Compare;
+  CompareOp op;
+  Expr a, b;
+  Compare(CompareOp o, Expr x, Expr y, SourcePos p) : Node(kKind, Type::Bool, p), op(o), a(std::move(x)), b(std::move(y)) {}
+  static Expr make(CompareOp op, Expr a, Expr b, SourcePos p = {});
+};
+
+struct Select final : Node {  // cond ? t : f; t and f of equal type
+  static constexpr NodeKind kKind = NodeKind::Select;
+  Expr cond, t, f;
+  Select(Expr c, Expr x, Expr y, SourcePos p) : Node(kKind, x.type(), p), cond(std::move(c)), t(std::move(x)), f(std::move(y)) {}
+  static Expr make(Expr cond, Expr t, Expr f, SourcePos p = {});
+};
+
+// Pure math intrinsics. Float -> Float except: Abs (Int or Float -> same), FloorToInt and
+// CeilToInt (Float -> Int, Python's math.floor / math.ceil).
+enum class Intrinsic : std::uint8_t {
+  Exp, Exp2, Log, Log2, Log1p, Sqrt, Rsqrt, Tanh, Sigmoid, Sin, Cos, Floor, Ceil, Abs, FloorToInt, CeilToInt
+};
+const char* intrinsic_name(Intrinsic f);  // "exp", ...
+struct Call final : Node {
+  static constexpr NodeKind kKind = NodeKind::Call;
+  Intrinsic fn;
+  std::vector<Expr> args;
+  Call(Intrinsic f, std::vector<Expr> a, Type t, SourcePos p) : Node(kKind, t, p), fn(f), args(std::move(a)) {}
+  static Expr make(Intrinsic fn, std::vector<Expr> args, SourcePos p = {});
+};
+
+// let name = value in body. Produced by common-subexpression sharing; `name` is unique
+// within the mod. body's type is the node's type.
+struct Let final : Node {
+  static constexpr NodeKind kKind = NodeKind::Let;
+  std::string name;
+  Expr value, body;
+  Let(std::string n, Expr v, Expr b, SourcePos p) : Node(kKind, b.type(), p), name(std::move(n)), value(std::move(v)), body(std::move(b)) {}
+  static Expr make(std::string name, Expr value, Expr body, SourcePos p = {});
+};
+
+template <class T> const T* Expr::as() const {
+  return (node_ && node_->kind == T::kKind) ? static_cast<const T*>(node_.get()) : nullptr;
+}
+inline Type Expr::type() const { return node_->type; }
+inline NodeKind Expr::kind() const { return node_->kind; }
+
+// Structural equality (same shape, same constants, same names).
+bool equal(const Expr& a, const Expr& b);
+// Structural hash consistent with equal().
+std::size_t structural_hash(const Expr& e);
+
+// ---------------------------------------------------------------------------------------------
+// A whole program after lowering.
+
+struct Capture {  // `name: Tensor[dtype, rank]`
+  std::string name;
+  DType dtype;
+  int rank;
+  SourcePos pos;
+};
+
+struct Scalar {  // `name: int` / `name: float` / `name: bool` (runtime, bound per call)
+  std::string name;
+  Type type;
+  SourcePos pos;
+};
+
+// `name: BlockIndices[q_block, kv_block]`: block-sparse top-k. At call time an int32 tensor
+// [B, H, ceil(Tq / q_block), K] lists the kv blocks each query block attends to (-1 = none).
+// The element mask (mask_mod) still applies inside the listed blocks.
+struct BlockIndices {
+  std::string name;
+  int q_block;
+  int kv_block;
+  SourcePos pos;
+};
+
+enum class ModKind : std::uint8_t { Mask, Score, Sink };
+const char* mod_name(ModKind k);  // "mask_mod", "score_mod", "sink"
+
+struct Mod {
+  ModKind kind;
+  std::vector<Expr> params;  // Vars of VarKind::Param in call order (canonical names)
+  Expr body;                 // Bool for Mask, Float for Score and Sink
+  SourcePos pos;             // where it was defined (def or assignment)
+};
+
+struct Program {
+  std::string name;  // file stem, for kernel names
+  std::vector<Capture> captures;
+  std::vector<Scalar> scalars;
+  std::optional<BlockIndices> block_indices;
+  std::optional<Mod> mask_mod, score_mod, sink;
+
+  const Capture* find_capture(const std::string& n) const;
+  const Scalar* find_scalar(const std::string& n) const;
+};
+
+}  // namespace flexjit::ir

@@ -1,0 +1,47 @@
+#include "compiler/kernel_config.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace flexjit::compiler {
+
+const char* element_name(ElementType t) { return t == ElementType::BF16 ? "bf16" : "fp16"; }
+const char* element_cuda_type(ElementType t) { return t == ElementType::BF16 ? "flexjit::bf16_t" : "flexjit::fp16_t"; }
+
+int TileConfig::shared_bytes(int head_dim) const {
+  // Mirrors FwdConfig::kSmemBytes in templates/attention_fwd_sm80.cuh: a K and a V ring of
+  // `stages` tiles, plus a Q tile unless Q is staged in the ring; rows padded by 8 elements.
+  const int stride = head_dim + 8;
+  const bool q_aliased = q_in_registers && block_m <= 2 * block_n;
+  return (2 * stages * block_n + (q_aliased ? 0 : block_m)) * stride * 2;
+}
+
+void validate(const KernelSpec& spec) {
+  if (spec.head_dim < 16 || spec.head_dim > 256 || spec.head_dim % 16 != 0)
+    throw std::invalid_argument(
+        fmt::format("head dim {} is not supported: it must be a multiple of 16 between 16 and 256", spec.head_dim));
+  if (spec.arch.rfind("sm_", 0) != 0)
+    throw std::invalid_argument(fmt::format("architecture '{}' is not of the form sm_XY (e.g. sm_80, sm_90a)", spec.arch));
+  int number = 0;
+  try {
+    number = std::stoi(spec.arch.substr(3));
+  } catch (...) {
+    throw std::invalid_argument(fmt::format("architecture '{}' is not of the form sm_XY (e.g. sm_80, sm_90a)", spec.arch));
+  }
+  if (number < 80)
+    throw std::invalid_argument(fmt::format("architecture '{}' is not supported: flexjit kernels need sm_80 or newer "
+                                            "(cp.async, bf16 tensor cores)", spec.arch));
+}
+
+TileConfig choose_tile_config(const KernelSpec& spec) {
+  validate(spec);
+  // Per head-dim bucket (the same for bf16 and fp16, and for sm_80..sm_90a until the Hopper
+  // family lands): large M tiles amortize K/V loads; D = 256 re-reads Q from shared memory
+  // because 128 fp32 output accumulators per thread leave no registers for it.
+  if (spec.head_dim <= 64) return {128, 64, 4, 2, true};
+  if (spec.head_dim <= 128) return {128, 64, 8, 2, true};
+  return {64, 64, 4, 2, false};
+}
+
+}  // namespace flexjit::compiler

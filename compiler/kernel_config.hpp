@@ -1,0 +1,30 @@
+#pragma once
+// Which kernel family and tile shape to generate for a (head dim, dtype, arch). The table in
+// kernel_config.cpp is the single place tile choices live; bench/ keeps the tuning behind it.
+#include <string>
+
+namespace flexjit::compiler {
+
+enum class ElementType { BF16, FP16 };
+const char* element_name(ElementType t);      // "bf16", "fp16"
+const char* element_cuda_type(ElementType t); // "flexjit::bf16_t", "flexjit::fp16_t"
+
+struct KernelSpec {
+  int head_dim = 128;
+  ElementType dtype = ElementType::BF16;
+  std::string arch = "sm_90a";  // NVRTC architecture name: sm_80, sm_86, sm_89, sm_90a, ...
+};
+
+struct TileConfig {
+  int block_m, block_n, warps, stages;
+  bool q_in_registers;
+  int threads() const { return warps * 32; }
+  // Dynamic shared memory of the sm80 forward template for this tile and head dim.
+  int shared_bytes(int head_dim) const;
+};
+
+// Throws std::invalid_argument naming the problem for unsupported head dims or archs.
+void validate(const KernelSpec& spec);
+TileConfig choose_tile_config(const KernelSpec& spec);
+
+}  // namespace flexjit::compiler

@@ -1,0 +1,422 @@
+#include "compiler/kv_range.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "compiler/ir_visitor.hpp"
+#include "compiler/simplify.hpp"
+
+namespace flexjit::compiler {
+
+namespace {
+
+using ir::BinaryOp;
+using ir::CompareOp;
+using ir::Expr;
+using ir::Type;
+
+// ---------------------------------------------------------------------------------------------
+// Building Int expressions with light constant folding (simplify() finishes the job). A null
+// Expr stands for the constant 0 in sums.
+
+std::optional<std::int64_t> imm(const Expr& e) {
+  if (auto i = e.as<ir::IntImm>()) return i->value;
+  return std::nullopt;
+}
+
+Expr mk_int(std::int64_t v) { return ir::IntImm::make(v); }
+
+Expr mk_add(const Expr& a, const Expr& b) {
+  if (!a) return b;
+  if (!b) return a;
+  auto x = imm(a), y = imm(b);
+  std::int64_t r;
+  if (x && y && !__builtin_add_overflow(*x, *y, &r)) return mk_int(r);
+  if (y && *y == 0) return a;
+  if (x && *x == 0) return b;
+  return ir::Binary::make(BinaryOp::Add, a, b);
+}
+
+Expr mk_neg(const Expr& a) {
+  if (!a) return a;
+  if (auto x = imm(a); x && *x != INT64_MIN) return mk_int(-*x);
+  return ir::Unary::make(ir::UnaryOp::Neg, a);
+}
+
+Expr mk_sub(const Expr& a, const Expr& b) {
+  if (!b) return a;
+  if (!a) return mk_neg(b);
+  auto x = imm(a), y = imm(b);
+  std::int64_t r;
+  if (x && y && !__builtin_sub_overflow(*x, *y, &r)) return mk_int(r);
+  if (y && *y == 0) return a;
+  return ir::Binary::make(BinaryOp::Sub, a, b);
+}
+
+Expr mk_scale(const Expr& a, std::int64_t c) {
+  if (!a || c == 1) return a;
+  if (c == 0) return Expr();
+  if (c == -1) return mk_neg(a);
+  std::int64_t r;
+  if (auto x = imm(a); x && !__builtin_mul_overflow(*x, c, &r)) return mk_int(r);
+  return ir::Binary::make(BinaryOp::Mul, a, mk_int(c));
+}
+
+Expr mk_minmax(BinaryOp op, const Expr& a, const Expr& b) {
+  if (ir::equal(a, b)) return a;
+  auto x = imm(a), y = imm(b);
+  if (x && y) return mk_int(op == BinaryOp::Min ? std::min(*x, *y) : std::max(*x, *y));
+  return ir::Binary::make(op, a, b);
+}
+
+Expr or_zero(const Expr& e) { return e ? e : mk_int(0); }
+
+// ---------------------------------------------------------------------------------------------
+// Ranges of kv: [lo, hi) with a null end meaning unbounded on that side.
+
+struct Range {
+  bool empty = false;  // the mask is provably false
+  Expr lo, hi;
+};
+
+Range unbounded() { return Range{}; }
+Range nothing() { return Range{true, {}, {}}; }
+
+Range meet(const Range& a, const Range& b) {  // a && b
+  if (a.empty || b.empty) return nothing();
+  Range r;
+  r.lo = !a.lo ? b.lo : !b.lo ? a.lo : mk_minmax(BinaryOp::Max, a.lo, b.lo);
+  r.hi = !a.hi ? b.hi : !b.hi ? a.hi : mk_minmax(BinaryOp::Min, a.hi, b.hi);
+  return r;
+}
+
+Range hull(const Range& a, const Range& b) {  // a || b
+  if (a.empty) return b;
+  if (b.empty) return a;
+  Range r;
+  if (a.lo && b.lo) r.lo = mk_minmax(BinaryOp::Min, a.lo, b.lo);
+  if (a.hi && b.hi) r.hi = mk_minmax(BinaryOp::Max, a.hi, b.hi);
+  return r;
+}
+
+CompareOp negate(CompareOp op) {
+  switch (op) {
+    case CompareOp::LT: return CompareOp::GE;
+    case CompareOp::LE: return CompareOp::GT;
+    case CompareOp::GT: return CompareOp::LE;
+    case CompareOp::GE: return CompareOp::LT;
+    case CompareOp::EQ: return CompareOp::NE;
+    case CompareOp::NE: return CompareOp::EQ;
+  }
+  return op;
+}
+
+CompareOp mirror(CompareOp op) {  // a op b  <=>  b mirror(op) a
+  switch (op) {
+    case CompareOp::LT: return CompareOp::GT;
+    case CompareOp::LE: return CompareOp::GE;
+    case CompareOp::GT: return CompareOp::LT;
+    case CompareOp::GE: return CompareOp::LE;
+    default: return op;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Monotonicity in q_idx of a kv-free, Let-free expression.
+
+enum class Mono { Const, Inc, Dec, Unknown };
+
+Mono flip(Mono m) { return m == Mono::Inc ? Mono::Dec : m == Mono::Dec ? Mono::Inc : m; }
+
+Mono combine(Mono a, Mono b) {  // of a sum (or min / max) of the two
+  if (a == Mono::Const) return b;
+  if (b == Mono::Const) return a;
+  return a == b ? a : Mono::Unknown;
+}
+
+bool is_q(const Expr& e) {
+  auto v = e.as<ir::Var>();
+  return v && v->var_kind == ir::VarKind::Param && v->name == ir::kParamQ;
+}
+
+bool mentions_q(const Expr& e) {
+  if (is_q(e)) return true;
+  for (const Expr& k : ir::children(e))
+    if (mentions_q(k)) return true;
+  return false;
+}
+
+Mono mono(const Expr& e) {
+  if (!mentions_q(e)) return Mono::Const;
+  if (is_q(e)) return Mono::Inc;
+  if (auto u = e.as<ir::Unary>(); u && u->op == ir::UnaryOp::Neg) return flip(mono(u->a));
+  auto n = e.as<ir::Binary>();
+  if (!n) return Mono::Unknown;
+  switch (n->op) {
+    case BinaryOp::Add:
+    case BinaryOp::Min:
+    case BinaryOp::Max: return combine(mono(n->a), mono(n->b));
+    case BinaryOp::Sub: return combine(mono(n->a), flip(mono(n->b)));
+    case BinaryOp::Mul: {
+      auto c = imm(n->b) ? imm(n->b) : imm(n->a);
+      const Expr& other = imm(n->b) ? n->a : n->b;
+      if (!c) return Mono::Unknown;
+      return *c == 0 ? Mono::Const : *c > 0 ? mono(other) : flip(mono(other));
+    }
+    case BinaryOp::FloorDiv: {  // floor(x / c) keeps x's direction for c > 0
+      auto c = imm(n->b);
+      if (!c || *c == 0) return Mono::Unknown;
+      return *c > 0 ? mono(n->a) : flip(mono(n->a));
+    }
+    default: return Mono::Unknown;
+  }
+}
+
+// e with q_idx replaced by `to`.
+Expr subst_q(const Expr& e, const Expr& to) {
+  if (is_q(e)) return to;
+  std::vector<Expr> kids = ir::children(e);
+  for (Expr& k : kids) k = subst_q(k, to);
+  return ir::with_children(e, kids);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The solver. Let names are unique within a mod (ir.hpp), so one flat scope serves.
+
+// An Int expression as ck * kv_idx + rest, rest free of kv_idx (null: 0).
+struct KvLinear {
+  std::int64_t ck = 0;
+  Expr rest;
+};
+
+class Solver {
+ public:
+  Solver(Expr q_lo, Expr q_hi) : q_lo_(std::move(q_lo)), q_hi_(std::move(q_hi)) {}
+
+  // The kv range where e (Bool) is true, or false when `neg`.
+  Range solve(const Expr& e, bool neg) {
+    if (auto n = e.as<ir::BoolImm>()) return n->value != neg ? unbounded() : nothing();
+    if (auto n = e.as<ir::Unary>(); n && n->op == ir::UnaryOp::Not) return solve(n->a, !neg);
+    if (auto n = e.as<ir::Binary>()) {
+      const bool is_and = n->op == BinaryOp::And || n->op == BinaryOp::BitAnd;
+      const bool is_or = n->op == BinaryOp::Or || n->op == BinaryOp::BitOr;
+      if (!is_and && !is_or) return unbounded();  // ^ on Bool
+      Range a = solve(n->a, neg), b = solve(n->b, neg);
+      return is_and != neg ? meet(a, b) : hull(a, b);  // De Morgan under `neg`
+    }
+    if (auto n = e.as<ir::Compare>()) {
+      if (n->a.type() != Type::Int) return unbounded();
+      return atom(neg ? negate(n->op) : n->op, n->a, n->b);
+    }
+    if (auto n = e.as<ir::Cast>()) {  // bool(x) is x != 0
+      if (n->value.type() != Type::Int) return unbounded();
+      return atom(neg ? CompareOp::EQ : CompareOp::NE, n->value, mk_int(0));
+    }
+    if (auto n = e.as<ir::Select>()) {  // (c && t) || (!c && f)
+      return hull(meet(solve(n->cond, false), solve(n->t, neg)), meet(solve(n->cond, true), solve(n->f, neg)));
+    }
+    if (auto n = e.as<ir::Let>()) return with_let(*n, [&] { return solve(n->body, neg); });
+    if (auto n = e.as<ir::Var>(); n && n->var_kind == ir::VarKind::Let) {
+      if (auto it = lets_.find(n->name); it != lets_.end()) return solve(it->second, neg);
+    }
+    return unbounded();  // Bool loads, Bool scalars
+  }
+
+ private:
+  // kv-range of `a op b` (Int operands).
+  Range atom(CompareOp op, const Expr& a, const Expr& b) {
+    if (auto r = floordiv_atom(op, a, b)) return *r;
+    auto la = linear(a), lb = linear(b);
+    if (!la || !lb) return unbounded();
+    // ck * kv + rest op 0
+    const std::int64_t ck = la->ck - lb->ck;
+    Expr rest = mk_sub(la->rest, lb->rest);
+    if (ck == 1) return solved(op, mk_neg(rest));        // kv op -rest
+    if (ck == -1) return solved(mirror(op), rest);       // rest op kv
+    return unbounded();  // kv absent, or a coefficient we do not divide by
+  }
+
+  // kv op p, p free of kv: the bounds over every q of the tile.
+  Range solved(CompareOp op, const Expr& p) {
+    Range r;
+    auto lo = [&] { return extreme(p, false); };
+    auto hi = [&] { return extreme(p, true); };
+    auto plus1 = [](const Expr& e) { return e ? mk_add(e, mk_int(1)) : e; };
+    switch (op) {
+      case CompareOp::LT: r.hi = hi(); break;
+      case CompareOp::LE: r.hi = plus1(hi()); break;
+      case CompareOp::GT: r.lo = plus1(lo()); break;
+      case CompareOp::GE: r.lo = lo(); break;
+      case CompareOp::EQ:
+        r.lo = lo();
+        r.hi = plus1(hi());
+        break;
+      case CompareOp::NE: break;
+    }
+    return r;
+  }
+
+  // The max (or min) of p over q_idx in [q_lo, q_hi]; null when p is not monotone in q.
+  Expr extreme(const Expr& p, bool max) {
+    const Expr p0 = or_zero(p);
+    switch (mono(p0)) {
+      case Mono::Const: return p0;
+      case Mono::Inc: return subst_q(p0, max ? q_hi_ : q_lo_);
+      case Mono::Dec: return subst_q(p0, max ? q_lo_ : q_hi_);
+      case Mono::Unknown: return Expr();
+    }
+    return Expr();
+  }
+
+  // x // C op y, C > 0 constant, x holding kv and y not: an atom on x itself (chunked masks).
+  std::optional<Range> floordiv_atom(CompareOp op, const Expr& a, const Expr& b) {
+    const Expr ra = resolve(a), rb = resolve(b);
+    auto split = [](const Expr& e) -> std::optional<std::pair<Expr, std::int64_t>> {
+      auto n = e.as<ir::Binary>();
+      if (!n || n->op != BinaryOp::FloorDiv || n->a.type() != Type::Int) return std::nullopt;
+      auto c = imm(n->b);
+      if (!c || *c <= 0) return std::nullopt;
+      return std::make_pair(n->a, *c);
+    };
+    if (auto fa = split(ra); fa && invariant(b)) return floordiv_atom_on(op, fa->first, fa->second, b);
+    if (auto fb = split(rb); fb && invariant(a)) return floordiv_atom_on(mirror(op), fb->first, fb->second, a);
+    return std::nullopt;
+  }
+
+  Range floordiv_atom_on(CompareOp op, const Expr& x, std::int64_t c, const Expr& y) {
+    const Expr cy = ir::Binary::make(BinaryOp::Mul, y, mk_int(c));
+    switch (op) {
+      case CompareOp::LT: return atom(CompareOp::LT, x, cy);                            // x < c*y
+      case CompareOp::LE: return atom(CompareOp::LE, x, mk_add(cy, mk_int(c - 1)));    // x <= c*y + c-1
+      case CompareOp::GT: return atom(CompareOp::GE, x, mk_add(cy, mk_int(c)));        // x >= c*y + c
+      case CompareOp::GE: return atom(CompareOp::GE, x, cy);                            // x >= c*y
+      case CompareOp::EQ:
+        return meet(atom(CompareOp::GE, x, cy), atom(CompareOp::LE, x, mk_add(cy, mk_int(c - 1))));
+      case CompareOp::NE: return unbounded();
+    }
+    return unbounded();
+  }
+
+  // e with Let variables looked through (for pattern matching).
+  Expr resolve(const Expr& e) {
+    if (auto v = e.as<ir::Var>(); v && v->var_kind == ir::VarKind::Let) {
+      if (auto it = lets_.find(v->name); it != lets_.end()) return resolve(it->second);
+    }
+    return e;
+  }
+
+  // e as ck * kv + rest, if it has that shape.
+  std::optional<KvLinear> linear(const Expr& e) {
+    if (auto v = e.as<ir::Var>()) {
+      if (v->var_kind == ir::VarKind::Param && v->name == ir::kParamKv) return KvLinear{1, Expr()};
+      if (v->var_kind == ir::VarKind::Let) {
+        auto it = lets_.find(v->name);
+        return it != lets_.end() ? linear(it->second) : std::nullopt;
+      }
+    }
+    if (auto n = e.as<ir::Let>()) return with_let(*n, [&] { return linear(n->body); });
+    if (auto u = e.as<ir::Unary>(); u && u->op == ir::UnaryOp::Neg) {
+      auto a = linear(u->a);
+      if (!a) return std::nullopt;
+      return KvLinear{-a->ck, mk_neg(a->rest)};
+    }
+    if (auto n = e.as<ir::Binary>()) {
+      if (n->op == BinaryOp::Add || n->op == BinaryOp::Sub) {
+        auto a = linear(n->a), b = linear(n->b);
+        std::int64_t ck;
+        if (!a || !b) return std::nullopt;
+        if (n->op == BinaryOp::Add) {
+          if (__builtin_add_overflow(a->ck, b->ck, &ck)) return std::nullopt;
+          return KvLinear{ck, mk_add(a->rest, b->rest)};
+        }
+        if (__builtin_sub_overflow(a->ck, b->ck, &ck)) return std::nullopt;
+        return KvLinear{ck, mk_sub(a->rest, b->rest)};
+      }
+      if (n->op == BinaryOp::Mul) {
+        auto a = linear(n->a), b = linear(n->b);
+        if (!a || !b) return std::nullopt;
+        if (a->ck == 0 && b->ck == 0)
+          return KvLinear{0, ir::Binary::make(BinaryOp::Mul, or_zero(a->rest), or_zero(b->rest))};
+        // kv * c: only a constant factor keeps it linear.
+        const KvLinear& var = a->ck != 0 ? *a : *b;
+        const KvLinear& other = a->ck != 0 ? *b : *a;
+        auto c = imm(or_zero(other.rest));
+        std::int64_t ck;
+        if (!c || other.ck != 0 || __builtin_mul_overflow(var.ck, *c, &ck)) return std::nullopt;
+        return KvLinear{ck, mk_scale(var.rest, *c)};
+      }
+    }
+    if (auto inv = invariant(e)) return KvLinear{0, *inv};
+    return std::nullopt;
+  }
+
+  // e rewritten without kv_idx, Loads or Let variables (their values substituted), if it can be:
+  // a pure expression the kernel may evaluate unconditionally.
+  std::optional<Expr> invariant(const Expr& e) {
+    if (auto v = e.as<ir::Var>()) {
+      if (v->var_kind == ir::VarKind::Param && v->name == ir::kParamKv) return std::nullopt;
+      if (v->var_kind == ir::VarKind::Let) {
+        auto it = lets_.find(v->name);
+        return it != lets_.end() ? invariant(it->second) : std::nullopt;
+      }
+      return e;
+    }
+    if (e.as<ir::Load>()) return std::nullopt;
+    if (auto n = e.as<ir::Let>()) return with_let(*n, [&] { return invariant(n->body); });
+    std::vector<Expr> kids = ir::children(e);
+    for (Expr& k : kids) {
+      auto r = invariant(k);
+      if (!r) return std::nullopt;
+      k = *r;
+    }
+    return ir::with_children(e, kids);
+  }
+
+  template <class F>
+  auto with_let(const ir::Let& n, F body) -> decltype(body()) {
+    std::optional<Expr> old;
+    if (auto it = lets_.find(n.name); it != lets_.end()) old = it->second;
+    lets_[n.name] = n.value;
+    auto r = body();
+    if (old) lets_[n.name] = *old;
+    else lets_.erase(n.name);
+    return r;
+  }
+
+  Expr q_lo_, q_hi_;
+  std::unordered_map<std::string, Expr> lets_;
+};
+
+Expr scalar_var(const char* name) { return ir::Var::make(name, Type::Int, ir::VarKind::Scalar); }
+
+KvRange full_range() { return KvRange{mk_int(0), scalar_var(kKvRangeTkv)}; }
+
+}  // namespace
+
+KvRange kv_range(const ir::Program& p) {
+  if (!p.mask_mod) return full_range();
+  for (const char* reserved : {kKvRangeQLo, kKvRangeQHi, kKvRangeTkv})
+    if (p.find_scalar(reserved)) return full_range();
+
+  const Expr tkv = scalar_var(kKvRangeTkv);
+  Solver solver(scalar_var(kKvRangeQLo), scalar_var(kKvRangeQHi));
+  const Range r = solver.solve(p.mask_mod->body, false);
+  if (r.empty) return KvRange{mk_int(0), mk_int(0)};
+
+  // Clamp into [0, Tkv] so the kernel's int arithmetic never sees a wild value.
+  KvRange out = full_range();
+  if (r.lo) out.lo = ir::simplify(mk_minmax(BinaryOp::Min, mk_minmax(BinaryOp::Max, r.lo, mk_int(0)), tkv));
+  if (r.hi) out.hi = ir::simplify(mk_minmax(BinaryOp::Max, mk_minmax(BinaryOp::Min, r.hi, tkv), mk_int(0)));
+  return out;
+}
+
+bool kv_range_is_full(const KvRange& r) {
+  auto lo = imm(r.lo);
+  auto hi = r.hi.as<ir::Var>();
+  return lo && *lo == 0 && hi && hi->var_kind == ir::VarKind::Scalar && hi->name == kKvRangeTkv;
+}
+
+}  // namespace flexjit::compiler

@@ -1,0 +1,35 @@
+#pragma once
+// The keys a query tile may attend to, in closed form, derived from the mask (no block mask, no
+// O(T^2) pass). For a tile of queries [q_lo, q_hi] (inclusive) every kv whose mask is true for
+// some q of the tile lies in [lo, hi): a conservative hull, clamped to [0, Tkv]. lo >= hi means
+// nothing. The kernel visits only those key tiles (and still classifies each one).
+//
+// Atoms that are linear in kv_idx with coefficient +-1 (q - kv < w, q >= kv, kv < 4) or a floor
+// division of such a form by a positive constant (q // C == kv // C) give bounds whose q side is
+// monotone in q_idx, so its extreme over the tile is at q_lo or q_hi. And intersects, Or takes
+// the hull, Not is pushed through; anything else (tensor reads, %, !=, ...) bounds nothing.
+//
+// Assumes the mask's Int arithmetic and the bounds' own do not wrap around (positions < 2^31 and
+// runtime scalars well inside int64), since the derivation solves the atoms over the integers.
+#include "compiler/ir.hpp"
+
+namespace flexjit::compiler {
+
+// The free variables of a KvRange besides b, h and the program's runtime scalars: Int Vars of
+// VarKind::Scalar with these names. The kernel binds q_lo = q0, q_hi = q1 - 1 and Tkv.
+inline constexpr const char* kKvRangeQLo = "q_lo";
+inline constexpr const char* kKvRangeQHi = "q_hi";
+inline constexpr const char* kKvRangeTkv = "Tkv";
+
+struct KvRange {
+  ir::Expr lo, hi;  // Int
+};
+
+// Simplified bounds. When the program declares a scalar whose name is one of the three above, the
+// result is the plain [0, Tkv), which reads no scalar, so the names stay unambiguous.
+KvRange kv_range(const ir::Program& p);
+
+// Whether r is trivially [0, Tkv): the kernel can skip the range computation.
+bool kv_range_is_full(const KvRange& r);
+
+}  // namespace flexjit::compiler

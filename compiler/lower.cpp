@@ -1,0 +1,790 @@
+#include "compiler/lower.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <set>
+
+#include "compiler/builtins.hpp"
+#include "compiler/lower_values.hpp"
+#include "compiler/python_ops.hpp"
+#include "compiler/simplify.hpp"
+#include "dsl/diagnostics.hpp"
+
+namespace flexjit::compiler {
+
+namespace ast = dsl::ast;
+using dsl::SourcePos;
+using ir::Type;
+
+std::string describe(const Value& v) {
+  if (auto e = v.expr()) return fmt::format("a value of type {}", ir::type_name(e->type()));
+  if (auto f = std::get_if<FunctionValue>(&v.v)) return f->body ? fmt::format("function '{}'", f->name) : "a lambda";
+  if (auto b = std::get_if<BuiltinValue>(&v.v)) return fmt::format("builtin '{}'", b->spelling);
+  if (auto m = std::get_if<ModuleValue>(&v.v)) return fmt::format("module '{}'", m->name);
+  if (std::holds_alternative<std::shared_ptr<const MaskCombinator>>(v.v)) return "a combined mask";
+  if (auto t = std::get_if<TensorValue>(&v.v)) return fmt::format("tensor '{}'", t->capture.name);
+  if (auto b = std::get_if<BlockIndicesValue>(&v.v)) return fmt::format("block indices '{}'", b->name);
+  return "None";
+}
+
+namespace {
+
+constexpr int kMaxInlineDepth = 64;
+
+Value ir_value(ir::Expr e) { return Value{std::move(e)}; }
+
+// Names a function body binds anywhere (not inside nested defs): Python makes them local.
+void collect_locals(const ast::Block& block, std::vector<std::string>& out) {
+  for (const auto& s : block) {
+    std::visit(
+        [&](const auto& n) {
+          using T = std::decay_t<decltype(n)>;
+          if constexpr (std::is_same_v<T, ast::Assign> || std::is_same_v<T, ast::AnnAssign> ||
+                        std::is_same_v<T, ast::AugAssign>) {
+            out.push_back(n.target);
+          } else if constexpr (std::is_same_v<T, ast::FunctionDef>) {
+            out.push_back(n.name);
+          } else if constexpr (std::is_same_v<T, ast::If>) {
+            collect_locals(n.body, out);
+            collect_locals(n.orelse, out);
+          }
+        },
+        s->node);
+  }
+}
+
+bool is_docstring(const ast::Stmt& s) {
+  auto e = std::get_if<ast::ExprStmt>(&s.node);
+  return e && std::holds_alternative<ast::StringLit>(e->value->node);
+}
+
+// A static truth value, when an expression is known at compile time.
+std::optional<bool> static_truth(const Value& v) {
+  if (auto e = v.expr()) {
+    ir::Expr c = ir::simplify(truthy(*e, {}));
+    if (auto b = c.as<ir::BoolImm>()) return b->value;
+    return std::nullopt;
+  }
+  return !std::holds_alternative<NoneValue>(v.v);  // functions, modules, tensors are truthy
+}
+
+std::string unsupported_statement_message(const std::string& keyword) {
+  static const std::set<std::string> loops = {"while", "for"};
+  if (loops.count(keyword))
+    return fmt::format("'{}' loops are not supported; a mod computes one value per (b, h, q_idx, kv_idx)", keyword);
+  if (keyword == "class") return "class definitions are not supported";
+  if (keyword.find(' ') != std::string::npos) return fmt::format("{} is not supported", keyword);
+  return fmt::format("'{}' statements are not supported", keyword);
+}
+
+struct ModSignature {
+  ir::ModKind kind;
+  std::vector<std::pair<const char*, Type>> params;
+  Type result;
+};
+
+const ModSignature kModSignatures[] = {
+    {ir::ModKind::Mask,
+     {{ir::kParamBatch, Type::Int}, {ir::kParamHead, Type::Int}, {ir::kParamQ, Type::Int}, {ir::kParamKv, Type::Int}},
+     Type::Bool},
+    {ir::ModKind::Score,
+     {{ir::kParamScore, Type::Float},
+      {ir::kParamBatch, Type::Int},
+      {ir::kParamHead, Type::Int},
+      {ir::kParamQ, Type::Int},
+      {ir::kParamKv, Type::Int}},
+     Type::Float},
+    {ir::ModKind::Sink, {{ir::kParamBatch, Type::Int}, {ir::kParamHead, Type::Int}}, Type::Float},
+};
+
+std::string param_list(const ModSignature& sig) {
+  std::string s;
+  for (const auto& [name, type] : sig.params) s += (s.empty() ? "" : ", ") + std::string(name);
+  return s;
+}
+
+class Lowerer {
+ public:
+  explicit Lowerer(const dsl::SourceFile& file) : file_(file), globals_(std::make_shared<Scope>()) {}
+
+  ir::Program run(const ast::Module& module) {
+    program_.name = std::filesystem::path(file_.name()).stem().string();
+    for (const auto& s : module.body) top_statement(*s);
+    for (const auto& sig : kModSignatures) lower_mod(sig);
+    if (!program_.mask_mod && !program_.score_mod && !program_.sink)
+      fail({1, 1, 1}, "the program defines none of mask_mod, score_mod or sink");
+    return program_;
+  }
+
+ private:
+  [[noreturn]] void fail(SourcePos pos, const std::string& message) const { dsl::user_error(file_, pos, message); }
+  ErrorSink errors() const {
+    return [this](SourcePos p, const std::string& m) { fail(p, m); };
+  }
+
+  // ---- top level ------------------------------------------------------------------------
+
+  void top_statement(const ast::Stmt& s) {
+    std::visit([&](const auto& n) { top(n, s.pos); }, s.node);
+  }
+
+  void define_global(const std::string& name, SourcePos pos, Value v) {
+    if (auto it = declared_at_.find(name); it != declared_at_.end())
+      fail(pos, fmt::format("'{}' is already declared as a {} on line {}", name, it->second.first, it->second.second));
+    globals_->names[name] = std::move(v);
+  }
+
+  void top(const ast::FunctionDef& f, SourcePos pos) {
+    define_global(f.name, f.name_pos, Value{make_function(f, globals_)});
+  }
+  void top(const ast::Assign& a, SourcePos) { define_global(a.target, a.target_pos, eval(*a.value, globals_)); }
+  void top(const ast::AnnAssign& a, SourcePos pos) {
+    if (a.value) {  // `CAP: float = 50.0` is a constant of that type
+      Value v = eval(*a.value, globals_);
+      if (auto t = annotation_scalar_type(*a.annotation))
+        v = ir_value(convert_annotated(v, *t, a.value->pos, a.target));
+      define_global(a.target, a.target_pos, std::move(v));
+      return;
+    }
+    declare(a);
+  }
+  void top(const ast::AugAssign& a, SourcePos) {
+    Value cur = lookup(a.target, a.target_pos, globals_);
+    Value rhs = eval(*a.value, globals_);
+    globals_->names[a.target] =
+        ir_value(python_binary(a.op, require_ir(cur, a.target_pos, "operand"), require_ir(rhs, a.value->pos, "operand"),
+                               a.target_pos, errors()));
+  }
+  void top(const ast::Return&, SourcePos pos) { fail(pos, "'return' outside function"); }
+  void top(const ast::If&, SourcePos pos) {
+    fail(pos, "'if' at the top level is not supported; put the condition inside a function");
+  }
+  void top(const ast::Pass&, SourcePos) {}
+  void top(const ast::ExprStmt& e, SourcePos pos) {
+    if (std::holds_alternative<ast::StringLit>(e.value->node)) return;  // docstring
+    fail(e.value->pos, "this expression has no effect; a program only declares, assigns and defines functions");
+  }
+  void top(const ast::Import& im, SourcePos) {
+    Namespace ns;
+    if (im.module == "torch") ns = Namespace::Torch;
+    else if (im.module == "math") ns = Namespace::Math;
+    else fail(im.module_pos, fmt::format("import of module '{}' is not supported; programs may import only 'torch' and 'math'", im.module));
+    std::string bound = im.alias.empty() ? im.module : im.alias;
+    globals_->names[bound] = Value{ModuleValue{ns, bound}};
+  }
+  void top(const ast::ImportFrom& im, SourcePos) {
+    // `from torch.nn.attention.flex_attention import and_masks` is harmless: the combinators
+    // are builtins. Anything else is another library we cannot see into.
+    if (im.module == "torch" || im.module.rfind("torch.", 0) == 0) return;
+    fail(im.module_pos, fmt::format("import of module '{}' is not supported; programs may import only 'torch' and 'math'", im.module));
+  }
+  void top(const ast::UnsupportedStmt& u, SourcePos pos) { fail(pos, unsupported_statement_message(u.keyword)); }
+
+  // `x: int`, `t: Tensor[int32, 1]`, `sel: BlockIndices[64, 64]`
+  void declare(const ast::AnnAssign& a) {
+    if (globals_->names.count(a.target) || declared_at_.count(a.target))
+      fail(a.target_pos, fmt::format("'{}' is already defined", a.target));
+    const ast::Expr& ann = *a.annotation;
+    if (auto t = annotation_scalar_type(ann)) {
+      program_.scalars.push_back({a.target, *t, a.target_pos});
+      globals_->names[a.target] = ir_value(ir::Var::make(a.target, *t, ir::VarKind::Scalar, a.target_pos));
+      declared_at_[a.target] = {"runtime scalar", a.target_pos.line};
+      return;
+    }
+    auto sub = std::get_if<ast::Subscript>(&ann.node);
+    std::string head = sub ? annotation_head(*sub->value) : std::string();
+    if (head == "Tensor") {
+      if (sub->indices.size() != 2)
+        fail(ann.pos, "Tensor[...] takes a dtype and a rank, e.g. Tensor[int32, 1]");
+      std::string dname = annotation_head(*sub->indices[0]);
+      auto dtype = ir::dtype_from_name(dname);
+      if (!dtype) {
+        std::string hint = dsl::closest_name(dname, {"bool", "int8", "int16", "int32", "int64", "uint8", "float16",
+                                                     "bfloat16", "float32", "float64"});
+        fail(sub->indices[0]->pos, fmt::format("unknown dtype '{}'{}", dname,
+                                               hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
+      }
+      int rank = positive_int(*sub->indices[1], "the rank of a Tensor", 0, 8);
+      ir::Capture cap{a.target, *dtype, rank, a.target_pos};
+      program_.captures.push_back(cap);
+      globals_->names[a.target] = Value{TensorValue{cap}};
+      declared_at_[a.target] = {"captured tensor", a.target_pos.line};
+      return;
+    }
+    if (head == "BlockIndices") {
+      if (program_.block_indices)
+        fail(a.target_pos, fmt::format("a program declares at most one BlockIndices; '{}' is already declared on line {}",
+                                       program_.block_indices->name, program_.block_indices->pos.line));
+      if (sub->indices.size() != 2)
+        fail(ann.pos, "BlockIndices[...] takes the query and key block sizes, e.g. BlockIndices[64, 64]");
+      int qb = positive_int(*sub->indices[0], "a block size", 16, 4096);
+      int kb = positive_int(*sub->indices[1], "a block size", 16, 4096);
+      for (auto [v, e] : {std::pair{qb, sub->indices[0]}, std::pair{kb, sub->indices[1]}})
+        if (v % 16 != 0) fail(e->pos, fmt::format("block sizes must be multiples of 16, got {}", v));
+      program_.block_indices = ir::BlockIndices{a.target, qb, kb, a.target_pos};
+      globals_->names[a.target] = Value{BlockIndicesValue{a.target}};
+      declared_at_[a.target] = {"block index list", a.target_pos.line};
+      return;
+    }
+    fail(ann.pos,
+         "unsupported declaration; expected int, float, bool, Tensor[dtype, rank] or BlockIndices[q_block, kv_block]");
+  }
+
+  static std::string annotation_head(const ast::Expr& e) {
+    if (auto n = std::get_if<ast::Name>(&e.node)) return n->id;
+    if (auto a = std::get_if<ast::Attribute>(&e.node)) return a->attr;  // torch.Tensor, torch.int32
+    return "";
+  }
+
+  static std::optional<Type> annotation_scalar_type(const ast::Expr& e) {
+    std::string h = annotation_head(e);
+    if (h == "int") return Type::Int;
+    if (h == "float") return Type::Float;
+    if (h == "bool") return Type::Bool;
+    return std::nullopt;
+  }
+
+  int positive_int(const ast::Expr& e, const char* what, int lo, int hi) const {
+    auto lit = std::get_if<ast::IntLit>(&e.node);
+    if (!lit) fail(e.pos, fmt::format("{} must be an integer literal", what));
+    if (lit->value < lo || lit->value > hi)
+      fail(e.pos, fmt::format("{} must be between {} and {}, got {}", what, lo, hi, lit->value));
+    return static_cast<int>(lit->value);
+  }
+
+  // ---- mods -------------------------------------------------------------------------------
+
+  void lower_mod(const ModSignature& sig) {
+    const char* name = ir::mod_name(sig.kind);
+    auto it = globals_->names.find(name);
+    if (it == globals_->names.end()) return;
+    const Value& fn = it->second;
+    SourcePos def_pos = position_of(fn);
+    if (!fn.callable()) fail(def_pos, fmt::format("{} must be a function, got {}", name, describe(fn)));
+
+    if (auto f = std::get_if<FunctionValue>(&fn.v)) {
+      if (f->params->size() != sig.params.size())
+        fail(f->pos, fmt::format("{} must take {} parameters ({}), got {}", name, sig.params.size(), param_list(sig),
+                                 f->params->size()));
+      for (std::size_t i = 0; i < sig.params.size(); ++i) {
+        const auto& p = (*f->params)[i];
+        if (!p.annotation) continue;
+        auto t = annotation_scalar_type(*p.annotation);
+        if (t && *t != sig.params[i].second)
+          fail(p.annotation->pos, fmt::format("parameter '{}' of {} is {} {}, but is annotated '{}'", p.name, name,
+                                              sig.params[i].second == Type::Int ? "an" : "a",
+                                              ir::type_name(sig.params[i].second), ir::type_name(*t)));
+      }
+    }
+
+    std::vector<ir::Expr> params;
+    std::vector<Value> args;
+    for (const auto& [pname, ptype] : sig.params) {
+      params.push_back(ir::Var::make(pname, ptype, ir::VarKind::Param, def_pos));
+      args.push_back(ir_value(params.back()));
+    }
+    Value result = call(fn, std::move(args), {}, def_pos, name);
+    const ir::Expr* body = result.expr();
+    if (!body) fail(def_pos, fmt::format("{} must return {}, got {}", name, ir::type_name(sig.result), describe(result)));
+    ir::Expr e = *body;
+    if (sig.result == Type::Bool && e.type() != Type::Bool)
+      fail(e->pos.known() ? e->pos : def_pos,
+           fmt::format("{} must return bool, got {}", name, ir::type_name(e.type())));
+    if (sig.result == Type::Float) e = cast_to(Type::Float, e, e->pos);
+
+    ir::Mod mod{sig.kind, std::move(params), e, def_pos};
+    switch (sig.kind) {
+      case ir::ModKind::Mask: program_.mask_mod = std::move(mod); break;
+      case ir::ModKind::Score: program_.score_mod = std::move(mod); break;
+      case ir::ModKind::Sink: program_.sink = std::move(mod); break;
+    }
+  }
+
+  SourcePos position_of(const Value& v) const {
+    if (auto f = std::get_if<FunctionValue>(&v.v)) return f->pos;
+    if (auto e = v.expr()) return (*e)->pos;
+    return {1, 1, 1};
+  }
+
+  // ---- functions and calls -----------------------------------------------------------------
+
+  FunctionValue make_function(const ast::FunctionDef& f, ScopePtr closure) const {
+    return FunctionValue{f.name, &f.params, &f.body, nullptr, &f, f.name_pos, std::move(closure)};
+  }
+
+  Value call(const Value& callee, std::vector<Value> args, std::vector<std::pair<ast::Keyword, Value>> kwargs,
+             SourcePos pos, const std::string& spelled) {
+    if (auto f = std::get_if<FunctionValue>(&callee.v)) return call_function(*f, std::move(args), std::move(kwargs), pos);
+    if (auto b = std::get_if<BuiltinValue>(&callee.v)) return call_builtin(*b, std::move(args), std::move(kwargs), pos);
+    if (auto m = std::get_if<std::shared_ptr<const MaskCombinator>>(&callee.v)) {
+      no_keywords(kwargs, (*m)->is_and ? "and_masks(...)" : "or_masks(...)");
+      if (args.size() != 4)
+        fail(pos, fmt::format("a mask built by {}() takes 4 arguments (b, h, q_idx, kv_idx), {} given",
+                              (*m)->is_and ? "and_masks" : "or_masks", args.size()));
+      ir::Expr acc = ir::BoolImm::make((*m)->is_and, pos);
+      for (const Value& mask : (*m)->masks) {
+        Value r = call(mask, args, {}, pos, "mask");
+        ir::Expr b = truthy(require_ir(r, pos, "a mask's result"), pos);
+        acc = ir::Binary::make((*m)->is_and ? ir::BinaryOp::And : ir::BinaryOp::Or, acc, b, pos);
+      }
+      return ir_value(acc);
+    }
+    fail(pos, fmt::format("'{}' is not callable: it is {}", spelled, describe(callee)));
+  }
+
+  Value call_function(const FunctionValue& f, std::vector<Value> args,
+                      std::vector<std::pair<ast::Keyword, Value>> kwargs, SourcePos pos) {
+    if (std::find(inlining_.begin(), inlining_.end(), f.identity) != inlining_.end())
+      fail(pos, fmt::format("recursion is not supported: '{}' calls itself", f.name));
+    if (inlining_.size() >= kMaxInlineDepth) fail(pos, "calls are nested too deeply (more than 64 levels)");
+
+    const auto& params = *f.params;
+    std::string fname = f.name + "()";
+    if (args.size() > params.size())
+      fail(pos, fmt::format("{} takes {} positional argument{} but {} {} given", fname, params.size(),
+                            params.size() == 1 ? "" : "s", args.size(), args.size() == 1 ? "was" : "were"));
+    auto frame = std::make_shared<Scope>();
+    frame->parent = f.closure;
+    frame->is_frame = true;
+    if (f.body) collect_locals(*f.body, frame->frame_locals);
+    std::vector<bool> bound(params.size(), false);
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      frame->names[params[i].name] = std::move(args[i]);
+      bound[i] = true;
+    }
+    for (auto& [kw, v] : kwargs) {
+      auto it = std::find_if(params.begin(), params.end(), [&](const ast::Param& p) { return p.name == kw.name; });
+      if (it == params.end()) fail(kw.pos, fmt::format("{} got an unexpected keyword argument '{}'", fname, kw.name));
+      std::size_t i = it - params.begin();
+      if (bound[i]) fail(kw.pos, fmt::format("{} got multiple values for argument '{}'", fname, kw.name));
+      frame->names[kw.name] = std::move(v);
+      bound[i] = true;
+    }
+    std::vector<std::string> missing;
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      if (bound[i]) continue;
+      if (params[i].default_value) frame->names[params[i].name] = eval(*params[i].default_value, f.closure);
+      else missing.push_back("'" + params[i].name + "'");
+    }
+    if (!missing.empty()) {
+      std::string list = missing[0];
+      for (std::size_t i = 1; i < missing.size(); ++i) list += (i + 1 == missing.size() ? " and " : ", ") + missing[i];
+      fail(pos, fmt::format("{} missing {} required positional argument{}: {}", fname, missing.size(),
+                            missing.size() == 1 ? "" : "s", list));
+    }
+
+    inlining_.push_back(f.identity);
+    function_names_.push_back(f.name);
+    function_pos_.push_back(f.pos);
+    Value result;
+    if (f.lambda_body) {
+      result = eval(*f.lambda_body, frame);
+    } else {
+      auto r = run_block(*f.body, 0, nullptr, frame);
+      if (!r) fail(f.pos, fmt::format("function '{}' can reach its end without returning a value", f.name));
+      result = std::move(*r);
+    }
+    inlining_.pop_back();
+    function_names_.pop_back();
+    function_pos_.pop_back();
+    return result;
+  }
+
+  // The rest of an enclosing block to run after a nested block ends (continuation).
+  struct Rest {
+    const ast::Block* block;
+    std::size_t index;
+    const Rest* next;
+  };
+
+  static ScopePtr bind(const ScopePtr& scope, const std::string& name, Value v) {
+    auto s = std::make_shared<Scope>();
+    s->parent = scope;
+    s->names[name] = std::move(v);
+    return s;
+  }
+
+  // Runs statements [i, end) of block, then the rest; returns the returned value, or nothing
+  // when control reaches the end of the function.
+  std::optional<Value> run_block(const ast::Block& block, std::size_t i, const Rest* rest, ScopePtr scope) {
+    for (; i < block.size(); ++i) {
+      const ast::Stmt& s = *block[i];
+      if (auto r = std::get_if<ast::Return>(&s.node)) return r->value ? eval(*r->value, scope) : Value{NoneValue{}};
+      if (auto a = std::get_if<ast::Assign>(&s.node)) {
+        scope = bind(scope, a->target, eval(*a->value, scope));
+      } else if (auto a = std::get_if<ast::AnnAssign>(&s.node)) {
+        if (!a->value) continue;  // a bare local annotation declares nothing
+        Value v = eval(*a->value, scope);
+        if (auto t = annotation_scalar_type(*a->annotation)) v = ir_value(convert_annotated(v, *t, a->value->pos, a->target));
+        scope = bind(scope, a->target, std::move(v));
+      } else if (auto a = std::get_if<ast::AugAssign>(&s.node)) {
+        Value cur = lookup(a->target, a->target_pos, scope);
+        Value rhs = eval(*a->value, scope);
+        scope = bind(scope, a->target,
+                     ir_value(python_binary(a->op, require_ir(cur, a->target_pos, "operand"),
+                                            require_ir(rhs, a->value->pos, "operand"), a->target_pos, errors())));
+      } else if (auto f = std::get_if<ast::FunctionDef>(&s.node)) {
+        scope = bind(scope, f->name, Value{make_function(*f, scope)});
+      } else if (auto f = std::get_if<ast::If>(&s.node)) {
+        Rest after{&block, i + 1, rest};
+        Value cond = eval(*f->cond, scope);
+        if (auto known = static_truth(cond)) return run_block(*known ? f->body : f->orelse, 0, &after, scope);
+        auto then_v = run_block(f->body, 0, &after, scope);
+        auto else_v = run_block(f->orelse, 0, &after, scope);
+        if (!then_v || !else_v) return merge_fallthrough(then_v, else_v, s.pos);
+        ir::Expr c = truthy(*cond.expr(), f->cond->pos);
+        const ir::Expr* t = then_v->expr();
+        const ir::Expr* e = else_v->expr();
+        if (!t || !e)
+          fail(f->cond->pos, fmt::format("a condition known only at run time cannot choose between {} and {}",
+                                         describe(*then_v), describe(*else_v)));
+        return ir_value(python_select(c, *t, *e, f->cond->pos));
+      } else if (std::holds_alternative<ast::Pass>(s.node) || is_docstring(s)) {
+        // nothing to do
+      } else if (auto e = std::get_if<ast::ExprStmt>(&s.node)) {
+        eval(*e->value, scope);  // evaluated for its errors; a pure expression has no effect
+      } else if (std::holds_alternative<ast::Import>(s.node) || std::holds_alternative<ast::ImportFrom>(s.node)) {
+        fail(s.pos, "imports are only supported at the top level of a program");
+      } else if (auto u = std::get_if<ast::UnsupportedStmt>(&s.node)) {
+        fail(s.pos, unsupported_statement_message(u->keyword));
+      }
+    }
+    if (rest) return run_block(*rest->block, rest->index, rest->next, scope);
+    return std::nullopt;
+  }
+
+  std::optional<Value> merge_fallthrough(const std::optional<Value>& a, const std::optional<Value>& b, SourcePos) {
+    if (!a && !b) return std::nullopt;
+    fail(function_pos_.back(),
+         fmt::format("function '{}' can reach its end without returning a value", function_names_.back()));
+  }
+
+  // ---- builtins ------------------------------------------------------------------------------
+
+  static void expect_args(const std::vector<Value>& args, std::size_t n, const std::string& name, SourcePos pos) {
+    if (args.size() != n) throw ArityError{name, n, args.size(), pos};
+  }
+  struct ArityError {
+    std::string name;
+    std::size_t expected, given;
+    SourcePos pos;
+  };
+
+  void no_keywords(const std::vector<std::pair<ast::Keyword, Value>>& kwargs, const std::string& name) const {
+    if (!kwargs.empty())
+      fail(kwargs[0].first.pos, fmt::format("{}() got an unexpected keyword argument '{}'", name, kwargs[0].first.name));
+  }
+
+  ir::Expr require_ir(const Value& v, SourcePos pos, const std::string& what) const {
+    if (auto e = v.expr()) return *e;
+    if (auto t = std::get_if<TensorValue>(&v.v))
+      fail(pos, fmt::format("tensor '{}' must be indexed, e.g. {}[i]", t->capture.name, t->capture.name));
+    if (auto b = std::get_if<BlockIndicesValue>(&v.v))
+      fail(pos, fmt::format("block indices '{}' cannot be read in a mod; they select the kv blocks the kernel visits",
+                            b->name));
+    fail(pos, fmt::format("{} must be a number or a bool, got {}", what, describe(v)));
+  }
+
+  Value call_builtin(const BuiltinValue& b, std::vector<Value> args, std::vector<std::pair<ast::Keyword, Value>> kwargs,
+                     SourcePos pos) {
+    try {
+      return call_builtin_checked(b, std::move(args), std::move(kwargs), pos);
+    } catch (const ArityError& e) {
+      if (e.expected == 1)
+        fail(pos, fmt::format("{}() takes exactly one argument ({} given)", b.spelling, e.given));
+      fail(pos, fmt::format("{}() takes {} arguments ({} given)", b.spelling, e.expected, e.given));
+    }
+  }
+
+  Value call_builtin_checked(const BuiltinValue& b, std::vector<Value> args,
+                             std::vector<std::pair<ast::Keyword, Value>> kwargs, SourcePos pos) {
+    auto arg = [&](std::size_t i) { return require_ir(args[i], pos, fmt::format("argument {} of {}()", i + 1, b.spelling)); };
+    auto unary_float = [&](ir::Intrinsic fn) {
+      no_keywords(kwargs, b.spelling);
+      expect_args(args, 1, b.spelling, pos);
+      return ir_value(ir::Call::make(fn, {cast_to(Type::Float, arg(0), pos)}, pos));
+    };
+    switch (b.fn) {
+      case Builtin::Min:
+      case Builtin::Max: {
+        no_keywords(kwargs, b.spelling);
+        if (args.size() < 2)
+          fail(pos, fmt::format("{}() expects at least 2 arguments, got {}", b.spelling, args.size()));
+        ir::Expr acc = arg(0);
+        for (std::size_t i = 1; i < args.size(); ++i) acc = python_min_max(b.fn == Builtin::Max, acc, arg(i), pos);
+        return ir_value(acc);
+      }
+      case Builtin::Abs: {
+        no_keywords(kwargs, b.spelling);
+        expect_args(args, 1, b.spelling, pos);
+        ir::Expr x = arg(0);
+        if (x.type() == Type::Bool) x = cast_to(Type::Int, x, pos);
+        return ir_value(ir::Call::make(ir::Intrinsic::Abs, {x}, pos));
+      }
+      case Builtin::Where:
+        no_keywords(kwargs, b.spelling);
+        expect_args(args, 3, b.spelling, pos);
+        return ir_value(python_select(arg(0), arg(1), arg(2), pos));
+      case Builtin::Clamp: {
+        std::optional<ir::Expr> lo, hi;
+        if (args.empty() || args.size() > 3) fail(pos, fmt::format("{}() takes 1 to 3 arguments ({} given)", b.spelling, args.size()));
+        auto bound = [&](const Value& v) -> std::optional<ir::Expr> {
+          if (std::holds_alternative<NoneValue>(v.v)) return std::nullopt;
+          return require_ir(v, pos, fmt::format("a bound of {}()", b.spelling));
+        };
+        if (args.size() > 1) lo = bound(args[1]);
+        if (args.size() > 2) hi = bound(args[2]);
+        for (auto& [kw, v] : kwargs) {
+          if (kw.name == "min" && args.size() <= 1) lo = bound(v);
+          else if (kw.name == "max" && args.size() <= 2) hi = bound(v);
+          else fail(kw.pos, fmt::format("{}() got an unexpected keyword argument '{}'", b.spelling, kw.name));
+        }
+        if (!lo && !hi) fail(pos, fmt::format("{}() needs at least one of min or max", b.spelling));
+        ir::Expr x = arg(0);
+        if (lo) x = python_min_max(true, x, *lo, pos);
+        if (hi) x = python_min_max(false, x, *hi, pos);
+        return ir_value(x);
+      }
+      case Builtin::Exp: return unary_float(ir::Intrinsic::Exp);
+      case Builtin::Exp2: return unary_float(ir::Intrinsic::Exp2);
+      case Builtin::Log: return unary_float(ir::Intrinsic::Log);
+      case Builtin::Log2: return unary_float(ir::Intrinsic::Log2);
+      case Builtin::Log1p: return unary_float(ir::Intrinsic::Log1p);
+      case Builtin::Sqrt: return unary_float(ir::Intrinsic::Sqrt);
+      case Builtin::Rsqrt: return unary_float(ir::Intrinsic::Rsqrt);
+      case Builtin::Tanh: return unary_float(ir::Intrinsic::Tanh);
+      case Builtin::Sigmoid: return unary_float(ir::Intrinsic::Sigmoid);
+      case Builtin::Sin: return unary_float(ir::Intrinsic::Sin);
+      case Builtin::Cos: return unary_float(ir::Intrinsic::Cos);
+      case Builtin::Floor: return unary_float(ir::Intrinsic::Floor);
+      case Builtin::Ceil: return unary_float(ir::Intrinsic::Ceil);
+      case Builtin::FloorInt:
+      case Builtin::CeilInt: {
+        no_keywords(kwargs, b.spelling);
+        expect_args(args, 1, b.spelling, pos);
+        ir::Expr x = arg(0);
+        if (x.type() != Type::Float) return ir_value(cast_to(Type::Int, x, pos));
+        return ir_value(ir::Call::make(b.fn == Builtin::FloorInt ? ir::Intrinsic::FloorToInt : ir::Intrinsic::CeilToInt,
+                                       {x}, pos));
+      }
+      case Builtin::ToFloat:
+      case Builtin::ToInt:
+      case Builtin::ToBool: {
+        no_keywords(kwargs, b.spelling);
+        expect_args(args, 1, b.spelling, pos);
+        Type t = b.fn == Builtin::ToFloat ? Type::Float : b.fn == Builtin::ToInt ? Type::Int : Type::Bool;
+        return ir_value(cast_to(t, arg(0), pos));
+      }
+      case Builtin::AndMasks:
+      case Builtin::OrMasks: {
+        no_keywords(kwargs, b.spelling);
+        auto m = std::make_shared<MaskCombinator>();
+        m->is_and = b.fn == Builtin::AndMasks;
+        for (std::size_t i = 0; i < args.size(); ++i) {
+          if (!args[i].callable())
+            fail(pos, fmt::format("{}() arguments must be mask functions; argument {} is {}", b.spelling, i + 1,
+                                  describe(args[i])));
+          m->masks.push_back(std::move(args[i]));
+        }
+        return Value{std::shared_ptr<const MaskCombinator>(std::move(m))};
+      }
+      case Builtin::NoopMask:
+        no_keywords(kwargs, b.spelling);
+        expect_args(args, 4, b.spelling, pos);
+        return ir_value(ir::BoolImm::make(true, pos));
+    }
+    fail(pos, "unknown builtin");
+  }
+
+  // ---- expressions ---------------------------------------------------------------------------
+
+  Value lookup(const std::string& name, SourcePos pos, const ScopePtr& scope) {
+    for (const Scope* s = scope.get(); s; s = s->parent.get()) {
+      if (auto it = s->names.find(name); it != s->names.end()) return it->second;
+      if (s->is_frame && std::find(s->frame_locals.begin(), s->frame_locals.end(), name) != s->frame_locals.end())
+        fail(pos, fmt::format("local variable '{}' is referenced before assignment", name));
+    }
+    if (auto b = find_builtin(Namespace::Bare, name)) return Value{BuiltinValue{*b, name}};
+    // torch and math are always available, as if imported.
+    if (name == "torch") return Value{ModuleValue{Namespace::Torch, "torch"}};
+    if (name == "math") return Value{ModuleValue{Namespace::Math, "math"}};
+    if (std::find(function_names_.begin(), function_names_.end(), name) != function_names_.end())
+      fail(pos, fmt::format("recursion is not supported: '{}' calls itself", name));
+    std::vector<std::string> candidates;
+    for (const Scope* s = scope.get(); s; s = s->parent.get())
+      for (const auto& [n, v] : s->names) candidates.push_back(n);
+    for (auto& n : builtin_names(Namespace::Bare)) candidates.push_back(n);
+    std::string hint = dsl::closest_name(name, candidates);
+    fail(pos, fmt::format("name '{}' is not defined{}", name, hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
+  }
+
+  ir::Expr convert_annotated(const Value& v, Type t, SourcePos pos, const std::string& name) const {
+    ir::Expr e = require_ir(v, pos, fmt::format("the value of '{}'", name));
+    if (t == Type::Bool && e.type() != Type::Bool)
+      fail(pos, fmt::format("'{}' is annotated 'bool' but is assigned {}", name, ir::type_name(e.type())));
+    if (t == Type::Int && e.type() == Type::Float)
+      fail(pos, fmt::format("'{}' is annotated 'int' but is assigned float", name));
+    return cast_to(t, e, pos);
+  }
+
+  Value eval(const ast::Expr& e, const ScopePtr& scope) {
+    return std::visit([&](const auto& n) { return eval_node(n, e, scope); }, e.node);
+  }
+
+  Value eval_node(const ast::IntLit& n, const ast::Expr& e, const ScopePtr&) { return ir_value(ir::IntImm::make(n.value, e.pos)); }
+  Value eval_node(const ast::FloatLit& n, const ast::Expr& e, const ScopePtr&) {
+    return ir_value(ir::FloatImm::make(n.value, e.pos));
+  }
+  Value eval_node(const ast::BoolLit& n, const ast::Expr& e, const ScopePtr&) { return ir_value(ir::BoolImm::make(n.value, e.pos)); }
+  Value eval_node(const ast::NoneLit&, const ast::Expr&, const ScopePtr&) { return Value{NoneValue{}}; }
+  Value eval_node(const ast::StringLit&, const ast::Expr& e, const ScopePtr&) {
+    fail(e.pos, "strings are not supported (except as docstrings and in float('inf'))");
+  }
+  Value eval_node(const ast::UnsupportedExpr& n, const ast::Expr& e, const ScopePtr&) {
+    fail(e.pos, fmt::format("{} are not supported", n.what));
+  }
+  Value eval_node(const ast::Name& n, const ast::Expr& e, const ScopePtr& scope) { return lookup(n.id, e.pos, scope); }
+
+  Value eval_node(const ast::Attribute& n, const ast::Expr& e, const ScopePtr& scope) {
+    Value base = eval(*n.value, scope);
+    auto m = std::get_if<ModuleValue>(&base.v);
+    if (!m) fail(n.attr_pos, fmt::format("attributes are only supported on the modules 'torch' and 'math'; '{}' is {}",
+                                         n.attr, describe(base)));
+    std::string spelled = m->name + "." + n.attr;
+    if (auto c = find_constant(m->ns, n.attr)) return ir_value(ir::FloatImm::make(*c, e.pos));
+    if (auto b = find_builtin(m->ns, n.attr)) return Value{BuiltinValue{*b, spelled}};
+    std::string hint = dsl::closest_name(n.attr, builtin_names(m->ns));
+    fail(n.attr_pos, fmt::format("'{}' is not supported{}", spelled,
+                                 hint.empty() ? "" : fmt::format("; did you mean '{}.{}'?", m->name, hint)));
+  }
+
+  Value eval_node(const ast::Unary& n, const ast::Expr& e, const ScopePtr& scope) {
+    Value v = eval(*n.operand, scope);
+    if (n.op == ast::UnOp::Not && !v.expr()) return ir_value(ir::BoolImm::make(!*static_truth(v), e.pos));
+    return ir_value(python_unary(n.op, require_ir(v, n.operand->pos, fmt::format("the operand of '{}'", ast::spelling(n.op))),
+                                 e.pos, errors()));
+  }
+
+  Value eval_node(const ast::Binary& n, const ast::Expr& e, const ScopePtr& scope) {
+    std::string what = fmt::format("an operand of '{}'", ast::spelling(n.op));
+    ir::Expr a = require_ir(eval(*n.lhs, scope), n.lhs->pos, what);
+    ir::Expr b = require_ir(eval(*n.rhs, scope), n.rhs->pos, what);
+    return ir_value(python_binary(n.op, a, b, e.pos, errors()));
+  }
+
+  Value eval_node(const ast::BoolChain& n, const ast::Expr& e, const ScopePtr& scope) {
+    // flexjit's and/or always produce a bool (Python's would return an operand).
+    bool is_and = n.op == ast::BoolOp::And;
+    ir::Expr acc;
+    for (const auto& operand : n.values) {
+      Value v = eval(*operand, scope);
+      ir::Expr b;
+      if (auto known = v.expr() ? std::optional<bool>{} : static_truth(v)) b = ir::BoolImm::make(*known, operand->pos);
+      else b = truthy(*v.expr(), operand->pos);
+      acc = acc ? ir::Binary::make(is_and ? ir::BinaryOp::And : ir::BinaryOp::Or, acc, b, e.pos) : b;
+    }
+    return ir_value(acc);
+  }
+
+  Value eval_node(const ast::Compare& n, const ast::Expr& e, const ScopePtr& scope) {
+    Value left = eval(*n.first, scope);
+    ir::Expr acc;
+    for (const auto& [op, rhs] : n.rest) {
+      Value right = eval(*rhs, scope);
+      ir::Expr c;
+      bool identity = op == ast::CmpOp::Is || op == ast::CmpOp::IsNot;
+      if (identity && (!left.expr() || !right.expr())) {
+        // `x is None` is decidable at compile time: numbers are never None.
+        bool same = std::holds_alternative<NoneValue>(left.v) && std::holds_alternative<NoneValue>(right.v);
+        c = ir::BoolImm::make(op == ast::CmpOp::Is ? same : !same, e.pos);
+      } else {
+        std::string what = fmt::format("an operand of '{}'", ast::spelling(op));
+        c = python_compare(op, require_ir(left, e.pos, what), require_ir(right, rhs->pos, what), e.pos, errors());
+      }
+      acc = acc ? ir::Binary::make(ir::BinaryOp::And, acc, c, e.pos) : c;
+      left = std::move(right);
+    }
+    return ir_value(acc);
+  }
+
+  Value eval_node(const ast::Ternary& n, const ast::Expr& e, const ScopePtr& scope) {
+    Value cond = eval(*n.cond, scope);
+    if (auto known = static_truth(cond)) return eval(*known ? *n.then_value : *n.else_value, scope);
+    Value t = eval(*n.then_value, scope);
+    Value f = eval(*n.else_value, scope);
+    if (!t.expr() || !f.expr())
+      fail(n.cond->pos, fmt::format("a condition known only at run time cannot choose between {} and {}", describe(t),
+                                    describe(f)));
+    return ir_value(python_select(*cond.expr(), *t.expr(), *f.expr(), e.pos));
+  }
+
+  Value eval_node(const ast::Lambda& n, const ast::Expr& e, const ScopePtr& scope) {
+    return Value{FunctionValue{"<lambda>", &n.params, nullptr, n.body.get(), &n, e.pos, scope}};
+  }
+
+  Value eval_node(const ast::Call& n, const ast::Expr& e, const ScopePtr& scope) {
+    Value callee = eval(*n.callee, scope);
+    // float("inf") / float("-inf") / float("nan"): the one place a string means something.
+    if (auto b = std::get_if<BuiltinValue>(&callee.v); b && b->fn == Builtin::ToFloat && n.args.size() == 1) {
+      if (auto s = std::get_if<ast::StringLit>(&n.args[0]->node)) return ir_value(float_from_string(*s, n.args[0]->pos));
+    }
+    std::vector<Value> args;
+    for (const auto& a : n.args) args.push_back(eval(*a, scope));
+    std::vector<std::pair<ast::Keyword, Value>> kwargs;
+    for (const auto& k : n.keywords) kwargs.emplace_back(k, eval(*k.value, scope));
+    std::string spelled = callee_spelling(*n.callee);
+    return call(callee, std::move(args), std::move(kwargs), e.pos, spelled);
+  }
+
+  static std::string callee_spelling(const ast::Expr& e) {
+    if (auto n = std::get_if<ast::Name>(&e.node)) return n->id;
+    if (auto a = std::get_if<ast::Attribute>(&e.node)) return callee_spelling(*a->value) + "." + a->attr;
+    return "expression";
+  }
+
+  ir::Expr float_from_string(const ast::StringLit& s, SourcePos pos) const {
+    std::string v;
+    for (char c : s.value) v += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    double inf = std::numeric_limits<double>::infinity();
+    if (v == "inf" || v == "+inf" || v == "infinity" || v == "+infinity") return ir::FloatImm::make(inf, pos);
+    if (v == "-inf" || v == "-infinity") return ir::FloatImm::make(-inf, pos);
+    if (v == "nan") return ir::FloatImm::make(std::numeric_limits<double>::quiet_NaN(), pos);
+    fail(pos, fmt::format("float() accepts only the strings 'inf', '-inf' and 'nan', got '{}'", s.value));
+  }
+
+  Value eval_node(const ast::Subscript& n, const ast::Expr& e, const ScopePtr& scope) {
+    Value base = eval(*n.value, scope);
+    auto t = std::get_if<TensorValue>(&base.v);
+    if (!t) fail(n.value->pos, fmt::format("only captured tensors can be indexed; this is {}", describe(base)));
+    const ir::Capture& cap = t->capture;
+    if (static_cast<int>(n.indices.size()) != cap.rank)
+      fail(e.pos, fmt::format("tensor '{}' has rank {} but is indexed with {} ind{}", cap.name, cap.rank,
+                              n.indices.size(), n.indices.size() == 1 ? "ex" : "ices"));
+    std::vector<ir::Expr> idx;
+    for (const auto& i : n.indices) {
+      ir::Expr x = require_ir(eval(*i, scope), i->pos, "a tensor index");
+      if (x.type() == Type::Float)
+        fail(i->pos, fmt::format("tensor indices must be int, got float (index of '{}')", cap.name));
+      idx.push_back(cast_to(Type::Int, x, i->pos));
+    }
+    return ir_value(ir::Load::make(cap.name, cap.dtype, std::move(idx), e.pos));
+  }
+
+  const dsl::SourceFile& file_;
+  ScopePtr globals_;
+  ir::Program program_;
+  std::map<std::string, std::pair<const char*, int>> declared_at_;  // name -> (what, line)
+  std::vector<const void*> inlining_;
+  std::vector<std::string> function_names_;
+  std::vector<SourcePos> function_pos_;
+};
+
+}  // namespace
+
+ir::Program lower(const dsl::SourceFile& file, const ast::Module& module) { return Lowerer(file).run(module); }
+
+}  // namespace flexjit::compiler

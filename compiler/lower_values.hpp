@@ -1,0 +1,82 @@
+#pragma once
+// What a name can stand for while lowering: a typed IR expression, a function (def or lambda,
+// with the scope it closes over), a builtin, a module (torch, math), a mask combinator built by
+// and_masks/or_masks, a captured tensor, block indices, or None. Lowering evaluates the program
+// symbolically over these values, inlining every call.
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "compiler/builtins.hpp"
+#include "compiler/ir.hpp"
+#include "dsl/ast.hpp"
+
+namespace flexjit::compiler {
+
+struct Scope;
+using ScopePtr = std::shared_ptr<Scope>;
+
+struct FunctionValue {
+  std::string name;                               // "<lambda>" for lambdas
+  const std::vector<dsl::ast::Param>* params = nullptr;
+  const dsl::ast::Block* body = nullptr;          // a def's body, or null for a lambda
+  const dsl::ast::Expr* lambda_body = nullptr;    // a lambda's expression
+  const void* identity = nullptr;                 // the AST node, to detect recursion
+  dsl::SourcePos pos;
+  ScopePtr closure;
+};
+
+struct BuiltinValue {
+  Builtin fn;
+  std::string spelling;  // as written: "torch.tanh", "min"
+};
+
+struct ModuleValue {
+  Namespace ns;
+  std::string name;  // "torch", "math" (or the alias it was imported as)
+};
+
+struct Value;
+struct MaskCombinator {  // and_masks(m1, m2, ...) / or_masks(...): a callable mask
+  bool is_and;
+  std::vector<Value> masks;
+};
+
+struct TensorValue {
+  ir::Capture capture;
+};
+
+struct BlockIndicesValue {
+  std::string name;
+};
+
+struct NoneValue {};
+
+struct Value {
+  std::variant<ir::Expr, FunctionValue, BuiltinValue, ModuleValue, std::shared_ptr<const MaskCombinator>,
+               TensorValue, BlockIndicesValue, NoneValue>
+      v;
+  const ir::Expr* expr() const { return std::get_if<ir::Expr>(&v); }
+  bool callable() const {
+    return std::holds_alternative<FunctionValue>(v) || std::holds_alternative<BuiltinValue>(v) ||
+           std::holds_alternative<std::shared_ptr<const MaskCombinator>>(v);
+  }
+};
+
+// Describes a value for error messages: "a function", "module 'torch'", "tensor 'doc_ids'", ...
+std::string describe(const Value& v);
+
+// Scopes are chained: a module scope (mutable while the top level runs, so functions see
+// globals defined after them, as in Python), function frames, and one link per local binding.
+struct Scope {
+  ScopePtr parent;
+  std::map<std::string, Value> names;
+  // A function frame's boundary: names the function assigns anywhere in its body are local
+  // throughout it (Python's rule), so reading one before its assignment is an error.
+  bool is_frame = false;
+  std::vector<std::string> frame_locals;
+};
+
+}  // namespace flexjit::compiler

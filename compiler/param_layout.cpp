@@ -1,0 +1,66 @@
+#include "compiler/param_layout.hpp"
+
+#include <fmt/format.h>
+
+namespace flexjit::compiler {
+
+std::string scalar_member(const std::string& name) { return "s_" + name; }
+std::string tensor_member(const std::string& name) { return "c_" + name; }
+std::string tensor_stride_member(const std::string& name) { return "c_" + name + "_stride"; }
+std::string block_member(const std::string& name) { return "bi_" + name; }
+
+const ParamField* ParamLayout::find(ParamFieldKind kind, const std::string& owner, int dim) const {
+  for (const auto& f : fields)
+    if (f.kind == kind && f.owner == owner && f.dim == dim) return &f;
+  return nullptr;
+}
+
+namespace {
+
+class LayoutBuilder {
+ public:
+  void add(ParamFieldKind kind, std::string owner, int dim, std::string c_name, std::string c_type, int size) {
+    int align = size;
+    offset_ = (offset_ + align - 1) / align * align;
+    layout_.fields.push_back({kind, std::move(owner), dim, std::move(c_name), std::move(c_type), offset_, size});
+    offset_ += size;
+    layout_.alignment = std::max(layout_.alignment, align);
+  }
+  ParamLayout finish() {
+    if (layout_.fields.empty()) add(ParamFieldKind::Padding, "", 0, "unused_", "int", 4);
+    layout_.size = (offset_ + layout_.alignment - 1) / layout_.alignment * layout_.alignment;
+    return std::move(layout_);
+  }
+
+ private:
+  ParamLayout layout_;
+  int offset_ = 0;
+};
+
+}  // namespace
+
+ParamLayout param_layout(const ir::Program& program) {
+  LayoutBuilder b;
+  // 8-byte fields first (pointers, strides, 64-bit ints), then 4-byte ones: no padding inside.
+  for (const auto& c : program.captures) {
+    b.add(ParamFieldKind::TensorData, c.name, 0, tensor_member(c.name), "const void*", 8);
+    for (int d = 0; d < c.rank; ++d)
+      b.add(ParamFieldKind::TensorStride, c.name, d, fmt::format("{}{}", tensor_stride_member(c.name), d), "long long", 8);
+  }
+  if (const auto& bi = program.block_indices) {
+    b.add(ParamFieldKind::BlockData, bi->name, 0, block_member(bi->name), "const int*", 8);
+    for (int d = 0; d < 3; ++d)
+      b.add(ParamFieldKind::BlockStride, bi->name, d, fmt::format("{}_stride{}", block_member(bi->name), d), "long long", 8);
+  }
+  for (const auto& s : program.scalars)
+    if (s.type == ir::Type::Int) b.add(ParamFieldKind::ScalarInt, s.name, 0, scalar_member(s.name), "long long", 8);
+  for (const auto& s : program.scalars) {
+    if (s.type == ir::Type::Float) b.add(ParamFieldKind::ScalarFloat, s.name, 0, scalar_member(s.name), "float", 4);
+    if (s.type == ir::Type::Bool) b.add(ParamFieldKind::ScalarBool, s.name, 0, scalar_member(s.name), "int", 4);
+  }
+  if (const auto& bi = program.block_indices)
+    b.add(ParamFieldKind::BlockCount, bi->name, 0, block_member(bi->name) + "_count", "int", 4);
+  return b.finish();
+}
+
+}  // namespace flexjit::compiler

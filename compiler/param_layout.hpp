@@ -1,0 +1,53 @@
+#pragma once
+// The layout of a generated kernel's `Mods::Params` struct: one field per runtime scalar,
+// captured tensor and block-index list, in a fixed order with C alignment rules. The code
+// generator writes the struct (with static_asserts on every offset) and the runtime packs the
+// bound values into bytes by this same description, so the two can never disagree.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/ir.hpp"
+
+namespace flexjit::compiler {
+
+enum class ParamFieldKind : std::uint8_t {
+  ScalarInt,     // i64
+  ScalarFloat,   // float
+  ScalarBool,    // int (0 / 1)
+  TensorData,    // const void*: base pointer of a captured tensor
+  TensorStride,  // i64: stride (in elements) of one dimension of a captured tensor
+  BlockData,     // const int*: the block-index list [B, H, num_q_blocks, K]
+  BlockStride,   // i64: stride of one dimension (b, h, q block) of the block-index list
+  BlockCount,    // int: K, the number of entries per query block
+  Padding        // an unused int, so that an empty struct still has a size
+};
+
+struct ParamField {
+  ParamFieldKind kind;
+  std::string owner;    // the DSL name it belongs to ("window", "doc_ids", ...)
+  int dim = 0;          // for strides: which dimension
+  std::string c_name;   // the member name in the generated struct (mangled, never raw)
+  std::string c_type;   // "long long", "float", "int", "const void*", "const int*"
+  int offset = 0;
+  int size = 0;
+};
+
+struct ParamLayout {
+  std::vector<ParamField> fields;
+  int size = 0;       // sizeof(Params)
+  int alignment = 1;  // alignof(Params)
+
+  const ParamField* find(ParamFieldKind kind, const std::string& owner, int dim = 0) const;
+};
+
+ParamLayout param_layout(const ir::Program& program);
+
+// Member names in the generated struct: user identifiers are prefixed so they can never clash
+// with C++ keywords or with our own names.
+std::string scalar_member(const std::string& name);       // "s_window"
+std::string tensor_member(const std::string& name);       // "c_doc_ids"
+std::string tensor_stride_member(const std::string& name);// "c_doc_ids_stride"
+std::string block_member(const std::string& name);        // "bi_selected"
+
+}  // namespace flexjit::compiler

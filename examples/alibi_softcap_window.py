@@ -1,0 +1,12 @@
+# ALiBi bias with tanh soft-capping, on a causal sliding window.
+window: int                        # runtime scalar: bound at call time, changing it never recompiles
+alibi_slopes: Tensor[float32, 1]   # captured tensor (dtype, rank), bound at call time
+CAP = 50.0                         # compile-time constant: baked into the kernel
+
+def score_mod(score, b, h, q_idx, kv_idx):
+    s = score + alibi_slopes[h] * (kv_idx - q_idx)
+    return CAP * torch.tanh(s / CAP)
+
+def mask_mod(b: int, h: int, q_idx: int, kv_idx: int) -> bool:
+    """causal sliding window"""
+    return 0 <= q_idx - kv_idx < window

@@ -1,0 +1,3 @@
+# Causal (autoregressive) attention: each query sees itself and the keys before it.
+def mask_mod(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx

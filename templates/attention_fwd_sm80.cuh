@@ -1,0 +1,538 @@
+// flexjit: FlashAttention-2 style forward kernel for sm_80+ (mma.sync m16n8k16, cp.async, ldmatrix).
+//
+// One CTA computes BM query rows of one (batch, head). Each warp owns 16*MT consecutive rows, keeps
+// its Q fragments in registers (or re-reads them from shared memory, Cfg::kQInRegs), and streams the
+// K/V tiles of the kv range through a kStages-deep cp.async ring in shared memory. S = Q K^T and
+// O += P V run on the tensor cores with fp32 accumulators; the online softmax works in the log2
+// domain (exp2 with log2(e) folded into the scale); P goes from the S accumulators straight into the
+// A operand of the PV mma (the C layout of m16n8 matches the A layout of m16k16), so it never touches
+// shared memory.
+//
+// Variant hooks (the generator emits `Mods`):
+//   Mods::kv_range  -> which kv tiles can matter for this query tile (the rest are never loaded);
+//   Mods::classify  -> per visited tile: EMPTY (skipped, not even loaded), FULL (mask not evaluated),
+//                      PARTIAL (mask evaluated per element);
+//   Mods::mask / score / sink -> FlexAttention semantics (see attention_common.cuh and DESIGN.md).
+//
+// The generator wraps it as, for example:
+//   extern "C" __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
+//   flexjit_fwd(const __grid_constant__ flexjit::AttnArgs args,
+//               const __grid_constant__ Mods::Params params) {
+//     flexjit::attention_fwd_sm80<Mods, Cfg>(args, params);
+//   }
+// launched with grid (ceil(Tq / kBlockM), Hq, B), block kThreads, dynamic smem Cfg::kSmemBytes
+// (above 48 KB: the host raises CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES first).
+#pragma once
+
+#include "attention_common.cuh"
+
+namespace flexjit {
+
+// ---------------------------------------------------------------------------------------------
+// Tile configuration.
+//   kHeadDim  D, a multiple of 16 in [16, 256].
+//   kBlockM   query rows per CTA; must be a multiple of 16 * kWarps (each warp owns whole m16 tiles).
+//   kBlockN   keys per K/V tile, a multiple of 16.
+//   kStages   depth of the K/V cp.async ring (>= 2): tile i+kStages-1 is in flight while i computes.
+//   kSubN     keys per compute step inside a K/V tile (a divisor of kBlockN, multiple of 16).
+//   kQInRegs  keep Q fragments in registers for the whole kernel (saves shared-memory bandwidth);
+//             when false they are re-read with ldmatrix for every K tile (saves registers, D=256).
+// Shared memory: rows are padded by 8 elements (16 bytes) so that the 8 row addresses of every
+// ldmatrix phase fall into distinct bank groups for any D that is a multiple of 16; this works for
+// D = 80 or 96 too, where an XOR swizzle over 8 chunks would not fit the row.
+template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, int kStages_, class Element_,
+          bool kQInRegs_ = true, int kMinBlocksPerSM_ = 1, int kSubN_ = kBlockN_>
+struct FwdConfig {
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kBlockM = kBlockM_;
+  static constexpr int kBlockN = kBlockN_;
+  static constexpr int kWarps = kWarps_;
+  static constexpr int kStages = kStages_;
+  using Element = Element_;
+  static constexpr bool kIsBf16 = ElementTraits<Element_>::kIsBf16;
+  static constexpr bool kQInRegs = kQInRegs_;
+  static constexpr int kMinBlocksPerSM = kMinBlocksPerSM_;
+  // Keys per compute step: a K/V tile of kBlockN keys is consumed in kBlockN / kSubN steps (QK^T,
+  // softmax, PV each), so loads and barriers are amortised over kBlockN keys while the S
+  // accumulators only cover kSubN keys (registers).
+  static constexpr int kSubN = kSubN_;
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kSmemStride = kHeadDim + 8;  // elements per padded smem row
+  // With Q in registers, the Q tile is staged in the last ring slot (which the prologue leaves
+  // empty) instead of a region of its own: less shared memory, more CTAs per SM.
+  static constexpr bool kQAliased = kQInRegs && kBlockM <= 2 * kBlockN;
+  static constexpr int kSmemBytes = (2 * kStages * kBlockN + (kQAliased ? 0 : kBlockM)) * kSmemStride * 2;
+};
+
+// Default tile choice per head dim (measured on an H200 with tests/templates/fwd_selftest.cu; see
+// tests/templates/README.md). Every warp owns 32 query rows (two m16 tiles) where registers allow,
+// so that each K/V fragment read from shared memory feeds two mma's; ~235-255 registers, no spills,
+// 2 CTAs (8 warps) per SM.
+//   D <= 64 : 128 x 128 tile in 2 steps of 64 keys, 4 warps, Q in registers (staged in the last ring
+//             slot).                                                                    ~72 KB smem.
+//   D <= 128: 128 x 64 tile in 2 steps of 32 keys, 4 warps, Q re-read from smem (64 Q registers
+//             would not fit next to the 128 O accumulators).                            ~102 KB smem.
+//   D <= 256: 64 x 32 tile, 4 warps x 16 rows (128 O accumulators per thread), Q from smem.  ~99 KB.
+template <int D, class E, int kBucket = (D <= 64 ? 0 : (D <= 128 ? 1 : 2))>
+struct DefaultFwdConfigImpl;
+template <int D, class E>
+struct DefaultFwdConfigImpl<D, E, 0> { using type = FwdConfig<D, 128, 128, 4, 2, E, true, 2, 64>; };
+template <int D, class E>
+struct DefaultFwdConfigImpl<D, E, 1> { using type = FwdConfig<D, 128, 64, 4, 2, E, false, 2, 32>; };
+template <int D, class E>
+struct DefaultFwdConfigImpl<D, E, 2> { using type = FwdConfig<D, 64, 32, 4, 2, E, false, 2, 32>; };
+template <int D, class E>
+using DefaultFwdConfig = typename DefaultFwdConfigImpl<D, E>::type;
+
+// ---------------------------------------------------------------------------------------------
+namespace detail {
+
+// Copies a ROWS x D tile (g_tile: its first row; row_stride elements between rows) into padded
+// shared memory with 16-byte cp.async. Thread `tid` copies chunk column tid % kChunks of rows
+// tid / kChunks + p * kRowsPerPass. Only a tile that crosses the end of the sequence (kCheck)
+// predicates its rows: rows >= rows_valid are zero-filled without reading global memory.
+// Nothing is kept between calls: the few integer ops are cheaper than the registers they would hold.
+template <int ROWS, int D, int LDS, int NTHREADS, bool kCheck>
+__device__ __forceinline__ void copy_tile(unsigned s_tile, const unsigned short* g_tile, i64 row_stride,
+                                          int rows_valid, int tid) {
+  constexpr int kChunks = D / 8;  // 16-byte chunks per row
+  constexpr int kRowsPerPass = NTHREADS / kChunks;
+  constexpr int kPasses = (ROWS + kRowsPerPass - 1) / kRowsPerPass;
+  constexpr bool kAllActive = NTHREADS % kChunks == 0;
+  constexpr bool kWholePasses = ROWS % kRowsPerPass == 0;
+  static_assert(kRowsPerPass >= 1, "not enough threads for one row");
+  const int r0 = tid / kChunks;
+  const int ch = tid % kChunks;
+  const unsigned short* src = g_tile + static_cast<i64>(r0) * row_stride + ch * 8;
+  const i64 step = static_cast<i64>(kRowsPerPass) * row_stride;
+  const unsigned dst = s_tile + static_cast<unsigned>(r0 * LDS * 2 + ch * 16);
+#pragma unroll
+  for (int p = 0; p < kPasses; ++p) {
+    const int r = r0 + p * kRowsPerPass;
+    const bool active = (kAllActive || r0 < kRowsPerPass) && (kWholePasses || r < ROWS);
+    if (active) {
+      const bool ok = !kCheck || r < rows_valid;
+      cp_async_16(dst + p * kRowsPerPass * LDS * 2, ok ? src : g_tile, ok);
+    }
+    src += step;
+  }
+}
+
+// Element-wise logits of one S tile (in place, from the raw dot products).
+//   kMask:   call Mods::mask per element (PARTIAL tiles).
+//   kBounds: mask q >= Tq and kv >= Tkv (tiles at the sequence ends), so that user hooks never see
+//            an index out of range.
+//   Masked entries become -inf. With a score mod the result is score(scale * s) * log2(e); without
+//   one the raw dot product is kept and the scale is folded into the exponent later (one FFMA).
+template <class Mods, bool kMask, bool kBounds, int MT, int NN>
+__device__ __forceinline__ void apply_logits(float (&s)[MT][NN][4], const typename Mods::Params& p,
+                                             const AttnArgs& args, int b, int h, int row0, int col0) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const int row = row0 + mt * 16 + hf * 8;
+      const bool row_ok = !kBounds || row < args.Tq;
+#pragma unroll
+      for (int nt = 0; nt < NN; ++nt) {
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          const int col = col0 + nt * 8 + c;
+          float& x = s[mt][nt][2 * hf + c];
+          if constexpr (kMask || kBounds) {
+            bool keep = row_ok && (!kBounds || col < args.Tkv);
+            if constexpr (kMask) keep = keep && Mods::mask(p, b, h, row, col);
+            if constexpr (Mods::kHasScoreMod) {
+              x = keep ? Mods::score(p, x * args.scale, b, h, row, col) * kLog2e : neg_inf();
+            } else {
+              x = keep ? x : neg_inf();
+            }
+          } else if constexpr (Mods::kHasScoreMod) {
+            x = Mods::score(p, x * args.scale, b, h, row, col) * kLog2e;
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+template <class Mods, class Cfg>
+__device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const typename Mods::Params& p) {
+  constexpr int D = Cfg::kHeadDim;
+  constexpr int BM = Cfg::kBlockM;
+  constexpr int BN = Cfg::kBlockN;
+  constexpr int W = Cfg::kWarps;
+  constexpr int S = Cfg::kStages;
+  constexpr bool kBf16 = Cfg::kIsBf16;
+  constexpr int kThreads = W * 32;
+  constexpr int MT = BM / (16 * W);  // m16 tiles per warp
+  constexpr int KD = D / 16;         // k16 steps over the head dim (QK^T)
+  constexpr int ND = D / 8;          // n8 tiles over the head dim (PV output)
+  constexpr int SUBN = Cfg::kSubN;   // keys per compute step
+  constexpr int NN = SUBN / 8;       // n8 tiles over the keys of a step (S)
+  constexpr int KN = SUBN / 16;      // k16 steps over the keys of a step (PV)
+  constexpr int LDS = Cfg::kSmemStride;
+  constexpr int kRowBytes = LDS * 2;
+  constexpr unsigned kTileBytes = BN * kRowBytes;
+  static_assert(D % 16 == 0 && D >= 16 && D <= 256, "head dim must be a multiple of 16 in [16, 256]");
+  static_assert(BM % (16 * W) == 0 && MT >= 1, "each warp owns whole m16 row tiles");
+  static_assert(BN % 16 == 0 && BN >= 16, "kv tile must be a multiple of 16");
+  static_assert(SUBN % 16 == 0 && BN % SUBN == 0, "kSubN must be a multiple of 16 dividing kBlockN");
+  static_assert(S >= 2, "need at least a double-buffered K/V ring");
+  static_assert(sizeof(typename Cfg::Element) == 2, "16-bit elements only");
+
+  // Shared memory: a ring of S slots, each [K tile | V tile] (BN padded rows each), and the Q tile
+  // (BM rows) either in slot S-1 (kQAliased: the prologue only fills slots 0..S-2, and Q moves to
+  // registers before slot S-1 is refilled) or in front of the ring.
+  extern __shared__ __align__(128) unsigned char flexjit_smem[];
+  constexpr bool kQAliased = Cfg::kQAliased;
+  constexpr unsigned kSlotBytes = 2 * kTileBytes;
+  const unsigned smem0 = smem_u32(flexjit_smem);
+  const unsigned sRing = kQAliased ? smem0 : smem0 + BM * kRowBytes;
+  const unsigned sQ = kQAliased ? sRing + (S - 1) * kSlotBytes : smem0;
+
+  const int tid = threadIdx.x;
+  const int warp = tid >> 5;
+  const int lane = tid & 31;
+  const int g = lane >> 2;  // mma group: fragment row
+  const int t = lane & 3;   // thread in group: fragment column pair
+  const int b = blockIdx.z;
+  const int h = blockIdx.y;
+  // Heaviest query tiles first (causal-like masks give later tiles more keys): smaller tail.
+  const int m_block = gridDim.x - 1 - blockIdx.x;
+  const int Tq = args.Tq;
+  const int Tkv = args.Tkv;
+  const int q0 = m_block * BM;
+  const int q1 = min2(q0 + BM, Tq);
+  const int hk = h / (args.Hq / args.Hkv);
+  const int warp_row0 = warp * 16 * MT;  // first tile row owned by this warp
+
+  const unsigned short* gQ =
+      static_cast<const unsigned short*>(args.q) + static_cast<i64>(b) * args.q_b + static_cast<i64>(h) * args.q_h;
+  const unsigned short* gK =
+      static_cast<const unsigned short*>(args.k) + static_cast<i64>(b) * args.k_b + static_cast<i64>(hk) * args.k_h;
+  const unsigned short* gV =
+      static_cast<const unsigned short*>(args.v) + static_cast<i64>(b) * args.v_b + static_cast<i64>(hk) * args.v_h;
+
+  // ---- kv tiles to visit: [nb, nb_end), EMPTY tiles skipped. All of this is CTA-uniform.
+  int lo = 0, hi = Tkv;
+  Mods::kv_range(p, b, h, q0, q1, Tkv, &lo, &hi);
+  lo = max2(lo, 0);
+  hi = min2(hi, Tkv);
+  const int nb_end = hi > lo ? (hi + BN - 1) / BN : 0;
+  int next = hi > lo ? lo / BN : 0;
+  int next_cls = EMPTY;
+  auto advance = [&]() {
+    for (; next < nb_end; ++next) {
+      const int k0 = next * BN;
+      next_cls = Mods::classify(p, b, h, q0, q1, k0, min2(k0 + BN, Tkv));
+      if (next_cls != EMPTY) break;
+    }
+  };
+  // Issue the K and V copies of the next visited tile into `slot` as two commit groups (K first,
+  // so S = QK^T can start while V is still in flight). With nothing left, commit two empty groups
+  // so the wait_group counts below stay fixed.
+  auto issue = [&](int slot, int& entry) {
+    if (next < nb_end) {
+      const int k0 = next * BN;
+      const unsigned short* gk = gK + static_cast<i64>(k0) * args.k_t;
+      const unsigned short* gv = gV + static_cast<i64>(k0) * args.v_t;
+      const unsigned s_k = sRing + slot * kSlotBytes;
+      if (k0 + BN <= Tkv) {
+        detail::copy_tile<BN, D, LDS, kThreads, false>(s_k, gk, args.k_t, BN, tid);
+        cp_async_commit();
+        detail::copy_tile<BN, D, LDS, kThreads, false>(s_k + kTileBytes, gv, args.v_t, BN, tid);
+        cp_async_commit();
+      } else {
+        detail::copy_tile<BN, D, LDS, kThreads, true>(s_k, gk, args.k_t, Tkv - k0, tid);
+        cp_async_commit();
+        detail::copy_tile<BN, D, LDS, kThreads, true>(s_k + kTileBytes, gv, args.v_t, Tkv - k0, tid);
+        cp_async_commit();
+      }
+      entry = next * 4 + next_cls;
+      ++next;
+      advance();
+    } else {
+      cp_async_commit();
+      cp_async_commit();
+      entry = -1;
+    }
+  };
+
+  // ---- prologue: Q, then the first S-1 K/V tiles.
+  detail::copy_tile<BM, D, LDS, kThreads, true>(sQ, gQ + static_cast<i64>(q0) * args.q_t, args.q_t, Tq - q0, tid);
+  cp_async_commit();
+  advance();
+  // Ring positions: tile * 4 + class of the tile each slot holds (-1: none); position 0 is current.
+  int ring[S];
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) issue(s, ring[s]);
+  ring[S - 1] = -1;
+
+  cp_async_wait<2 * (S - 1)>();  // Q has landed (this thread's part)
+  __syncthreads();               // ... and everybody's
+
+  // Per-lane ldmatrix offsets (bytes).
+  //   A (Q), row-major 16x16: matrices (rows 0-7 | 8-15) x (cols 0-7 | 8-15) -> a0..a3.
+  const unsigned q_off = (warp_row0 + (lane & 15)) * kRowBytes + (lane >> 4) * 16;
+  //   B (K), K is [key][d] = the "col" operand as stored: matrices (keys 0-7, d 0-7), (keys 0-7,
+  //   d 8-15), (keys 8-15, d 0-7), (keys 8-15, d 8-15) -> b0,b1 of n-tile j and of n-tile j+1.
+  const unsigned k_off = ((lane & 7) + ((lane >> 4) << 3)) * kRowBytes + ((lane >> 3) & 1) * 16;
+  //   B (V) with .trans, V is [key][d]: matrices (keys 0-7 | 8-15) x (d 0-7 | 8-15) -> b0,b1 of
+  //   d-tile j and of d-tile j+1.
+  const unsigned v_off = (lane & 15) * kRowBytes + (lane >> 4) * 16;
+
+  unsigned qf[Cfg::kQInRegs ? MT : 1][Cfg::kQInRegs ? KD : 1][4];  // unused (and removed) if !kQInRegs
+  if constexpr (Cfg::kQInRegs) {
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+      for (int kk = 0; kk < KD; ++kk)
+        ldmatrix_x4(sQ + q_off + mt * 16 * kRowBytes + kk * 32, qf[mt][kk][0], qf[mt][kk][1], qf[mt][kk][2],
+                    qf[mt][kk][3]);
+  }
+
+  float o[MT][ND][4];
+  float m_run[MT][2];  // running max of the log2-domain logits, per fragment row (g, g+8)
+  float l_run[MT][2];  // running partial row sum (this thread's columns only; quad-reduced at the end)
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+    for (int nd = 0; nd < ND; ++nd)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[mt][nd][e] = 0.f;
+    m_run[mt][0] = m_run[mt][1] = neg_inf();
+    l_run[mt][0] = l_run[mt][1] = 0.f;
+  }
+
+  // No score mod: logits stay raw dot products and the scale is applied inside exp2 (scale > 0).
+  constexpr float kRescaleSlack = 8.f;  // log2 units: probabilities stay <= 256 between rescales
+  const float factor = Mods::kHasScoreMod ? 1.f : args.scale_log2;
+  // Tiles whose element logic is needed regardless of their class: the kv tail, and (when user hooks
+  // could be called) the query tail, so that hooks never see q >= Tq or kv >= Tkv.
+  const bool q_tail = (Mods::kHasMask || Mods::kHasScoreMod) && q0 + BM > Tq;
+
+  int slot = 0;
+#pragma unroll 1
+  while (ring[0] >= 0) {
+    const int k0 = (ring[0] >> 2) * BN;
+    const int cls = ring[0] & 3;
+
+    cp_async_wait<2 * S - 3>();  // K of the current tile has landed
+    __syncthreads();             // visible to all; all warps are also done with the previous slot
+    {
+      const int refill = slot == 0 ? S - 1 : slot - 1;  // the slot consumed last iteration
+      issue(refill, ring[S - 1]);
+    }
+
+    // Not unrolled: the scheduler would interleave the steps and need both steps' registers.
+#pragma unroll 1
+    for (int sub = 0; sub < BN / SUBN; ++sub) {
+      const int ks = sub * SUBN;  // first key of this step within the tile
+      // ---- S = Q K^T (fp32)
+      float sacc[MT][NN][4];
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < NN; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) sacc[mt][nt][e] = 0.f;
+      const unsigned kbase = sRing + slot * kSlotBytes + ks * kRowBytes + k_off;
+#pragma unroll
+      for (int kk = 0; kk < KD; ++kk) {
+        unsigned qa[MT][4];
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          if constexpr (Cfg::kQInRegs) {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) qa[mt][e] = qf[mt][kk][e];
+          } else {
+            ldmatrix_x4(sQ + q_off + mt * 16 * kRowBytes + kk * 32, qa[mt][0], qa[mt][1], qa[mt][2], qa[mt][3]);
+          }
+        }
+#pragma unroll
+        for (int np = 0; np < NN / 2; ++np) {
+          unsigned b0, b1, b2, b3;
+          ldmatrix_x4(kbase + np * 16 * kRowBytes + kk * 32, b0, b1, b2, b3);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) {
+            mma_16816<kBf16>(sacc[mt][2 * np], qa[mt], b0, b1);
+            mma_16816<kBf16>(sacc[mt][2 * np + 1], qa[mt], b2, b3);
+          }
+        }
+      }
+
+      // ---- mask / score mod -> logits
+      {
+        const int row0 = q0 + warp_row0 + g, col0 = k0 + ks + 2 * t;
+        if (Mods::kHasMask && cls == PARTIAL) {
+          detail::apply_logits<Mods, Mods::kHasMask, true>(sacc, p, args, b, h, row0, col0);
+        } else if (k0 + ks + SUBN > Tkv || q_tail) {
+          detail::apply_logits<Mods, false, true>(sacc, p, args, b, h, row0, col0);
+        } else {
+          detail::apply_logits<Mods, false, false>(sacc, p, args, b, h, row0, col0);
+        }
+      }
+
+      // ---- online softmax (log2 domain), lazy rescaling: a row keeps its stale running max while the
+      // tile's max stays within kRescaleSlack of it, so probabilities are bounded by 2^kRescaleSlack
+      // (harmless in fp32 and in the bf16/fp16 P operand) and O, l need no rescale. Once the running
+      // max settles (after a few tiles on most data) whole iterations skip the MT*D/2 multiplies: the
+      // warp-uniform vote keeps the branch divergence-free.
+      float corr[MT][2];
+      bool grow = false;
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+        for (int hf = 0; hf < 2; ++hf) {
+          float mx = neg_inf();
+#pragma unroll
+          for (int nt = 0; nt < NN; ++nt) mx = fmax2(mx, fmax2(sacc[mt][nt][2 * hf], sacc[mt][nt][2 * hf + 1]));
+          mx = quad_max(mx) * factor;  // -inf stays -inf (factor > 0)
+          // -inf + slack = -inf: a row's first kept logit always takes the max; all-masked tiles never do.
+          const bool up = mx > m_run[mt][hf] + kRescaleSlack;
+          corr[mt][hf] = up ? fast_exp2(m_run[mt][hf] - mx) : 1.f;  // exp2(-inf) = 0 for a fresh row
+          m_run[mt][hf] = up ? mx : m_run[mt][hf];
+          grow |= up;
+        }
+      }
+      if (__any_sync(0xffffffffu, grow)) {
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          l_run[mt][0] *= corr[mt][0];
+          l_run[mt][1] *= corr[mt][1];
+#pragma unroll
+          for (int nd = 0; nd < ND; ++nd) {
+            o[mt][nd][0] *= corr[mt][0];
+            o[mt][nd][1] *= corr[mt][0];
+            o[mt][nd][2] *= corr[mt][1];
+            o[mt][nd][3] *= corr[mt][1];
+          }
+        }
+      }
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+        for (int hf = 0; hf < 2; ++hf) {
+          // A row with nothing kept so far has m_run = -inf: use 0 as the base so that exp2(-inf - base)
+          // gives 0 instead of NaN.
+          const float m_base = m_run[mt][hf] == neg_inf() ? 0.f : m_run[mt][hf];
+          float rs = 0.f;
+#pragma unroll
+          for (int nt = 0; nt < NN; ++nt) {
+#pragma unroll
+            for (int e = 2 * hf; e < 2 * hf + 2; ++e) {
+              const float pe = fast_exp2(__fmaf_rn(sacc[mt][nt][e], factor, -m_base));
+              sacc[mt][nt][e] = pe;
+              rs += pe;
+            }
+          }
+          l_run[mt][hf] += rs;
+        }
+      }
+
+      // P to 16-bit right away: half the registers of the fp32 values across the V wait and the PV mma.
+      // The C layout of two n8 tiles is the A layout of one k16 step.
+      unsigned pa[KN][MT][4];
+#pragma unroll
+      for (int kn = 0; kn < KN; ++kn)
+#pragma unroll
+        for (int mt = 0; mt < MT; ++mt) {
+          pa[kn][mt][0] = pack2<kBf16>(sacc[mt][2 * kn][0], sacc[mt][2 * kn][1]);
+          pa[kn][mt][1] = pack2<kBf16>(sacc[mt][2 * kn][2], sacc[mt][2 * kn][3]);
+          pa[kn][mt][2] = pack2<kBf16>(sacc[mt][2 * kn + 1][0], sacc[mt][2 * kn + 1][1]);
+          pa[kn][mt][3] = pack2<kBf16>(sacc[mt][2 * kn + 1][2], sacc[mt][2 * kn + 1][3]);
+        }
+
+      if (sub == 0) {
+        cp_async_wait<2 * S - 2>();  // V of the current tile has landed
+        __syncthreads();
+      }
+
+      // ---- O += P V (P from registers)
+      const unsigned vbase = sRing + slot * kSlotBytes + kTileBytes + ks * kRowBytes + v_off;
+#pragma unroll
+      for (int kn = 0; kn < KN; ++kn) {
+#pragma unroll
+        for (int dp = 0; dp < ND / 2; ++dp) {
+          unsigned b0, b1, b2, b3;
+          ldmatrix_x4_trans(vbase + kn * 16 * kRowBytes + dp * 32, b0, b1, b2, b3);
+#pragma unroll
+          for (int mt = 0; mt < MT; ++mt) {
+            mma_16816<kBf16>(o[mt][2 * dp], pa[kn][mt], b0, b1);
+            mma_16816<kBf16>(o[mt][2 * dp + 1], pa[kn][mt], b2, b3);
+          }
+        }
+      }
+    }  // sub
+
+#pragma unroll
+    for (int s = 0; s < S - 1; ++s) {
+      ring[s] = ring[s + 1];
+    }
+    ring[S - 1] = -1;
+    slot = slot + 1 == S ? 0 : slot + 1;
+  }
+
+  // ---- epilogue: sink, normalisation, LSE, O through shared memory (16-byte coalesced stores).
+  float sink2 = 0.f;
+  if constexpr (Mods::kHasSink) sink2 = Mods::sink(p, b, h) * kLog2e;
+  // O is staged through shared memory for 16-byte coalesced stores. Without aliasing it goes into
+  // this warp's own Q rows (read by this warp only): a warp barrier is enough. With aliasing the
+  // staging rows overlap ring slots other warps may still be reading: block barrier.
+  const unsigned sO = kQAliased ? smem0 : sQ;
+  if constexpr (kQAliased) {
+    __syncthreads();
+  } else {
+    __syncwarp();
+  }
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      float l = quad_sum(l_run[mt][hf]);
+      float m = m_run[mt][hf];
+      float oscale = 1.f;
+      if constexpr (Mods::kHasSink) {
+        // The sink is one more logit in the denominator, with no value vector.
+        const float mf = fmax2(m, sink2);
+        const float mb = mf == neg_inf() ? 0.f : mf;
+        oscale = fast_exp2(m - mb);
+        l = l * oscale + fast_exp2(sink2 - mb);
+        m = mf;
+      }
+      // l > 0 implies a finite m (the max element contributes exp2(0) = 1).
+      const bool any = l > 0.f;
+      const float inv = any ? oscale / l : 0.f;
+      const int row = q0 + warp_row0 + mt * 16 + g + hf * 8;
+      if (args.lse != nullptr && t == 0 && row < Tq) {
+        args.lse[(static_cast<i64>(b) * args.Hq + h) * Tq + row] = any ? (m + fast_log2(l)) * kLn2 : neg_inf();
+      }
+      const unsigned srow = sO + (warp_row0 + mt * 16 + g + hf * 8) * kRowBytes + t * 4;
+#pragma unroll
+      for (int nd = 0; nd < ND; ++nd)
+        sts_32(srow + nd * 16, pack2<kBf16>(o[mt][nd][2 * hf] * inv, o[mt][nd][2 * hf + 1] * inv));
+    }
+  }
+  __syncwarp();
+  unsigned short* gO =
+      static_cast<unsigned short*>(args.o) + static_cast<i64>(b) * args.o_b + static_cast<i64>(h) * args.o_h;
+  constexpr int kChunks = D / 8;
+#pragma unroll
+  for (int i = 0; i < MT * D / 16; ++i) {  // 16*MT rows x D/8 chunks over 32 lanes
+    const int c = lane + i * 32;
+    const int r = c / kChunks;
+    const int ch = c % kChunks;
+    const int row = q0 + warp_row0 + r;
+    if (row < Tq) {
+      unsigned x0, x1, x2, x3;
+      lds_128(sO + (warp_row0 + r) * kRowBytes + ch * 16, x0, x1, x2, x3);
+      stg_128(gO + static_cast<i64>(row) * args.o_t + ch * 8, x0, x1, x2, x3);
+    }
+  }
+}
+
+}  // namespace flexjit

@@ -1,0 +1,214 @@
+// kv_range against brute force: for every query of a tile, every key whose mask is true lies in
+// [lo, hi), and both ends lie in [0, Tkv]. Then the exact ranges expected for the common masks.
+#include <gtest/gtest.h>
+
+#include "compiler/interpreter.hpp"
+#include "compiler/ir_printer.hpp"
+#include "compiler/kv_range.hpp"
+#include "tests/analysis/random_expr.hpp"
+#include "tests/analysis/support.hpp"
+
+namespace flexjit::analysis_test {
+namespace {
+
+using compiler::kv_range;
+using compiler::kv_range_is_full;
+using compiler::KvRange;
+
+std::string show(const KvRange& r) { return "[" + ir::to_string(r.lo) + ", " + ir::to_string(r.hi) + ")"; }
+
+// Scalars well inside int64 (kv_range's documented assumption), but still negative or huge sometimes.
+void tame_scalars(World& w, std::mt19937_64& rng) {
+  for (auto& [name, v] : w.env.scalars) {
+    if (v.type != ir::Type::Int) continue;
+    const std::int64_t x = uniform(rng, 0, 5) == 0 ? uniform(rng, -(1LL << 40), 1LL << 40) : uniform(rng, -50, 350);
+    v = ir::Value::integer(x);
+    w.scalars[name] = x;
+  }
+}
+
+// Returns the number of (tile, key) pairs where the range excluded a key (should be 0), and counts
+// how many keys the range let the kernel skip.
+void check_program(const ir::Program& p, std::mt19937_64& rng, int worlds, int tiles, std::int64_t max_t,
+                   std::int64_t* skipped = nullptr) {
+  const KvRange r = kv_range(p);
+  for (int i = 0; i < worlds; ++i) {
+    World w = random_world(p, rng, max_t);
+    tame_scalars(w, rng);
+    for (int j = 0; j < tiles; ++j) {
+      const std::int64_t q_lo = uniform(rng, 0, w.Tq - 1);
+      const std::int64_t q_hi = std::min(w.Tq - 1, q_lo + uniform(rng, 0, 1) * uniform(rng, 0, 130));
+      const std::int64_t b = uniform(rng, 0, w.B - 1), h = uniform(rng, 0, w.H - 1);
+      const auto [lo, hi] = eval_kv_range(r, w, b, h, q_lo, q_hi);
+      ASSERT_TRUE(0 <= lo && lo <= w.Tkv && 0 <= hi && hi <= w.Tkv)
+          << p.name << ": " << show(r) << " = [" << lo << ", " << hi << ") outside [0, " << w.Tkv << "]";
+      for (std::int64_t qi = q_lo; qi <= q_hi; ++qi)
+        for (std::int64_t ki = 0; ki < w.Tkv; ++ki) {
+          if (ki >= lo && ki < hi) continue;
+          ASSERT_FALSE(ir::eval_mask(p, w.env, b, h, qi, ki))
+              << p.name << ": kv range " << show(r) << " = [" << lo << ", " << hi << ") for q in [" << q_lo << ", "
+              << q_hi << "] (Tkv " << w.Tkv << ") excludes kv " << ki << " but mask(" << qi << ", " << ki
+              << ") is true\n"
+              << ir::to_string(p.mask_mod->body);
+        }
+      if (skipped) *skipped += w.Tkv - std::max<std::int64_t>(0, hi - lo);
+    }
+  }
+}
+
+TEST(KvRange, HandProgramsContainEveryTrueKey) {
+  std::mt19937_64 rng(test_seed(11));
+  for (const auto& np : hand_programs()) {
+    SCOPED_TRACE(np.name + " " + show(kv_range(np.program)));
+    check_program(np.program, rng, 30, 20, 300);
+    ASSERT_FALSE(HasFailure());
+  }
+}
+
+TEST(KvRange, ExamplesContainEveryTrueKey) {
+  if (!have_pipeline()) GTEST_SKIP() << "front end (compiler/pipeline) not built";
+  std::mt19937_64 rng(test_seed(12));
+  for (const auto& np : example_programs()) {
+    SCOPED_TRACE(np.name + " " + show(kv_range(np.program)));
+    check_program(np.program, rng, 30, 20, 300);
+    ASSERT_FALSE(HasFailure());
+  }
+}
+
+TEST(KvRange, RandomMasksContainEveryTrueKey) {
+  std::mt19937_64 rng(test_seed(13));
+  std::int64_t skipped = 0;
+  int bounded = 0;
+  for (int i = 0; i < 600; ++i) {
+    ExprGen gen(rng, /*tame=*/true);
+    const ir::Program p =
+        mask_program("random", gen.bool_expr(static_cast<int>(uniform(rng, 1, 4))), ExprGen::scalars(), ExprGen::captures());
+    bounded += !kv_range_is_full(kv_range(p));
+    check_program(p, rng, 2, 6, 80, &skipped);
+    ASSERT_FALSE(HasFailure());
+  }
+  EXPECT_GT(bounded, 30);
+  EXPECT_GT(skipped, 0);
+}
+
+// A mask built around a solvable atom, to hit the solver's branches often.
+TEST(KvRange, RandomAtomsContainEveryTrueKey) {
+  std::mt19937_64 rng(test_seed(14));
+  const ir::CompareOp ops[] = {ir::CompareOp::LT, ir::CompareOp::LE, ir::CompareOp::GT,
+                               ir::CompareOp::GE, ir::CompareOp::EQ, ir::CompareOp::NE};
+  for (int i = 0; i < 400; ++i) {
+    auto side = [&]() -> Expr {
+      Expr base = uniform(rng, 0, 1) ? q() : int_scalar("s");
+      Expr e = uniform(rng, 0, 1) ? base + c(uniform(rng, -20, 20)) : base - int_scalar("s");
+      if (uniform(rng, 0, 3) == 0) e = fdiv(e, c(uniform(rng, 1, 9)));
+      if (uniform(rng, 0, 3) == 0) e = e * c(uniform(rng, -2, 2));
+      return e;
+    };
+    auto kv_side = [&]() -> Expr {
+      Expr e = uniform(rng, 0, 1) ? kv() : c(0) - kv();
+      if (uniform(rng, 0, 1)) e = e + side();
+      if (uniform(rng, 0, 2) == 0) e = fdiv(e, c(uniform(rng, 1, 9)));
+      return e;
+    };
+    auto atom = [&]() {
+      Expr a = kv_side(), b = side();
+      if (uniform(rng, 0, 1)) std::swap(a, b);
+      return cmp(ops[uniform(rng, 0, 5)], a, b);
+    };
+    Expr m = atom();
+    for (int k = uniform(rng, 0, 2); k > 0; --k) {
+      switch (uniform(rng, 0, 3)) {
+        case 0: m = m && atom(); break;
+        case 1: m = m || atom(); break;
+        case 2: m = !m; break;
+        default: m = ir::Select::make(atom(), m, atom()); break;
+      }
+    }
+    const ir::Program p = mask_program("atoms", m, ExprGen::scalars(), ExprGen::captures());
+    check_program(p, rng, 2, 8, 80);
+    ASSERT_FALSE(HasFailure());
+  }
+}
+
+// ---- Precision.
+
+const ir::Program& hand(const std::string& name) {
+  static const std::vector<NamedProgram> programs = hand_programs();
+  for (const auto& np : programs)
+    if (np.name == name) return np.program;
+  throw std::runtime_error("no hand program " + name);
+}
+
+std::pair<std::int64_t, std::int64_t> at(const KvRange& r, std::int64_t q_lo, std::int64_t q_hi, std::int64_t Tkv,
+                                         std::map<std::string, ir::Value> scalars = {}) {
+  World w;
+  w.Tkv = Tkv;
+  w.env.scalars = std::move(scalars);
+  return eval_kv_range(r, w, 0, 0, q_lo, q_hi);
+}
+
+TEST(KvRange, CausalIsPrefix) {
+  const KvRange r = kv_range(hand("causal"));
+  EXPECT_FALSE(kv_range_is_full(r));
+  EXPECT_EQ(ir::to_string(r.lo), "0");
+  for (std::int64_t q_lo : {0, 5, 64, 1000})
+    for (std::int64_t len : {1, 3, 64})
+      for (std::int64_t Tkv : {1, 70, 2000}) {
+        const std::int64_t q_hi = q_lo + len - 1;
+        EXPECT_EQ(at(r, q_lo, q_hi, Tkv), std::make_pair(std::int64_t{0}, std::min(q_hi + 1, Tkv)))
+            << show(r) << " q [" << q_lo << ", " << q_hi << "] Tkv " << Tkv;
+      }
+  // ALiBi's score mod changes nothing; document masks keep their causal half.
+  EXPECT_EQ(at(kv_range(hand("alibi_causal")), 10, 20, 100), std::make_pair(std::int64_t{0}, std::int64_t{21}));
+  EXPECT_EQ(at(kv_range(hand("document")), 10, 20, 100), std::make_pair(std::int64_t{0}, std::int64_t{21}));
+  EXPECT_EQ(at(kv_range(hand("dilated")), 10, 20, 100, {{"dilation", ir::Value::integer(3)}}),
+            std::make_pair(std::int64_t{0}, std::int64_t{21}));
+  EXPECT_EQ(at(kv_range(hand("causal_offset")), 10, 20, 1000, {{"offset", ir::Value::integer(100)}}),
+            std::make_pair(std::int64_t{0}, std::int64_t{121}));
+}
+
+TEST(KvRange, WindowIsBand) {
+  for (const char* name : {"sliding_window", "window_chained_let"}) {
+    const KvRange r = kv_range(hand(name));
+    for (std::int64_t w : {1, 16, 100, 5000})
+      for (std::int64_t q_lo : {0, 64, 1000})
+        for (std::int64_t Tkv : {50, 1100, 9000}) {
+          const std::int64_t q_hi = q_lo + 63;
+          const auto want = std::make_pair(std::clamp<std::int64_t>(q_lo - w + 1, 0, Tkv), std::min(q_hi + 1, Tkv));
+          EXPECT_EQ(at(r, q_lo, q_hi, Tkv, {{"window", ir::Value::integer(w)}}), want)
+              << name << " " << show(r) << " w " << w << " q_lo " << q_lo << " Tkv " << Tkv;
+        }
+  }
+  // not (kv > q or kv < q - w): kv in [q - w, q]
+  EXPECT_EQ(at(kv_range(hand("negated_window")), 100, 163, 1000, {{"window", ir::Value::integer(10)}}),
+            std::make_pair(std::int64_t{90}, std::int64_t{164}));
+}
+
+TEST(KvRange, SinkWindowIsHull) {
+  const KvRange r = kv_range(hand("sink_window"));
+  EXPECT_EQ(at(r, 1000, 1063, 5000, {{"window", ir::Value::integer(128)}}),
+            std::make_pair(std::int64_t{0}, std::int64_t{1064}));
+  EXPECT_EQ(ir::to_string(r.lo), "0");
+}
+
+TEST(KvRange, ChunkedStartsAtTheChunk) {
+  const KvRange r = kv_range(hand("chunked"));  // chunk 64, causal
+  EXPECT_EQ(at(r, 130, 139, 1000), std::make_pair(std::int64_t{128}, std::int64_t{140}));
+  EXPECT_EQ(at(r, 64, 191, 1000), std::make_pair(std::int64_t{64}, std::int64_t{192}));
+}
+
+TEST(KvRange, UnboundedMasksAreFull) {
+  EXPECT_TRUE(kv_range_is_full(kv_range(hand("prefix_lm"))));  // kv < prefix_len[b] reads a tensor
+  EXPECT_TRUE(kv_range_is_full(kv_range(hand("optional_causal"))));
+  EXPECT_TRUE(kv_range_is_full(kv_range(ir::Program{})));  // no mask_mod
+  // A user scalar named like a range variable: the range falls back to [0, Tkv).
+  ir::Program clash = mask_program("clash", kv() < int_scalar("Tkv"), {{"Tkv", ir::Type::Int, {}}});
+  EXPECT_TRUE(kv_range_is_full(kv_range(clash)));
+  // A mask that is never true gives an empty range.
+  const KvRange none = kv_range(mask_program("never", (kv() < c(4)) && (kv() > c(10))));
+  const auto [lo, hi] = at(none, 0, 10, 100);
+  EXPECT_GE(lo, hi);
+}
+
+}  // namespace
+}  // namespace flexjit::analysis_test

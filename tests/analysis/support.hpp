@@ -1,0 +1,93 @@
+#pragma once
+// Shared pieces of the analysis tests: a tiny IR builder, the mask programs under test (built by
+// hand, plus examples/*.py when the front end is built), random worlds (sizes, scalars, captured
+// tensors) to evaluate them in, and the brute-force oracles.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compiler/interpreter.hpp"
+#include "compiler/ir.hpp"
+#include "compiler/kv_range.hpp"
+#include "compiler/tile_class.hpp"
+
+namespace flexjit::analysis_test {
+
+using ir::Expr;
+
+// ---- IR builder (Int / Bool operands as make() requires).
+Expr q();
+Expr kv();
+Expr bv();
+Expr hv();
+Expr c(std::int64_t v);
+Expr t();  // true
+Expr f();  // false
+Expr int_scalar(const std::string& name);
+Expr bool_scalar(const std::string& name);
+Expr let_var(const std::string& name, ir::Type t);
+Expr load(const std::string& tensor, ir::DType d, std::vector<Expr> idx);
+Expr bin(ir::BinaryOp op, Expr a, Expr b);
+Expr cmp(ir::CompareOp op, Expr a, Expr b);
+Expr operator+(Expr a, Expr b);
+Expr operator-(Expr a, Expr b);
+Expr operator*(Expr a, Expr b);
+Expr operator<(Expr a, Expr b);
+Expr operator<=(Expr a, Expr b);
+Expr operator>(Expr a, Expr b);
+Expr operator>=(Expr a, Expr b);
+Expr operator==(Expr a, Expr b);
+Expr operator!=(Expr a, Expr b);
+Expr operator&&(Expr a, Expr b);  // logical And
+Expr operator||(Expr a, Expr b);  // logical Or
+Expr operator&(Expr a, Expr b);   // BitAnd (Bool or Int)
+Expr operator|(Expr a, Expr b);   // BitOr
+Expr operator!(Expr a);
+Expr fdiv(Expr a, Expr b);  // Python //
+Expr mod(Expr a, Expr b);   // Python %
+
+// A program with only a mask_mod (plus the declarations it uses).
+ir::Program mask_program(std::string name, Expr body, std::vector<ir::Scalar> scalars = {},
+                         std::vector<ir::Capture> captures = {});
+
+struct NamedProgram {
+  std::string name;
+  ir::Program program;
+};
+// The masks users write, built by hand: causal, windows, sinks, chunked, prefix, document, dilated,
+// ALiBi + causal, and a few shapes that exercise Let / Select / Not / bool scalars.
+std::vector<NamedProgram> hand_programs();
+// examples/*.py through the front end; empty when it is not built (FLEXJIT_HAVE_PIPELINE unset).
+std::vector<NamedProgram> example_programs();
+bool have_pipeline();
+
+// ---- Random worlds: one call's sizes, scalar values and captured tensors.
+struct World {
+  std::int64_t B = 1, H = 1, Tq = 1, Tkv = 1;
+  ir::Env env;                                         // scalars + tensors for the interpreter
+  std::map<std::string, compiler::ScalarValue> scalars;  // the same scalars for classify_tile
+  std::vector<std::shared_ptr<std::vector<unsigned char>>> storage;  // tensor bytes (env points here)
+};
+World random_world(const ir::Program& p, std::mt19937_64& rng, std::int64_t max_t = 300);
+
+// A random tile origin / size, biased towards the diagonal, Tkv and tiny sizes.
+struct Tile {
+  std::int64_t q0, q1, k0, k1;
+};
+Tile random_tile(const World& w, std::mt19937_64& rng);
+
+compiler::TileQuery query(const World& w, std::int64_t b, std::int64_t h, const Tile& t);
+
+// [lo, hi) of a KvRange for the query tile [q_lo, q_hi], evaluated with the interpreter.
+std::pair<std::int64_t, std::int64_t> eval_kv_range(const compiler::KvRange& r, const World& w, std::int64_t b,
+                                                    std::int64_t h, std::int64_t q_lo, std::int64_t q_hi);
+
+std::int64_t uniform(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi);  // inclusive
+
+// Seed from FLEXJIT_ANALYSIS_SEED when set (to explore), else `fallback` (deterministic CI).
+std::uint64_t test_seed(std::uint64_t fallback);
+
+}  // namespace flexjit::analysis_test

@@ -1,0 +1,4 @@
+table: list
+
+def mask_mod(b, h, q_idx, kv_idx):
+    return True

@@ -1,0 +1,4 @@
+selected: BlockIndices[64, 40]
+
+def mask_mod(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx

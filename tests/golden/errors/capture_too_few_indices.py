@@ -1,0 +1,4 @@
+bias: Tensor[float32, 2]
+
+def score_mod(score, b, h, q_idx, kv_idx):
+    return score + bias[q_idx - kv_idx]

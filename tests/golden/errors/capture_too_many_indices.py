@@ -1,0 +1,4 @@
+doc_ids: Tensor[int32, 1]
+
+def mask_mod(b, h, q_idx, kv_idx):
+    return doc_ids[b, q_idx] == doc_ids[kv_idx]

@@ -1,0 +1,5 @@
+class Mask:
+    pass
+
+def mask_mod(b, h, q_idx, kv_idx):
+    return True

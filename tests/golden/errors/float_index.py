@@ -1,0 +1,4 @@
+table: Tensor[float32, 1]
+
+def score_mod(score, b, h, q_idx, kv_idx):
+    return score + table[q_idx / 2]

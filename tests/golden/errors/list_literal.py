@@ -1,0 +1,3 @@
+def mask_mod(b, h, q_idx, kv_idx):
+    sizes = [1, 2, 3]
+    return q_idx >= kv_idx

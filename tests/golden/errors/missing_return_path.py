@@ -1,0 +1,3 @@
+def mask_mod(b, h, q_idx, kv_idx):
+    if q_idx >= kv_idx:
+        return True

@@ -1,0 +1,2 @@
+window: int
+CAP = 50.0

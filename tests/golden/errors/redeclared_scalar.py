@@ -1,0 +1,5 @@
+window: int
+window: float
+
+def mask_mod(b, h, q_idx, kv_idx):
+    return q_idx - kv_idx < window

@@ -1,0 +1,2 @@
+def sink(b):
+    return 0.0

@@ -1,0 +1,49 @@
+// `flexjit check FILE...`: parse and type-check programs; print diagnostics or a summary.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "compiler/pipeline.hpp"
+#include "tools/commands.hpp"
+
+namespace flexjit::tools {
+
+namespace {
+
+std::string summary(const ir::Program& p) {
+  std::vector<std::string> mods;
+  if (p.mask_mod) mods.push_back("mask_mod");
+  if (p.score_mod) mods.push_back("score_mod");
+  if (p.sink) mods.push_back("sink");
+  std::string s = fmt::format("{}", fmt::join(mods, ", "));
+  std::vector<std::string> caps, scalars;
+  for (const auto& c : p.captures) caps.push_back(c.name);
+  for (const auto& v : p.scalars) scalars.push_back(v.name);
+  if (!caps.empty()) s += fmt::format("; captures: {}", fmt::join(caps, ", "));
+  if (!scalars.empty()) s += fmt::format("; scalars: {}", fmt::join(scalars, ", "));
+  if (p.block_indices) s += fmt::format("; block indices: {}", p.block_indices->name);
+  return s;
+}
+
+}  // namespace
+
+void add_check_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand("check", "Parse and check programs; exit 0 or print the diagnostics");
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto quiet = std::make_shared<bool>(false);
+  cmd->add_option("FILE", *files, "program files (.py)")->required();
+  cmd->add_flag("-q,--quiet", *quiet, "print nothing on success");
+  cmd->callback([files, quiet, &exit_code] {
+    for (const auto& path : *files) {
+      int rc = run_reporting_errors([&] {
+        auto file = dsl::SourceFile::from_path(path);
+        ir::Program p = compiler::build_ir(file);
+        if (!*quiet) std::cout << fmt::format("{}: ok ({})\n", path, summary(p));
+        return kExitOk;
+      });
+      exit_code = std::max(exit_code, rc);
+    }
+  });
+}
+
+}  // namespace flexjit::tools

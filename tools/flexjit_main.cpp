@@ -1,0 +1,42 @@
+// flexjit: check, inspect and compile attention programs.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "dsl/diagnostics.hpp"
+#include "tools/commands.hpp"
+
+namespace flexjit::tools {
+
+int run_reporting_errors(const std::function<int()>& fn) {
+  try {
+    return fn();
+  } catch (const dsl::CompileError& e) {
+    std::cerr << e.what();
+    return kExitDiagnostics;
+  } catch (const std::exception& e) {
+    std::cerr << "flexjit: error: " << e.what() << "\n";
+    return kExitUsage;
+  }
+}
+
+}  // namespace flexjit::tools
+
+int main(int argc, char** argv) {
+  using namespace flexjit::tools;
+  CLI::App app{"flexjit: custom attention kernels from a few lines of Python-like code"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "flexjit 0.1.0");
+  int exit_code = kExitOk;
+  add_check_command(app, exit_code);
+  add_emit_command(app, exit_code);
+  add_cache_command(app, exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : kExitUsage;
+  }
+  return exit_code;
+}
