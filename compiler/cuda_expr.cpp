@@ -120,13 +120,24 @@ class ValueEmitter {
       static const char* ops[] = {"<", "<=", ">", ">=", "==", "!="};
       return fmt::format("({} {} {})", emit(n->a), ops[static_cast<int>(n->op)], emit(n->b));
     }
-    if (auto n = e.as<ir::Select>()) return fmt::format("({} ? {} : {})", emit(n->cond), emit(n->t), emit(n->f));
+    if (auto n = e.as<ir::Select>()) {
+      std::string c = emit(n->cond);
+      Guarded g(this);
+      return fmt::format("({} ? {} : {})", c, emit(n->t), emit(n->f));
+    }
     if (auto n = e.as<ir::Call>()) {
       std::string args;
       for (std::size_t i = 0; i < n->args.size(); ++i) args += (i ? ", " : "") + emit(n->args[i]);
       return fmt::format("{}({})", intrinsic_call(n->fn, n->args.empty() ? Type::Float : n->args[0].type()), args);
     }
     if (auto n = e.as<ir::Let>()) {
+      if (guarded_ > 0) {
+        // Behind a guard (the right side of && / ||, an arm of ?:) the value may only be computed
+        // when the guard lets it through: a loaded index may be out of range otherwise. An
+        // immediately invoked lambda keeps the binding local to that branch.
+        return fmt::format("([&]() {{ const {} l_{} = {}; return {}; }}())", cuda_type(n->value.type()), n->name,
+                           emit(n->value), emit(n->body));
+      }
       std::string value = emit(n->value);
       w_.source_comment(n->value->pos);
       w_.line(fmt::format("const {} l_{} = {};", cuda_type(n->value.type()), n->name, value));
@@ -137,6 +148,13 @@ class ValueEmitter {
   }
 
  private:
+  // Marks the emission of a conditionally evaluated operand.
+  struct Guarded {
+    explicit Guarded(ValueEmitter* e) : e_(e) { ++e_->guarded_; }
+    ~Guarded() { --e_->guarded_; }
+    ValueEmitter* e_;
+  };
+
   std::string cast(Type to, const Expr& v) {
     std::string a = emit(v);
     Type from = v.type();
@@ -150,15 +168,23 @@ class ValueEmitter {
   }
 
   std::string binary(const ir::Binary& n) {
-    std::string a = emit(n.a), b = emit(n.b);
+    std::string a = emit(n.a), b;
+    if (n.op == BinaryOp::And || n.op == BinaryOp::Or) {
+      Guarded g(this);  // the right side runs only when the left does not decide
+      b = emit(n.b);
+    } else {
+      b = emit(n.b);
+    }
     bool is_int = n.a.type() == Type::Int;
     auto call = [&](const char* f) { return fmt::format("{}({}, {})", f, a, b); };
     auto infix = [&](const char* op) { return fmt::format("({} {} {})", a, op, b); };
     switch (n.op) {
-      case BinaryOp::Add: return is_int ? call("flexjit::ops::add") : infix("+");
-      case BinaryOp::Sub: return is_int ? call("flexjit::ops::sub") : infix("-");
-      case BinaryOp::Mul: return is_int ? call("flexjit::ops::mul") : infix("*");
-      case BinaryOp::Div: return infix("/");
+      // Float + - * / round each operation on its own (the _rn intrinsics are never fused into
+      // an FMA), as the interpreter does, while the kernel's own arithmetic may still use FMA.
+      case BinaryOp::Add: return is_int ? call("flexjit::ops::add") : call("__fadd_rn");
+      case BinaryOp::Sub: return is_int ? call("flexjit::ops::sub") : call("__fsub_rn");
+      case BinaryOp::Mul: return is_int ? call("flexjit::ops::mul") : call("__fmul_rn");
+      case BinaryOp::Div: return call("__fdiv_rn");
       case BinaryOp::FloorDiv: return call("flexjit::ops::floordiv");
       case BinaryOp::Mod: return call("flexjit::ops::mod");
       case BinaryOp::Pow: return is_int ? call("flexjit::ops::ipow") : call("powf");
@@ -177,6 +203,7 @@ class ValueEmitter {
 
   CudaWriter& w_;
   const VarSpelling& vars_;
+  int guarded_ = 0;
 };
 
 // Mirrors compiler/bounds.cpp: same primitive for the same node, so the GPU's verdicts are the

@@ -18,6 +18,7 @@ struct KernelSpec {
 struct TileConfig {
   int block_m, block_n, warps, stages;
   bool q_in_registers;
+  int min_blocks_per_sm;  // __launch_bounds__ occupancy hint: CTAs per SM the registers must allow
   int threads() const { return warps * 32; }
   // Dynamic shared memory of the sm80 forward template for this tile and head dim.
   int shared_bytes(int head_dim) const;

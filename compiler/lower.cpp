@@ -110,6 +110,11 @@ std::string param_list(const ModSignature& sig) {
 class Lowerer {
  public:
   explicit Lowerer(const dsl::SourceFile& file) : file_(file), globals_(std::make_shared<Scope>()) {}
+  // Top-level functions close over the module scope that holds them: a reference cycle, broken
+  // here (also when lowering stops at an error).
+  ~Lowerer() { globals_->names.clear(); }
+  Lowerer(const Lowerer&) = delete;
+  Lowerer& operator=(const Lowerer&) = delete;
 
   ir::Program run(const ast::Module& module) {
     program_.name = std::filesystem::path(file_.name()).stem().string();
@@ -357,7 +362,8 @@ class Lowerer {
       bound[i] = true;
     }
     for (auto& [kw, v] : kwargs) {
-      auto it = std::find_if(params.begin(), params.end(), [&](const ast::Param& p) { return p.name == kw.name; });
+      const std::string& kw_name = kw.name;  // clang 14 cannot capture structured bindings
+      auto it = std::find_if(params.begin(), params.end(), [&](const ast::Param& p) { return p.name == kw_name; });
       if (it == params.end()) fail(kw.pos, fmt::format("{} got an unexpected keyword argument '{}'", fname, kw.name));
       std::size_t i = it - params.begin();
       if (bound[i]) fail(kw.pos, fmt::format("{} got multiple values for argument '{}'", fname, kw.name));

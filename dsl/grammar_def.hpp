@@ -191,6 +191,8 @@ auto const paren_def =
 auto const trailer_def = call_trailer | index_trailer | attr_trailer;
 auto const call_trailer_def =
     (open_paren >> -(argument % comma >> -comma) >> -comprehension) > close_paren;
+// Both alternatives fill the same Arg; the explicit empty keyword overwrites the one a
+// keyword_argument that failed at its '=' may have left behind.
 auto const argument_def = keyword_argument | positional_argument;
 auto const keyword_argument_def = (name >> equals) > star_or_named;
 auto const positional_argument_def = x3::attr(boost::optional<pt::NameTok>()) >> star_or_named;

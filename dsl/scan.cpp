@@ -278,6 +278,7 @@ const char* scan_string(const char* p, const char* last, std::string& value, boo
     if (*p == '\\' && p + 1 != last) {
       if (raw) {  // kept verbatim, but the escaped character never ends the string
         value += *p++;
+        if (*p == '\r' && p + 1 != last && p[1] == '\n') ++p;  // CRLF is one newline
         value += *p++;
       } else {
         p = unescape(p + 1, last, bytes, value);

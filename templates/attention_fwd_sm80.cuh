@@ -6,12 +6,16 @@
 // O += P V run on the tensor cores with fp32 accumulators; the online softmax works in the log2
 // domain (exp2 with log2(e) folded into the scale); P goes from the S accumulators straight into the
 // A operand of the PV mma (the C layout of m16n8 matches the A layout of m16k16), so it never touches
-// shared memory.
+// shared memory. The running max is rescaled lazily (only when it grows by more than 2^8), which
+// skips the O *= correction multiplies on almost every tile.
 //
 // Variant hooks (the generator emits `Mods`):
 //   Mods::kv_range  -> which kv tiles can matter for this query tile (the rest are never loaded);
 //   Mods::classify  -> per visited tile: EMPTY (skipped, not even loaded), FULL (mask not evaluated),
-//                      PARTIAL (mask evaluated per element);
+//                      PARTIAL (mask evaluated per element). Called once per tile on the whole
+//                      tile [k0, min(k0 + kBlockN, Tkv)) x [q0, min(q0 + kBlockM, Tq)), which may
+//                      reach outside the kv range: it must be exact there too (never FULL or EMPTY
+//                      unless every element of the tile is kept or masked).
 //   Mods::mask / score / sink -> FlexAttention semantics (see attention_common.cuh and DESIGN.md).
 //
 // The generator wraps it as, for example:
@@ -34,14 +38,15 @@ namespace flexjit {
 //   kBlockM   query rows per CTA; must be a multiple of 16 * kWarps (each warp owns whole m16 tiles).
 //   kBlockN   keys per K/V tile, a multiple of 16.
 //   kStages   depth of the K/V cp.async ring (>= 2): tile i+kStages-1 is in flight while i computes.
-//   kSubN     keys per compute step inside a K/V tile (a divisor of kBlockN, multiple of 16).
 //   kQInRegs  keep Q fragments in registers for the whole kernel (saves shared-memory bandwidth);
-//             when false they are re-read with ldmatrix for every K tile (saves registers, D=256).
+//             when false they are re-read with ldmatrix for every K tile (saves MT*D/4 registers:
+//             the shipped defaults all do this, to leave generated masks register headroom).
+//   kMinBlocksPerSM  for the wrapper's __launch_bounds__ (2: two CTAs per SM, <= 255 registers).
 // Shared memory: rows are padded by 8 elements (16 bytes) so that the 8 row addresses of every
 // ldmatrix phase fall into distinct bank groups for any D that is a multiple of 16; this works for
 // D = 80 or 96 too, where an XOR swizzle over 8 chunks would not fit the row.
 template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, int kStages_, class Element_,
-          bool kQInRegs_ = true, int kMinBlocksPerSM_ = 1, int kSubN_ = kBlockN_>
+          bool kQInRegs_ = true, int kMinBlocksPerSM_ = 1>
 struct FwdConfig {
   static constexpr int kHeadDim = kHeadDim_;
   static constexpr int kBlockM = kBlockM_;
@@ -52,10 +57,6 @@ struct FwdConfig {
   static constexpr bool kIsBf16 = ElementTraits<Element_>::kIsBf16;
   static constexpr bool kQInRegs = kQInRegs_;
   static constexpr int kMinBlocksPerSM = kMinBlocksPerSM_;
-  // Keys per compute step: a K/V tile of kBlockN keys is consumed in kBlockN / kSubN steps (QK^T,
-  // softmax, PV each), so loads and barriers are amortised over kBlockN keys while the S
-  // accumulators only cover kSubN keys (registers).
-  static constexpr int kSubN = kSubN_;
   static constexpr int kThreads = kWarps * 32;
   static constexpr int kSmemStride = kHeadDim + 8;  // elements per padded smem row
   // With Q in registers, the Q tile is staged in the last ring slot (which the prologue leaves
@@ -64,23 +65,22 @@ struct FwdConfig {
   static constexpr int kSmemBytes = (2 * kStages * kBlockN + (kQAliased ? 0 : kBlockM)) * kSmemStride * 2;
 };
 
-// Default tile choice per head dim (measured on an H200 with tests/templates/fwd_selftest.cu; see
-// tests/templates/README.md). Every warp owns 32 query rows (two m16 tiles) where registers allow,
-// so that each K/V fragment read from shared memory feeds two mma's; ~235-255 registers, no spills,
-// 2 CTAs (8 warps) per SM.
-//   D <= 64 : 128 x 128 tile in 2 steps of 64 keys, 4 warps, Q in registers (staged in the last ring
-//             slot).                                                                    ~72 KB smem.
-//   D <= 128: 128 x 64 tile in 2 steps of 32 keys, 4 warps, Q re-read from smem (64 Q registers
-//             would not fit next to the 128 O accumulators).                            ~102 KB smem.
-//   D <= 256: 64 x 32 tile, 4 warps x 16 rows (128 O accumulators per thread), Q from smem.  ~99 KB.
+// Default tile choice per head dim, measured on an H200 (tests/templates/README.md has the numbers).
+// Every warp owns 32 query rows (two m16 tiles), so each K/V fragment read from shared memory feeds
+// two mma's; 200-255 registers without spills for the test Mods, 2 CTAs (8 warps) per SM.
+//   D <= 64 : 128 x 64 tile, 4 warps, Q re-read from smem, 2 stages.                         54 KB.
+//   D <= 128: 128 x 32 tile, 4 warps, Q re-read from smem each tile (64 Q registers do not fit next
+//             to the 128 O accumulators), 2 stages.                                         68 KB.
+//   D <= 256: 64 x 32 tile, 4 warps x 16 rows (128 O accumulators per thread), Q from smem.  99 KB.
+// Larger kv tiles (64 keys at D = 128) spill or run slower; 3 stages measured within noise of 2.
 template <int D, class E, int kBucket = (D <= 64 ? 0 : (D <= 128 ? 1 : 2))>
 struct DefaultFwdConfigImpl;
 template <int D, class E>
-struct DefaultFwdConfigImpl<D, E, 0> { using type = FwdConfig<D, 128, 128, 4, 2, E, true, 2, 64>; };
+struct DefaultFwdConfigImpl<D, E, 0> { using type = FwdConfig<D, 128, 64, 4, 2, E, false, 2>; };
 template <int D, class E>
-struct DefaultFwdConfigImpl<D, E, 1> { using type = FwdConfig<D, 128, 64, 4, 2, E, false, 2, 32>; };
+struct DefaultFwdConfigImpl<D, E, 1> { using type = FwdConfig<D, 128, 32, 4, 2, E, false, 2>; };
 template <int D, class E>
-struct DefaultFwdConfigImpl<D, E, 2> { using type = FwdConfig<D, 64, 32, 4, 2, E, false, 2, 32>; };
+struct DefaultFwdConfigImpl<D, E, 2> { using type = FwdConfig<D, 64, 32, 4, 2, E, false, 2>; };
 template <int D, class E>
 using DefaultFwdConfig = typename DefaultFwdConfigImpl<D, E>::type;
 
@@ -171,16 +171,14 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
   constexpr int MT = BM / (16 * W);  // m16 tiles per warp
   constexpr int KD = D / 16;         // k16 steps over the head dim (QK^T)
   constexpr int ND = D / 8;          // n8 tiles over the head dim (PV output)
-  constexpr int SUBN = Cfg::kSubN;   // keys per compute step
-  constexpr int NN = SUBN / 8;       // n8 tiles over the keys of a step (S)
-  constexpr int KN = SUBN / 16;      // k16 steps over the keys of a step (PV)
+  constexpr int NN = BN / 8;         // n8 tiles over the keys (S)
+  constexpr int KN = BN / 16;        // k16 steps over the keys (PV)
   constexpr int LDS = Cfg::kSmemStride;
   constexpr int kRowBytes = LDS * 2;
   constexpr unsigned kTileBytes = BN * kRowBytes;
   static_assert(D % 16 == 0 && D >= 16 && D <= 256, "head dim must be a multiple of 16 in [16, 256]");
   static_assert(BM % (16 * W) == 0 && MT >= 1, "each warp owns whole m16 row tiles");
   static_assert(BN % 16 == 0 && BN >= 16, "kv tile must be a multiple of 16");
-  static_assert(SUBN % 16 == 0 && BN % SUBN == 0, "kSubN must be a multiple of 16 dividing kBlockN");
   static_assert(S >= 2, "need at least a double-buffered K/V ring");
   static_assert(sizeof(typename Cfg::Element) == 2, "16-bit elements only");
 
@@ -328,146 +326,139 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
       issue(refill, ring[S - 1]);
     }
 
-    // Not unrolled: the scheduler would interleave the steps and need both steps' registers.
-#pragma unroll 1
-    for (int sub = 0; sub < BN / SUBN; ++sub) {
-      const int ks = sub * SUBN;  // first key of this step within the tile
-      // ---- S = Q K^T (fp32)
-      float sacc[MT][NN][4];
+    // ---- S = Q K^T (fp32)
+    float sacc[MT][NN][4];
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt)
+    for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-        for (int nt = 0; nt < NN; ++nt)
+      for (int nt = 0; nt < NN; ++nt)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) sacc[mt][nt][e] = 0.f;
-      const unsigned kbase = sRing + slot * kSlotBytes + ks * kRowBytes + k_off;
+        for (int e = 0; e < 4; ++e) sacc[mt][nt][e] = 0.f;
+    const unsigned kbase = sRing + slot * kSlotBytes + k_off;
 #pragma unroll
-      for (int kk = 0; kk < KD; ++kk) {
-        unsigned qa[MT][4];
+    for (int kk = 0; kk < KD; ++kk) {
+      unsigned qa[MT][4];
 #pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-          if constexpr (Cfg::kQInRegs) {
+      for (int mt = 0; mt < MT; ++mt) {
+        if constexpr (Cfg::kQInRegs) {
 #pragma unroll
-            for (int e = 0; e < 4; ++e) qa[mt][e] = qf[mt][kk][e];
-          } else {
-            ldmatrix_x4(sQ + q_off + mt * 16 * kRowBytes + kk * 32, qa[mt][0], qa[mt][1], qa[mt][2], qa[mt][3]);
-          }
-        }
-#pragma unroll
-        for (int np = 0; np < NN / 2; ++np) {
-          unsigned b0, b1, b2, b3;
-          ldmatrix_x4(kbase + np * 16 * kRowBytes + kk * 32, b0, b1, b2, b3);
-#pragma unroll
-          for (int mt = 0; mt < MT; ++mt) {
-            mma_16816<kBf16>(sacc[mt][2 * np], qa[mt], b0, b1);
-            mma_16816<kBf16>(sacc[mt][2 * np + 1], qa[mt], b2, b3);
-          }
-        }
-      }
-
-      // ---- mask / score mod -> logits
-      {
-        const int row0 = q0 + warp_row0 + g, col0 = k0 + ks + 2 * t;
-        if (Mods::kHasMask && cls == PARTIAL) {
-          detail::apply_logits<Mods, Mods::kHasMask, true>(sacc, p, args, b, h, row0, col0);
-        } else if (k0 + ks + SUBN > Tkv || q_tail) {
-          detail::apply_logits<Mods, false, true>(sacc, p, args, b, h, row0, col0);
+          for (int e = 0; e < 4; ++e) qa[mt][e] = qf[mt][kk][e];
         } else {
-          detail::apply_logits<Mods, false, false>(sacc, p, args, b, h, row0, col0);
+          ldmatrix_x4(sQ + q_off + mt * 16 * kRowBytes + kk * 32, qa[mt][0], qa[mt][1], qa[mt][2], qa[mt][3]);
         }
       }
-
-      // ---- online softmax (log2 domain), lazy rescaling: a row keeps its stale running max while the
-      // tile's max stays within kRescaleSlack of it, so probabilities are bounded by 2^kRescaleSlack
-      // (harmless in fp32 and in the bf16/fp16 P operand) and O, l need no rescale. Once the running
-      // max settles (after a few tiles on most data) whole iterations skip the MT*D/2 multiplies: the
-      // warp-uniform vote keeps the branch divergence-free.
-      float corr[MT][2];
-      bool grow = false;
 #pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-        for (int hf = 0; hf < 2; ++hf) {
-          float mx = neg_inf();
-#pragma unroll
-          for (int nt = 0; nt < NN; ++nt) mx = fmax2(mx, fmax2(sacc[mt][nt][2 * hf], sacc[mt][nt][2 * hf + 1]));
-          mx = quad_max(mx) * factor;  // -inf stays -inf (factor > 0)
-          // -inf + slack = -inf: a row's first kept logit always takes the max; all-masked tiles never do.
-          const bool up = mx > m_run[mt][hf] + kRescaleSlack;
-          corr[mt][hf] = up ? fast_exp2(m_run[mt][hf] - mx) : 1.f;  // exp2(-inf) = 0 for a fresh row
-          m_run[mt][hf] = up ? mx : m_run[mt][hf];
-          grow |= up;
-        }
-      }
-      if (__any_sync(0xffffffffu, grow)) {
+      for (int np = 0; np < NN / 2; ++np) {
+        unsigned b0, b1, b2, b3;
+        ldmatrix_x4(kbase + np * 16 * kRowBytes + kk * 32, b0, b1, b2, b3);
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) {
-          l_run[mt][0] *= corr[mt][0];
-          l_run[mt][1] *= corr[mt][1];
-#pragma unroll
-          for (int nd = 0; nd < ND; ++nd) {
-            o[mt][nd][0] *= corr[mt][0];
-            o[mt][nd][1] *= corr[mt][0];
-            o[mt][nd][2] *= corr[mt][1];
-            o[mt][nd][3] *= corr[mt][1];
-          }
+          mma_16816<kBf16>(sacc[mt][2 * np], qa[mt], b0, b1);
+          mma_16816<kBf16>(sacc[mt][2 * np + 1], qa[mt], b2, b3);
         }
       }
+    }
+
+    // ---- mask / score mod -> logits
+    {
+      const int row0 = q0 + warp_row0 + g, col0 = k0 + 2 * t;
+      if (Mods::kHasMask && cls == PARTIAL) {
+        detail::apply_logits<Mods, Mods::kHasMask, true>(sacc, p, args, b, h, row0, col0);
+      } else if (k0 + BN > Tkv || q_tail) {
+        detail::apply_logits<Mods, false, true>(sacc, p, args, b, h, row0, col0);
+      } else {
+        detail::apply_logits<Mods, false, false>(sacc, p, args, b, h, row0, col0);
+      }
+    }
+
+    // ---- online softmax (log2 domain), lazy rescaling: a row keeps its stale running max while the
+    // tile's max stays within kRescaleSlack of it, so probabilities are bounded by 2^kRescaleSlack
+    // (harmless in fp32 and in the bf16/fp16 P operand) and O, l need no rescale. Once the running
+    // max settles (after a few tiles on most data) whole iterations skip the MT*D/2 multiplies: the
+    // warp-uniform vote keeps the branch divergence-free.
+    float corr[MT][2];
+    bool grow = false;
+#pragma unroll
+    for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        float mx = neg_inf();
+#pragma unroll
+        for (int nt = 0; nt < NN; ++nt) mx = fmax2(mx, fmax2(sacc[mt][nt][2 * hf], sacc[mt][nt][2 * hf + 1]));
+        mx = quad_max(mx) * factor;  // -inf stays -inf (factor > 0)
+        // -inf + slack = -inf: a row's first kept logit always takes the max; all-masked tiles never do.
+        const bool up = mx > m_run[mt][hf] + kRescaleSlack;
+        corr[mt][hf] = up ? fast_exp2(m_run[mt][hf] - mx) : 1.f;  // exp2(-inf) = 0 for a fresh row
+        m_run[mt][hf] = up ? mx : m_run[mt][hf];
+        grow |= up;
+      }
+    }
+    if (__any_sync(0xffffffffu, grow)) {
 #pragma unroll
       for (int mt = 0; mt < MT; ++mt) {
+        l_run[mt][0] *= corr[mt][0];
+        l_run[mt][1] *= corr[mt][1];
 #pragma unroll
-        for (int hf = 0; hf < 2; ++hf) {
-          // A row with nothing kept so far has m_run = -inf: use 0 as the base so that exp2(-inf - base)
-          // gives 0 instead of NaN.
-          const float m_base = m_run[mt][hf] == neg_inf() ? 0.f : m_run[mt][hf];
-          float rs = 0.f;
-#pragma unroll
-          for (int nt = 0; nt < NN; ++nt) {
-#pragma unroll
-            for (int e = 2 * hf; e < 2 * hf + 2; ++e) {
-              const float pe = fast_exp2(__fmaf_rn(sacc[mt][nt][e], factor, -m_base));
-              sacc[mt][nt][e] = pe;
-              rs += pe;
-            }
-          }
-          l_run[mt][hf] += rs;
+        for (int nd = 0; nd < ND; ++nd) {
+          o[mt][nd][0] *= corr[mt][0];
+          o[mt][nd][1] *= corr[mt][0];
+          o[mt][nd][2] *= corr[mt][1];
+          o[mt][nd][3] *= corr[mt][1];
         }
       }
-
-      // P to 16-bit right away: half the registers of the fp32 values across the V wait and the PV mma.
-      // The C layout of two n8 tiles is the A layout of one k16 step.
-      unsigned pa[KN][MT][4];
+    }
 #pragma unroll
-      for (int kn = 0; kn < KN; ++kn)
+    for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        // A row with nothing kept so far has m_run = -inf: use 0 as the base so that exp2(-inf - base)
+        // gives 0 instead of NaN.
+        const float m_base = m_run[mt][hf] == neg_inf() ? 0.f : m_run[mt][hf];
+        float rs = 0.f;
+#pragma unroll
+        for (int nt = 0; nt < NN; ++nt) {
+#pragma unroll
+          for (int e = 2 * hf; e < 2 * hf + 2; ++e) {
+            const float pe = fast_exp2(__fmaf_rn(sacc[mt][nt][e], factor, -m_base));
+            sacc[mt][nt][e] = pe;
+            rs += pe;
+          }
+        }
+        l_run[mt][hf] += rs;
+      }
+    }
+
+    // P to 16-bit right away: half the registers of the fp32 values across the V wait and the PV mma.
+    // The C layout of two n8 tiles is the A layout of one k16 step.
+    unsigned pa[KN][MT][4];
+#pragma unroll
+    for (int kn = 0; kn < KN; ++kn)
+#pragma unroll
+      for (int mt = 0; mt < MT; ++mt) {
+        pa[kn][mt][0] = pack2<kBf16>(sacc[mt][2 * kn][0], sacc[mt][2 * kn][1]);
+        pa[kn][mt][1] = pack2<kBf16>(sacc[mt][2 * kn][2], sacc[mt][2 * kn][3]);
+        pa[kn][mt][2] = pack2<kBf16>(sacc[mt][2 * kn + 1][0], sacc[mt][2 * kn + 1][1]);
+        pa[kn][mt][3] = pack2<kBf16>(sacc[mt][2 * kn + 1][2], sacc[mt][2 * kn + 1][3]);
+      }
+
+    cp_async_wait<2 * S - 2>();  // V of the current tile has landed
+    __syncthreads();
+
+    // ---- O += P V (P from registers)
+    const unsigned vbase = sRing + slot * kSlotBytes + kTileBytes + v_off;
+#pragma unroll
+    for (int kn = 0; kn < KN; ++kn) {
+#pragma unroll
+      for (int dp = 0; dp < ND / 2; ++dp) {
+        unsigned b0, b1, b2, b3;
+        ldmatrix_x4_trans(vbase + kn * 16 * kRowBytes + dp * 32, b0, b1, b2, b3);
 #pragma unroll
         for (int mt = 0; mt < MT; ++mt) {
-          pa[kn][mt][0] = pack2<kBf16>(sacc[mt][2 * kn][0], sacc[mt][2 * kn][1]);
-          pa[kn][mt][1] = pack2<kBf16>(sacc[mt][2 * kn][2], sacc[mt][2 * kn][3]);
-          pa[kn][mt][2] = pack2<kBf16>(sacc[mt][2 * kn + 1][0], sacc[mt][2 * kn + 1][1]);
-          pa[kn][mt][3] = pack2<kBf16>(sacc[mt][2 * kn + 1][2], sacc[mt][2 * kn + 1][3]);
-        }
-
-      if (sub == 0) {
-        cp_async_wait<2 * S - 2>();  // V of the current tile has landed
-        __syncthreads();
-      }
-
-      // ---- O += P V (P from registers)
-      const unsigned vbase = sRing + slot * kSlotBytes + kTileBytes + ks * kRowBytes + v_off;
-#pragma unroll
-      for (int kn = 0; kn < KN; ++kn) {
-#pragma unroll
-        for (int dp = 0; dp < ND / 2; ++dp) {
-          unsigned b0, b1, b2, b3;
-          ldmatrix_x4_trans(vbase + kn * 16 * kRowBytes + dp * 32, b0, b1, b2, b3);
-#pragma unroll
-          for (int mt = 0; mt < MT; ++mt) {
-            mma_16816<kBf16>(o[mt][2 * dp], pa[kn][mt], b0, b1);
-            mma_16816<kBf16>(o[mt][2 * dp + 1], pa[kn][mt], b2, b3);
-          }
+          mma_16816<kBf16>(o[mt][2 * dp], pa[kn][mt], b0, b1);
+          mma_16816<kBf16>(o[mt][2 * dp + 1], pa[kn][mt], b2, b3);
         }
       }
-    }  // sub
+    }
 
 #pragma unroll
     for (int s = 0; s < S - 1; ++s) {

@@ -8,22 +8,8 @@
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define FJ_OPS_FN __host__ __device__ __forceinline__
 #else
-#include <cmath>
+#include <math.h>  // the C float functions (expf, floorf, ...), as NVRTC provides them
 #define FJ_OPS_FN inline
-using std::ceilf;
-using std::cosf;
-using std::exp2f;
-using std::expf;
-using std::floorf;
-using std::fmaxf;
-using std::fminf;
-using std::log1pf;
-using std::log2f;
-using std::logf;
-using std::powf;
-using std::sinf;
-using std::sqrtf;
-using std::tanhf;
 #endif
 
 namespace flexjit {
@@ -71,7 +57,12 @@ FJ_OPS_FN i64 ipow(i64 base, i64 e) {
 
 // Floats are IEEE fp32.
 FJ_OPS_FN float floordiv(float a, float b) { return floorf(a / b); }
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+// Separate roundings, as in the interpreter: no fused multiply-subtract.
+FJ_OPS_FN float mod(float a, float b) { return __fsub_rn(a, __fmul_rn(floorf(__fdiv_rn(a, b)), b)); }
+#else
 FJ_OPS_FN float mod(float a, float b) { return a - floorf(a / b) * b; }
+#endif
 FJ_OPS_FN float fmin(float a, float b) { return fminf(a, b); }
 FJ_OPS_FN float fmax(float a, float b) { return fmaxf(a, b); }
 FJ_OPS_FN float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }

@@ -14,6 +14,7 @@ void add_check_command(CLI::App& app, int& exit_code);
 void add_emit_command(CLI::App& app, int& exit_code);
 void add_emit_kernel_commands(CLI::App* emit, int& exit_code);  // emit cuda|ptx|cubin
 void add_cache_command(CLI::App& app, int& exit_code);
+void add_run_command(CLI::App& app, int& exit_code);     // run FILE --q .. | --demo
 
 // Runs fn, turning CompileError into printed diagnostics (exit 1) and I/O errors into exit 2.
 int run_reporting_errors(const std::function<int()>& fn);

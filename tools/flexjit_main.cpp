@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   add_check_command(app, exit_code);
   add_emit_command(app, exit_code);
   add_cache_command(app, exit_code);
+  add_run_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -134,6 +134,7 @@ INSTANTIATE_TEST_SUITE_P(Layout, StmtTest, ::testing::Values(
     Case{"x = f(a,\n\n      b)\n", "(assign x (call (name f) (name a) (name b)))\n"},
     Case{"def f():\n\treturn 1\n", "(def f () (return (int 1)))\n"},
     Case{"if a:\r\n    x = 1\r\n", "(if (name a) (then (assign x (int 1))))\n"},
+    Case{"s = r'a\\\r\nb'\r\n", "(assign s (str \"a\\\\\\nb\"))\n"},
     Case{"x = 1", "(assign x (int 1))\n"},
     Case{"", ""},
     Case{"\n\n# only comments\n", ""},

@@ -245,8 +245,8 @@ void launch(const AttnArgs& a, const typename Mods::Params& p, cudaStream_t st =
 template <class Cfg>
 std::string cfg_name() {
   char buf[96];
-  std::snprintf(buf, sizeof buf, "%dx%d/%d w%d s%d %s %dKB", Cfg::kBlockM, Cfg::kBlockN, Cfg::kSubN, Cfg::kWarps,
-                Cfg::kStages, Cfg::kQInRegs ? "qreg" : "qsmem", (Cfg::kSmemBytes + 1023) / 1024);
+  std::snprintf(buf, sizeof buf, "%dx%d w%d s%d %s %dKB", Cfg::kBlockM, Cfg::kBlockN, Cfg::kWarps, Cfg::kStages,
+                Cfg::kQInRegs ? "qreg" : "qsmem", (Cfg::kSmemBytes + 1023) / 1024);
   return buf;
 }
 
@@ -516,21 +516,27 @@ static int part2[] = {FJ_REG_ALL_MODS(256, bf16_t), FJ_REG_ALL_MODS(256, fp16_t)
 #if FJ_BUILD_PART(3)
 static int part3[] = {FJ_REG_ALL_MODS(96, bf16_t), FJ_REG_ALL_MODS(96, fp16_t)};
 #endif
-// Sweep candidates (bf16, dense + causal) for choosing the defaults.
+// Sweep candidates (bf16, dense + causal) next to the defaults: here the 3-stage variants of D = 64 / 128.
 #define FJ_SWEEP(label, ...)                                     \
   reg<DenseMods, FwdConfig<__VA_ARGS__>>("dense", label),        \
       reg<CausalMods, FwdConfig<__VA_ARGS__>>("causal", label)
 #if FJ_BUILD_PART(4)
-static int part4[] = {
-    FJ_SWEEP("D2", 128, 128, 32, 4, 2, bf16_t, false, 2), FJ_SWEEP("D3", 128, 128, 32, 4, 3, bf16_t, false, 2),
-    FJ_SWEEP("W8", 128, 256, 64, 8, 2, bf16_t, false, 1, 32),
-};
+static int part4[] = {FJ_SWEEP("s3", 128, 128, 32, 4, 3, bf16_t, false, 2)};
 #endif
+// D = 64 alternatives: "alt" runs the whole correctness matrix like the default.
+#define FJ_REG_ALL_MODS_CFG(tag, ...)                                                  \
+  reg<DenseMods, FwdConfig<__VA_ARGS__>>("dense", tag),                                \
+      reg<CausalMods, FwdConfig<__VA_ARGS__>>("causal", tag),                          \
+      reg<WindowAlibiMods, FwdConfig<__VA_ARGS__>>("window_alibi", tag),               \
+      reg<SoftcapCausalMods, FwdConfig<__VA_ARGS__>>("softcap", tag),                  \
+      reg<SinkWindowMods, FwdConfig<__VA_ARGS__>>("sink_window", tag),                 \
+      reg<DenseSinkMods, FwdConfig<__VA_ARGS__>>("dense_sink", tag),                   \
+      reg<HoleyMods, FwdConfig<__VA_ARGS__>>("holey", tag),                            \
+      reg<StripeMods, FwdConfig<__VA_ARGS__>>("stripe", tag)
 #if FJ_BUILD_PART(5)
-static int part5[] = {
-    FJ_SWEEP("a", 64, 128, 64, 4, 2, bf16_t, true, 2),        FJ_SWEEP("a3", 64, 128, 64, 4, 3, bf16_t, true, 2),
-    FJ_SWEEP("j", 64, 128, 128, 4, 2, bf16_t, false, 2, 64), FJ_SWEEP("k", 64, 128, 128, 4, 3, bf16_t, true, 2, 64),
-};
+static int part5[] = {FJ_REG_ALL_MODS_CFG("alt", 64, 128, 32, 4, 2, bf16_t, true, 2),
+                      FJ_REG_ALL_MODS_CFG("alt", 64, 128, 32, 4, 2, fp16_t, true, 2),
+                      FJ_SWEEP("qreg", 64, 128, 64, 4, 2, bf16_t, true, 2)};
 #endif
 
 #if FJ_BUILD_MAIN
@@ -598,8 +604,10 @@ int main(int argc, char** argv) {
       if (!only_types.empty() && only_types != (bf16 ? "bf16" : "fp16")) continue;
       for (const auto& s : shapes) {
         if (!small && D == 256 && s.Tq * s.Tkv > 600000 && s.B * s.Hq > 4) continue;  // keep the CPU time sane
-        const Entry* e = find(s.mods, D, bf16, "default");
+        for (const char* tag : {"default", "alt"}) {
+        const Entry* e = find(s.mods, D, bf16, tag);
         if (!e) {
+          if (std::string(tag) == "alt") continue;
           std::printf("missing entry %s D=%d\n", s.mods, D);
           ++n_fail;
           continue;
@@ -617,13 +625,14 @@ int main(int argc, char** argv) {
           ++n_fail;
           fails.push_back(std::string(s.mods) + " D=" + std::to_string(D) + (bf16 ? " bf16 " : " fp16 ") + shape);
         }
+        }  // tag
       }
     }
   }
   // Sweep configs are checked too (one mid-size case each) before they are timed.
   if (!small && sweep) {
     for (const auto& e : registry()) {
-      if (e.tag == "default") continue;
+      if (e.tag == "default" || e.tag == "alt") continue;
       Case c{e.mods, 1, 2, 1, 1000, 1000, e.D, e.bf16, false, 1};
       const Result r = e.run(c);
       ++n_run;

@@ -1,0 +1,50 @@
+#pragma once
+// The JIT: turns programs into kernels. Owns the kernel cache (memory, then disk) and the
+// device-side state of the kernels it made; kernels keep what they need alive on their own.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "flexjit/kernel.hpp"
+#include "flexjit/options.hpp"
+#include "flexjit/program.hpp"
+
+namespace flexjit {
+
+struct EngineOptions {
+  // Cache directory; default $FLEXJIT_CACHE_DIR, else $XDG_CACHE_HOME/flexjit, else ~/.cache/flexjit.
+  std::optional<std::string> cache_dir{};
+  // false (or FLEXJIT_DISK_CACHE=0 in the environment): memory cache only.
+  bool disk_cache = true;
+};
+
+struct EngineCounters {
+  std::uint64_t compiles = 0;     // NVRTC runs
+  std::uint64_t memory_hits = 0;  // kernels found in this engine's memory cache
+  std::uint64_t disk_hits = 0;    // kernels loaded from the disk cache
+};
+
+class Engine {
+ public:
+  Engine();
+  explicit Engine(EngineOptions options);
+  ~Engine();
+  Engine(Engine&&) noexcept;
+  Engine& operator=(Engine&&) noexcept;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Generates and compiles (or finds in the cache) the forward kernel. Throws flexjit::Error for
+  // an unsupported head dim, dtype or arch, or a program the kernels cannot run yet.
+  Kernel compile(const Program& program, const CompileOptions& options = {});
+
+  EngineCounters counters() const;
+
+  struct State;  // opaque
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace flexjit

@@ -1,0 +1,42 @@
+#pragma once
+// A compiled attention kernel for one (program, head dim, dtype, arch). Cheap to copy; all
+// copies share the compiled code. forward() may be called from several threads at once.
+#include <memory>
+#include <string>
+
+#include "flexjit/options.hpp"
+#include "flexjit/tensor_view.hpp"
+
+namespace flexjit {
+
+class Engine;
+
+class Kernel {
+ public:
+  // The generated CUDA translation unit; with_templates inlines the kernel templates it
+  // includes, giving one self-contained file.
+  std::string cuda_source(bool with_templates = false) const;
+  const std::string& entry_name() const;  // the extern "C" kernel name
+  int head_dim() const;
+  DType dtype() const;
+  const std::string& arch() const;
+
+  // out = attention(q, k, v) under the program's mods, enqueued on options.stream.
+  //   q   [B, Hq, Tq, D]   k, v [B, Hkv, Tkv, D]   out [B, Hq, Tq, D]   (Hq a multiple of Hkv)
+  // all of the kernel's dtype, on one CUDA device, last dimension contiguous, 16-byte aligned,
+  // other strides multiples of 8 elements. Everything is checked before anything is launched:
+  // an ArgumentError names each problem. Runs inside the current CUDA context when there is one
+  // (e.g. PyTorch's), else in the device's primary context. Changing a bound scalar or the
+  // values of a bound tensor never recompiles.
+  void forward(const TensorView& q, const TensorView& k, const TensorView& v, const TensorView& out,
+               const ForwardOptions& options = {}) const;
+
+  struct Impl;  // opaque
+
+ private:
+  explicit Kernel(std::shared_ptr<const Impl> impl);
+  std::shared_ptr<const Impl> impl_;
+  friend class Engine;
+};
+
+}  // namespace flexjit

@@ -1,0 +1,39 @@
+#pragma once
+// Options of Engine::compile and Kernel::forward, meant for designated initializers:
+//   jit.compile(program, {.head_dim = 128, .dtype = flexjit::bf16});
+//   attn.forward(q, k, v, out, {.lse = lse, .stream = s, .bind = {{"window", 1024}}});
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+
+#include "flexjit/dtype.hpp"
+#include "flexjit/tensor_view.hpp"
+
+namespace flexjit {
+
+struct CompileOptions {
+  int head_dim = 128;       // a multiple of 16 in [16, 256]
+  DType dtype = DType::bf16;  // of q, k, v and out: bf16 or fp16
+  // NVRTC architecture ("sm_80", "sm_90a", ...). Empty: the device of the current CUDA context,
+  // else device 0; sm_90a when no CUDA driver is present (the source can still be read).
+  std::string arch = "";
+};
+
+// A value bound to a declared name. Integer literals become `long long` (so {"window", 1024}
+// works), floating literals `double`, and a float scalar also accepts an integer.
+using Binding = std::variant<TensorView, long long, double, bool>;
+
+struct ForwardOptions {
+  // float32 [B, Hq, Tq], contiguous: the natural-log sum of exponentials of each row.
+  std::optional<TensorView> lse{};
+  // A CUstream (or cudaStream_t); null is the legacy default stream. The launch is asynchronous.
+  void* stream = nullptr;
+  // Every runtime scalar and captured tensor the program declares, by name.
+  std::map<std::string, Binding> bind{};
+  // Applied to <q, k> before score_mod; default 1 / sqrt(head_dim). Must be finite and > 0.
+  std::optional<float> scale{};
+};
+
+}  // namespace flexjit

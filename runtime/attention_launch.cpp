@@ -1,0 +1,130 @@
+#include "runtime/attention_launch.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstddef>
+#include <map>
+#include <mutex>
+
+#include "flexjit/error.hpp"
+#include "runtime/binding_resolve.hpp"
+#include "runtime/cuda_driver.hpp"
+#include "runtime/driver_extras.hpp"
+#include "runtime/forward_checks.hpp"
+#include "runtime/module.hpp"
+
+namespace flexjit::runtime {
+namespace {
+
+static_assert(offsetof(HostAttnArgs, B) == 40 && offsetof(HostAttnArgs, q_b) == 64 &&
+                  offsetof(HostAttnArgs, scale) == 160,
+              "AttnArgs layout");
+
+constexpr float kLog2e = 1.4426950408889634f;
+
+// Device count and archs do not change while a process runs: ask the driver once.
+struct DeviceFacts {
+  std::mutex mutex;
+  int count = -1;
+  std::map<int, std::string> archs;
+};
+
+int cached_device_count(DeviceFacts& f) {
+  std::lock_guard lock(f.mutex);
+  if (f.count < 0) f.count = device_count();
+  return f.count;
+}
+
+std::string cached_arch(DeviceFacts& f, int device) {
+  std::lock_guard lock(f.mutex);
+  auto it = f.archs.find(device);
+  if (it == f.archs.end()) it = f.archs.emplace(device, device_arch(device)).first;
+  return it->second;
+}
+
+DeviceFacts& facts() {
+  static DeviceFacts f;
+  return f;
+}
+
+}  // namespace
+
+ForwardPlan plan_forward(const compiler::GeneratedKernel& kernel, const ir::Program& program, DType dtype,
+                         const ForwardTensors& t, const ForwardOptions& options) {
+  Problems problems;
+  auto shape = check_attention_tensors(t.q, t.k, t.v, t.out, options.lse, options.scale, kernel.spec.head_dim, dtype,
+                                       problems);
+  const Device device = t.q.device.is_cuda() ? t.q.device : Device::cuda(0);
+  ir::Env env = resolve_bindings(program, options.bind, device, problems);
+  problems.raise_if_any(kernel.entry);
+
+  ForwardPlan plan;
+  HostAttnArgs& a = plan.args;
+  a.q = t.q.data;
+  a.k = t.k.data;
+  a.v = t.v.data;
+  a.o = t.out.data;
+  a.lse = options.lse ? static_cast<float*>(options.lse->data) : nullptr;
+  a.B = shape->B;
+  a.Hq = shape->Hq;
+  a.Hkv = shape->Hkv;
+  a.Tq = shape->Tq;
+  a.Tkv = shape->Tkv;
+  a.q_b = t.q.stride(0), a.q_h = t.q.stride(1), a.q_t = t.q.stride(2);
+  a.k_b = t.k.stride(0), a.k_h = t.k.stride(1), a.k_t = t.k.stride(2);
+  a.v_b = t.v.stride(0), a.v_h = t.v.stride(1), a.v_t = t.v.stride(2);
+  a.o_b = t.out.stride(0), a.o_h = t.out.stride(1), a.o_t = t.out.stride(2);
+  a.scale = options.scale ? *options.scale : 1.0f / std::sqrt(static_cast<float>(kernel.spec.head_dim));
+  a.scale_log2 = a.scale * kLog2e;
+
+  plan.params = pack_params(kernel.params, env);
+  const int block_m = kernel.tile.block_m;
+  plan.grid[0] = static_cast<unsigned>((shape->Tq + block_m - 1) / block_m);
+  plan.grid[1] = static_cast<unsigned>(shape->Hq);
+  plan.grid[2] = static_cast<unsigned>(shape->B);
+  plan.threads = static_cast<unsigned>(kernel.tile.threads());
+  plan.shared_bytes = static_cast<unsigned>(kernel.tile.shared_bytes(kernel.spec.head_dim));
+  plan.device = device.index;
+  return plan;
+}
+
+void launch_forward(const compiler::GeneratedKernel& kernel, ContextFunctions& functions, ForwardPlan& plan,
+                    void* stream) {
+  try {
+    const int count = cached_device_count(facts());
+    if (plan.device < 0 || plan.device >= count)
+      throw Error(fmt::format("{}: the tensors are on cuda:{}, but there {} {} CUDA device{}", kernel.entry,
+                              plan.device, count == 1 ? "is" : "are", count, count == 1 ? "" : "s"));
+    const std::string arch = cached_arch(facts(), plan.device);
+    if (arch != kernel.spec.arch)
+      throw Error(fmt::format("{}: compiled for {}, but cuda:{} is {}; compile with .arch = \"{}\" (or leave it empty "
+                              "with that device current)",
+                              kernel.entry, kernel.spec.arch, plan.device, arch, arch));
+    // The caller's context when there is one (PyTorch makes the primary context current), so the
+    // launch lands where the caller's stream and memory live.
+    CUcontext context = current_context();
+    if (context != nullptr) {
+      const int current_device = current_context_device();
+      if (current_device != plan.device)
+        throw Error(fmt::format("{}: the current CUDA context is on cuda:{}, but the tensors are on cuda:{}",
+                                kernel.entry, current_device, plan.device));
+    } else {
+      context = primary_context(plan.device);
+    }
+    CUfunction fn = functions.get(context, plan.device);
+    LaunchConfig config;
+    for (int i = 0; i < 3; ++i) config.grid[i] = plan.grid[i];
+    config.block[0] = plan.threads;
+    config.shared_bytes = plan.shared_bytes;
+    config.stream = static_cast<CUstream>(stream);
+    void* args[] = {&plan.args, plan.params.data()};
+    launch(context, fn, config, args);
+  } catch (const DriverUnavailable& e) {
+    throw Error(fmt::format("{}: cannot launch: {}", kernel.entry, e.what()));
+  } catch (const CudaError& e) {
+    throw Error(fmt::format("{}: {}", kernel.entry, e.what()));
+  }
+}
+
+}  // namespace flexjit::runtime

@@ -1,0 +1,60 @@
+// One forward call, in two halves: plan_forward checks every argument and builds the kernel
+// arguments on the host (no driver call, so bad input is reported identically with or without a
+// GPU, and nothing is launched); launch_forward picks the context and enqueues the kernel.
+#pragma once
+
+#include <string>
+
+#include "compiler/codegen_cuda.hpp"
+#include "flexjit/options.hpp"
+#include "runtime/context_functions.hpp"
+#include "runtime/param_packing.hpp"
+
+namespace flexjit::runtime {
+
+// The host image of flexjit::AttnArgs (templates/attention_common.cuh): same members, same
+// order, same types. tests/api compiles the template header with NVRTC against these offsets.
+struct HostAttnArgs {
+  const void* q;
+  const void* k;
+  const void* v;
+  void* o;
+  float* lse;
+  int B, Hq, Hkv, Tq, Tkv;
+  long long q_b, q_h, q_t;
+  long long k_b, k_h, k_t;
+  long long v_b, v_h, v_t;
+  long long o_b, o_h, o_t;
+  float scale;
+  float scale_log2;
+};
+static_assert(sizeof(HostAttnArgs) == 168 && alignof(HostAttnArgs) == 8, "AttnArgs layout");
+
+struct ForwardPlan {
+  HostAttnArgs args{};
+  PackedParams params;
+  unsigned grid[3] = {1, 1, 1};
+  unsigned threads = 0;
+  unsigned shared_bytes = 0;
+  int device = 0;  // CUDA ordinal of the tensors
+};
+
+struct ForwardTensors {
+  const TensorView& q;
+  const TensorView& k;
+  const TensorView& v;
+  const TensorView& out;
+};
+
+// Checks q, k, v, out and every option against the kernel and the program; throws
+// flexjit::ArgumentError naming each problem. Host only.
+ForwardPlan plan_forward(const compiler::GeneratedKernel& kernel, const ir::Program& program, DType dtype,
+                         const ForwardTensors& tensors, const ForwardOptions& options);
+
+// Enqueues the planned launch on `stream` in the current context (which must belong to the
+// tensors' device), or the device's primary context when none is current. Throws flexjit::Error
+// when there is no driver, the device or arch does not fit, or the launch fails.
+void launch_forward(const compiler::GeneratedKernel& kernel, ContextFunctions& functions, ForwardPlan& plan,
+                    void* stream);
+
+}  // namespace flexjit::runtime

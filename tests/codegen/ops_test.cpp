@@ -1,0 +1,96 @@
+// templates/dsl_ops.cuh is what generated kernels call for the language's integer and float
+// semantics. Compiled here for the host, it must agree bit for bit with the interpreter (the
+// executable spec) on edge cases and random values.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "compiler/interpreter.hpp"
+#include "templates/dsl_ops.cuh"
+
+using namespace flexjit;
+using ir::BinaryOp;
+using ir::Value;
+
+namespace {
+
+const std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+const std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+
+// long long, as the device ops take it (int64_t is long here, which would be ambiguous).
+std::vector<long long> interesting_ints() {
+  std::vector<long long> v = {0, 1, -1, 2, -2, 3, -3, 7, -7, 8, -8, 63, 64, -64, 65, 1024, -1024,
+                                 kMax, kMin, kMax - 1, kMin + 1, 1LL << 31, -(1LL << 31)};
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 200; ++i) v.push_back(static_cast<long long>(rng()) >> (rng() % 64));
+  return v;
+}
+
+std::vector<float> interesting_floats() {
+  const float inf = std::numeric_limits<float>::infinity();
+  std::vector<float> v = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f, -2.5f, 3.0f, 1e-30f, -1e30f, 9.3e18f, -9.3e18f,
+                          inf, -inf, std::numeric_limits<float>::quiet_NaN(), 123456.789f};
+  std::mt19937 rng(11);
+  std::normal_distribution<float> n(0.0f, 100.0f);
+  for (int i = 0; i < 200; ++i) v.push_back(n(rng));
+  return v;
+}
+
+bool same_bits(float a, float b) {
+  if (a != a && b != b) return true;
+  std::uint32_t x, y;
+  std::memcpy(&x, &a, 4);
+  std::memcpy(&y, &b, 4);
+  return x == y;
+}
+
+std::int64_t spec_int(BinaryOp op, std::int64_t a, std::int64_t b) {
+  return ir::eval_binary(op, Value::integer(a), Value::integer(b)).i;
+}
+float spec_float(BinaryOp op, float a, float b) { return ir::eval_binary(op, Value::real(a), Value::real(b)).f; }
+
+TEST(DeviceOps, IntegerOperationsMatchTheInterpreter) {
+  auto values = interesting_ints();
+  for (long long a : values) {
+    for (long long b : values) {
+      SCOPED_TRACE(testing::Message() << a << " op " << b);
+      ASSERT_EQ(ops::add(a, b), spec_int(BinaryOp::Add, a, b));
+      ASSERT_EQ(ops::sub(a, b), spec_int(BinaryOp::Sub, a, b));
+      ASSERT_EQ(ops::mul(a, b), spec_int(BinaryOp::Mul, a, b));
+      ASSERT_EQ(ops::floordiv(a, b), spec_int(BinaryOp::FloorDiv, a, b));
+      ASSERT_EQ(ops::mod(a, b), spec_int(BinaryOp::Mod, a, b));
+      ASSERT_EQ(ops::min(a, b), spec_int(BinaryOp::Min, a, b));
+      ASSERT_EQ(ops::max(a, b), spec_int(BinaryOp::Max, a, b));
+      ASSERT_EQ(ops::shl(a, b), spec_int(BinaryOp::Shl, a, b));
+      ASSERT_EQ(ops::shr(a, b), spec_int(BinaryOp::Shr, a, b));
+      if (b >= 0 && b < 100) ASSERT_EQ(ops::ipow(a, b), spec_int(BinaryOp::Pow, a, b));
+    }
+    ASSERT_EQ(ops::neg(a), ir::eval_unary(ir::UnaryOp::Neg, Value::integer(a)).i);
+    ASSERT_EQ(ops::abs(a), ir::eval_call(ir::Intrinsic::Abs, {Value::integer(a)}).i);
+    ASSERT_TRUE(same_bits(ops::to_float(a), ir::eval_cast(ir::Type::Float, Value::integer(a)).f));
+  }
+}
+
+TEST(DeviceOps, FloatOperationsMatchTheInterpreter) {
+  auto values = interesting_floats();
+  for (float a : values) {
+    for (float b : values) {
+      SCOPED_TRACE(testing::Message() << a << " op " << b);
+      ASSERT_TRUE(same_bits(ops::floordiv(a, b), spec_float(BinaryOp::FloorDiv, a, b)));
+      ASSERT_TRUE(same_bits(ops::mod(a, b), spec_float(BinaryOp::Mod, a, b)));
+      ASSERT_TRUE(same_bits(ops::fmin(a, b), spec_float(BinaryOp::Min, a, b)));
+      ASSERT_TRUE(same_bits(ops::fmax(a, b), spec_float(BinaryOp::Max, a, b)));
+    }
+    SCOPED_TRACE(testing::Message() << "x = " << a);
+    ASSERT_EQ(ops::to_int(a), ir::eval_cast(ir::Type::Int, Value::real(a)).i);
+    ASSERT_EQ(ops::floor_to_int(a), ir::eval_call(ir::Intrinsic::FloorToInt, {Value::real(a)}).i);
+    ASSERT_EQ(ops::ceil_to_int(a), ir::eval_call(ir::Intrinsic::CeilToInt, {Value::real(a)}).i);
+    ASSERT_TRUE(same_bits(ops::sigmoid(a), ir::eval_call(ir::Intrinsic::Sigmoid, {Value::real(a)}).f));
+    ASSERT_TRUE(same_bits(ops::rsqrt(a), ir::eval_call(ir::Intrinsic::Rsqrt, {Value::real(a)}).f));
+    ASSERT_TRUE(same_bits(ops::fabs(a), ir::eval_call(ir::Intrinsic::Abs, {Value::real(a)}).f));
+  }
+}
+
+}  // namespace

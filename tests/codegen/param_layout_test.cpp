@@ -1,0 +1,58 @@
+// The Params layout the generator declares and the runtime packs: natural alignment, 8-byte
+// fields first, every field found by kind and owner.
+#include <gtest/gtest.h>
+
+#include "compiler/param_layout.hpp"
+#include "compiler/pipeline.hpp"
+
+using namespace flexjit;
+using compiler::ParamFieldKind;
+
+namespace {
+
+ir::Program program_of(const std::string& text) { return compiler::build_ir(dsl::SourceFile("p.py", text)); }
+
+TEST(ParamLayout, ScalarsTensorsAndBlockIndices) {
+  auto p = program_of(
+      "window: int\n"
+      "temp: float\n"
+      "flag: bool\n"
+      "table: Tensor[bf16, 2]\n"
+      "sel: BlockIndices[64, 64]\n"
+      "def mask_mod(b, h, q_idx, kv_idx):\n"
+      "    return flag and q_idx - kv_idx < window and table[h, kv_idx] * temp > 0\n");
+  auto l = compiler::param_layout(p);
+  auto off = [&](ParamFieldKind k, const char* owner, int dim = 0) {
+    auto* f = l.find(k, owner, dim);
+    EXPECT_NE(f, nullptr) << owner;
+    return f ? f->offset : -1;
+  };
+  EXPECT_EQ(off(ParamFieldKind::TensorData, "table"), 0);
+  EXPECT_EQ(off(ParamFieldKind::TensorStride, "table", 0), 8);
+  EXPECT_EQ(off(ParamFieldKind::TensorStride, "table", 1), 16);
+  EXPECT_EQ(off(ParamFieldKind::BlockData, "sel"), 24);
+  EXPECT_EQ(off(ParamFieldKind::BlockStride, "sel", 2), 48);
+  EXPECT_EQ(off(ParamFieldKind::ScalarInt, "window"), 56);
+  EXPECT_EQ(off(ParamFieldKind::ScalarFloat, "temp"), 64);
+  EXPECT_EQ(off(ParamFieldKind::ScalarBool, "flag"), 68);
+  EXPECT_EQ(off(ParamFieldKind::BlockCount, "sel"), 72);
+  EXPECT_EQ(l.size, 80);
+  EXPECT_EQ(l.alignment, 8);
+  for (const auto& f : l.fields) EXPECT_EQ(f.offset % f.size, 0) << f.c_name;
+}
+
+TEST(ParamLayout, EmptyProgramStillHasAField) {
+  auto l = compiler::param_layout(program_of("def mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n"));
+  ASSERT_EQ(l.fields.size(), 1u);
+  EXPECT_EQ(l.fields[0].kind, ParamFieldKind::Padding);
+  EXPECT_EQ(l.size, 4);
+}
+
+TEST(ParamLayout, MemberNamesAreNeverRawUserIdentifiers) {
+  auto l = compiler::param_layout(program_of("int_: int\nclass_: Tensor[int32, 1]\n"
+                                             "def mask_mod(b, h, q_idx, kv_idx):\n"
+                                             "    return class_[q_idx] < int_\n"));
+  for (const auto& f : l.fields) EXPECT_TRUE(f.c_name.rfind("s_", 0) == 0 || f.c_name.rfind("c_", 0) == 0) << f.c_name;
+}
+
+}  // namespace

@@ -1,0 +1,194 @@
+#include "tests/gpu/attention_case.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <limits>
+
+#include "runtime/api_program_impl.hpp"
+#include "runtime/binding_resolve.hpp"
+#include "tests/gpu/reference_attention.hpp"
+
+namespace flexjit::gpu_test {
+namespace {
+
+constexpr int kPad = 16;  // extra elements per row in Layout::padded
+
+// Storage of one [B, H, T, D] tensor in a layout: element count and strides.
+struct Placement {
+  std::size_t elements;
+  std::vector<std::int64_t> strides;
+};
+
+Placement place(Layout l, std::int64_t B, std::int64_t H, std::int64_t T, std::int64_t D) {
+  switch (l) {
+    case Layout::bshd: return {static_cast<std::size_t>(B * T * H * D), {T * H * D, D, H * D, 1}};
+    case Layout::padded: return {static_cast<std::size_t>(B * H * T * (D + kPad)), {H * T * (D + kPad), T * (D + kPad), D + kPad, 1}};
+    case Layout::bhsd: break;
+  }
+  return {static_cast<std::size_t>(B * H * T * D), {H * T * D, T * D, D, 1}};
+}
+
+std::size_t offset(const Placement& p, std::int64_t b, std::int64_t h, std::int64_t t, std::int64_t d) {
+  return static_cast<std::size_t>(b * p.strides[0] + h * p.strides[1] + t * p.strides[2] + d);
+}
+
+double tolerance(DType d) { return d == DType::bf16 ? 2e-2 : 5e-3; }
+
+}  // namespace
+
+const char* layout_name(Layout l) {
+  switch (l) {
+    case Layout::bhsd: return "bhsd";
+    case Layout::bshd: return "bshd";
+    case Layout::padded: return "padded";
+  }
+  return "?";
+}
+
+std::string Case::name() const {
+  return fmt::format("{}_{}_d{}_b{}_h{}x{}_t{}x{}_{}{}", program, dtype_name(dtype), D, B, Hq, Hkv, Tq, Tkv,
+                     layout_name(layout), scale ? "_scaled" : "");
+}
+
+// The device side: q, k, v uploaded once in the case's layout; out and lse poisoned per run.
+struct AttentionRun::DeviceSide {
+  Placement pq, pk, po;
+  DeviceBuffer q, k, v, out, lse;
+  std::map<std::string, std::unique_ptr<DeviceBuffer>> captured;
+  explicit DeviceSide(const Case& c)
+      : pq(place(c.layout, c.B, c.Hq, c.Tq, c.D)), pk(place(c.layout, c.B, c.Hkv, c.Tkv, c.D)),
+        po(place(c.layout, c.B, c.Hq, c.Tq, c.D)), q(pq.elements * 2), k(pk.elements * 2), v(pk.elements * 2),
+        out(po.elements * 2), lse(static_cast<std::size_t>(c.B) * c.Hq * c.Tq * 4) {}
+};
+
+AttentionRun::AttentionRun(const Case& c, std::uint64_t seed)
+    : case_(c), rng_(seed), program_(load_program(c.program)),
+      kernel_(engine().compile(program_, {.head_dim = c.D, .dtype = c.dtype})) {
+  bindings_ = random_bindings(program_, {c.B, c.Hq, c.Tq, c.Tkv}, rng_);
+  device_ = std::make_unique<DeviceSide>(c);
+
+  // Inputs: normal(0, 1), rounded to the element type; the float copies are what the GPU reads.
+  std::normal_distribution<float> normal(0.f, 1.f);
+  auto make = [&](std::vector<float>& host, DeviceBuffer& buf, const Placement& p, int H, int T) {
+    host.resize(static_cast<std::size_t>(c.B) * H * T * c.D);
+    std::vector<std::uint16_t> storage(p.elements, 0);
+    std::size_t i = 0;
+    for (int b = 0; b < c.B; ++b)
+      for (int h = 0; h < H; ++h)
+        for (int t = 0; t < T; ++t)
+          for (int d = 0; d < c.D; ++d, ++i) {
+            const std::uint16_t e = to_element(normal(rng_), c.dtype);
+            storage[offset(p, b, h, t, d)] = e;
+            host[i] = from_element(e, c.dtype);
+          }
+    buf.upload(storage.data(), storage.size() * 2);
+  };
+  make(q_, device_->q, device_->pq, c.Hq, c.Tq);
+  make(k_, device_->k, device_->pk, c.Hkv, c.Tkv);
+  make(v_, device_->v, device_->pk, c.Hkv, c.Tkv);
+}
+
+AttentionRun::~AttentionRun() = default;
+
+CaseFigures AttentionRun::run_and_check() {
+  const Case& c = case_;
+  DeviceSide& dev = *device_;
+  const std::string where = fmt::format("case {} [{}]", c.name(), bindings_.describe());
+  SCOPED_TRACE(where);
+
+  // Bindings: host views for the reference, device copies for the kernel.
+  ForwardOptions options;
+  options.scale = c.scale;
+  std::map<std::string, Binding> host_bind = bindings_.scalars;
+  options.bind = bindings_.scalars;
+  for (const auto& [name, t] : bindings_.tensors) {
+    auto& buf = dev.captured[name];
+    if (!buf || buf->bytes() != t.bytes.size()) buf = std::make_unique<DeviceBuffer>(t.bytes.size());
+    buf->upload(t.bytes.data(), t.bytes.size());
+    host_bind[name] = t.host_view();
+    options.bind[name] = TensorView::contiguous(buf->get(), t.dtype, t.shape);
+  }
+  const TensorView q{dev.q.get(), c.dtype, {c.B, c.Hq, c.Tq, c.D}, dev.pq.strides, Device::cuda(0)};
+  const TensorView k{dev.k.get(), c.dtype, {c.B, c.Hkv, c.Tkv, c.D}, dev.pk.strides, Device::cuda(0)};
+  const TensorView v{dev.v.get(), c.dtype, {c.B, c.Hkv, c.Tkv, c.D}, dev.pk.strides, Device::cuda(0)};
+  const TensorView out{dev.out.get(), c.dtype, {c.B, c.Hq, c.Tq, c.D}, dev.po.strides, Device::cuda(0)};
+  options.lse = TensorView::contiguous(dev.lse.get(), DType::f32, {c.B, c.Hq, c.Tq});
+
+  // Every unwritten element stays NaN (0xFFFF / 0xFFFFFFFF) and fails the checks below.
+  dev.out.fill_bytes(0xFF);
+  dev.lse.fill_bytes(0xFF);
+  kernel_.forward(q, k, v, out, options);
+  synchronize();
+
+  std::vector<std::uint16_t> out_storage(dev.po.elements);
+  dev.out.download(out_storage.data(), out_storage.size() * 2);
+  std::vector<float> lse(static_cast<std::size_t>(c.B) * c.Hq * c.Tq);
+  dev.lse.download(lse.data(), lse.size() * 4);
+
+  // The reference on the same bindings.
+  runtime::Problems problems;
+  const ir::Program& ir = detail::ProgramAccess::impl(program_).ir;
+  const ir::Env env = runtime::resolve_bindings(ir, host_bind, std::nullopt, problems);
+  EXPECT_TRUE(problems.empty()) << problems.list().front();
+  ReferenceInputs in{q_.data(), k_.data(), v_.data(), c.B, c.Hq, c.Hkv, c.Tq, c.Tkv, c.D, 0.0, &env};
+  in.scale = c.scale ? static_cast<double>(*c.scale) : 1.0 / std::sqrt(static_cast<double>(c.D));
+  const auto t0 = std::chrono::steady_clock::now();
+  const ReferenceOutputs ref = reference_attention(ir, in);
+  const double ref_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  CaseFigures f;
+  f.rows = static_cast<std::int64_t>(lse.size());
+  out_.assign(ref.out.size(), 0.f);
+  double diff2 = 0, ref2 = 0;
+  std::int64_t nan_out = 0, nan_lse = 0, bad_masked = 0, bad_lse = 0, touched_padding = 0;
+  std::size_t row = 0;
+  for (int b = 0; b < c.B; ++b)
+    for (int h = 0; h < c.Hq; ++h)
+      for (int t = 0; t < c.Tq; ++t, ++row) {
+        const bool masked = ref.visible[row] == 0;
+        f.masked_rows += masked;
+        for (int d = 0; d < c.D; ++d) {
+          const float x = from_element(out_storage[offset(dev.po, b, h, t, d)], c.dtype);
+          const double r = ref.out[row * c.D + d];
+          out_[row * c.D + d] = x;
+          if (std::isnan(x)) {
+            ++nan_out;
+            continue;
+          }
+          if (masked && x != 0.f) ++bad_masked;
+          const double e = x - r;
+          diff2 += e * e;
+          ref2 += r * r;
+          f.max_abs = std::max(f.max_abs, std::abs(e));
+        }
+        if (c.layout == Layout::padded)
+          for (int d = c.D; d < c.D + kPad; ++d) touched_padding += out_storage[offset(dev.po, b, h, t, d)] != 0xFFFF;
+        const double l = lse[row], rl = ref.lse[row];
+        if (std::isnan(l)) {
+          ++nan_lse;
+        } else if (std::isinf(rl) || std::isinf(l)) {
+          bad_lse += !(std::isinf(rl) && std::isinf(l) && rl < 0 && l < 0);
+        } else {
+          f.lse_max_err = std::max(f.lse_max_err, std::abs(l - rl));
+          bad_lse += std::abs(l - rl) > 1e-2;
+        }
+      }
+  f.rel_l2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+
+  EXPECT_EQ(nan_out, 0) << "output elements left unwritten (NaN poison) or NaN";
+  EXPECT_EQ(nan_lse, 0) << "lse elements left unwritten (NaN poison) or NaN";
+  EXPECT_EQ(touched_padding, 0) << "elements written in the padding between rows";
+  EXPECT_EQ(bad_masked, 0) << "non-zero output in rows where every key is masked";
+  EXPECT_EQ(bad_lse, 0) << "lse off by more than 1e-2, or -inf mismatched (max finite error " << f.lse_max_err << ")";
+  EXPECT_LE(f.rel_l2, tolerance(c.dtype)) << "relative L2 error of out";
+  std::cout << fmt::format("[figures] {}: rel_l2={:.3e} max_abs={:.3e} lse_max_err={:.3e} masked_rows={}/{} "
+                           "ref={:.2f}s [{}]\n",
+                           c.name(), f.rel_l2, f.max_abs, f.lse_max_err, f.masked_rows, f.rows, ref_seconds,
+                           bindings_.describe());
+  return f;
+}
+
+}  // namespace flexjit::gpu_test

@@ -1,0 +1,74 @@
+// One GPU attention run checked against the float64 reference: random inputs in a chosen memory
+// layout, random bindings for the program's declarations, NaN-poisoned outputs, launch, and the
+// checks (relative L2 error, LSE error, exact zeros and -inf for rows that see no key, no
+// unwritten element, nothing written outside the view).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <optional>
+#include <random>
+#include <string>
+
+#include "compiler/interpreter.hpp"
+#include "flexjit/flexjit.hpp"
+#include "tests/gpu/case_bindings.hpp"
+#include "tests/gpu/gpu_support.hpp"
+
+namespace flexjit::gpu_test {
+
+// How q, k, v and out sit in memory.
+enum class Layout {
+  bhsd,   // contiguous [B, H, T, D]
+  bshd,   // [B, T, H, D] storage viewed as [B, H, T, D] (PyTorch's usual layout, transposed)
+  padded  // [B, H, T, D + 16] storage: rows and heads with gaps that must stay untouched
+};
+const char* layout_name(Layout l);
+
+struct Case {
+  std::string program{};
+  DType dtype = DType::bf16;
+  int D = 128;
+  int B = 1, Hq = 1, Hkv = 1, Tq = 1, Tkv = 1;
+  Layout layout = Layout::bhsd;
+  std::optional<float> scale{};
+  std::string name() const;  // "alibi_bf16_d128_b2_h4x2_t1000x1000_bhsd"
+};
+// How gtest (and so ctest's test names) print a case.
+inline void PrintTo(const Case& c, std::ostream* os) { *os << c.name(); }
+
+struct CaseFigures {
+  double rel_l2 = 0, max_abs = 0, lse_max_err = 0;
+  std::int64_t rows = 0, masked_rows = 0;
+};
+
+class AttentionRun {
+ public:
+  // Compiles (through the shared engine's cache), draws inputs and bindings from `seed`.
+  AttentionRun(const Case& c, std::uint64_t seed);
+  ~AttentionRun();
+
+  const Case& spec() const { return case_; }
+  const Kernel& kernel() const { return kernel_; }
+  CaseBindings& bindings() { return bindings_; }
+  std::mt19937_64& rng() { return rng_; }
+
+  // Poison, launch, download, compare; failures are gtest failures naming the case. Uploads the
+  // current bindings first, so a test may change them between runs.
+  CaseFigures run_and_check();
+  const std::vector<float>& last_out() const { return out_; }
+
+ private:
+  struct DeviceSide;
+  Case case_;
+  std::mt19937_64 rng_;
+  Program program_;
+  Kernel kernel_;
+  CaseBindings bindings_;
+  std::vector<float> q_, k_, v_;  // exact values of the elements the GPU reads, [B, H, T, D]
+  std::unique_ptr<DeviceSide> device_;
+  std::vector<float> out_;
+};
+
+}  // namespace flexjit::gpu_test

@@ -1,0 +1,117 @@
+#include "tests/gpu/case_bindings.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+#include "runtime/half_convert.hpp"
+
+namespace flexjit::gpu_test {
+namespace {
+
+template <class T>
+HostTensor tensor_of(DType dtype, std::vector<std::int64_t> shape, const std::vector<T>& values) {
+  HostTensor t{dtype, std::move(shape), std::vector<unsigned char>(values.size() * sizeof(T))};
+  std::memcpy(t.bytes.data(), values.data(), t.bytes.size());
+  return t;
+}
+
+void expect(const Parameter& p, DType dtype, int rank) {
+  if (p.kind != Parameter::Kind::tensor || p.dtype != dtype || p.rank != rank)
+    throw std::runtime_error(fmt::format("no binding rule for '{}' as declared ({} rank {})", p.name, dtype_name(p.dtype), p.rank));
+}
+
+}  // namespace
+
+std::string CaseBindings::describe() const {
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : scalars) {
+    if (const auto* i = std::get_if<long long>(&value)) parts.push_back(fmt::format("{}={}", name, *i));
+    else if (const auto* d = std::get_if<double>(&value)) parts.push_back(fmt::format("{}={:.3g}", name, *d));
+    else if (const auto* b = std::get_if<bool>(&value)) parts.push_back(fmt::format("{}={}", name, *b));
+  }
+  for (const auto& [name, t] : tensors)
+    parts.push_back(fmt::format("{}={}[{}]", name, dtype_name(t.dtype), fmt::join(t.shape, ",")));
+  return fmt::format("{}", fmt::join(parts, " "));
+}
+
+HostTensor random_tensor(const std::string& name, const Parameter& p, const CaseShape& s, std::mt19937_64& rng) {
+  const int T = std::max(s.Tq, s.Tkv);
+  if (name == "alibi_slopes") {  // the ALiBi paper's geometric slopes, in a random head order
+    expect(p, DType::f32, 1);
+    std::vector<float> x(static_cast<std::size_t>(s.Hq));
+    for (int h = 0; h < s.Hq; ++h) x[h] = std::exp2(-8.0f * static_cast<float>(h + 1) / static_cast<float>(s.Hq));
+    std::shuffle(x.begin(), x.end(), rng);
+    return tensor_of(DType::f32, {s.Hq}, x);
+  }
+  if (name == "sinks") {  // logits around the size of the row's own scores
+    expect(p, DType::f32, 1);
+    std::normal_distribution<float> normal(1.0f, 1.5f);
+    std::vector<float> x(static_cast<std::size_t>(s.Hq));
+    for (auto& e : x) e = normal(rng);
+    return tensor_of(DType::f32, {s.Hq}, x);
+  }
+  if (name == "doc_ids") {  // packed documents: sorted ids, runs of 1 to T/3 tokens
+    expect(p, DType::i32, 1);
+    std::uniform_int_distribution<int> run(1, std::max(1, T / 3));
+    std::vector<std::int32_t> x(static_cast<std::size_t>(T));
+    int id = 0, left = run(rng);
+    for (auto& e : x) {
+      if (left-- == 0) {
+        ++id;
+        left = run(rng) - 1;
+      }
+      e = id;
+    }
+    return tensor_of(DType::i32, {T}, x);
+  }
+  if (name == "prefix_len") {  // per batch entry, anywhere from no prefix to the whole sequence
+    expect(p, DType::i32, 1);
+    std::uniform_int_distribution<int> len(0, s.Tkv);
+    std::vector<std::int32_t> x(static_cast<std::size_t>(s.B));
+    for (auto& e : x) e = len(rng);
+    return tensor_of(DType::i32, {s.B}, x);
+  }
+  if (name == "bias") {  // [Hq, Tkv] bf16
+    expect(p, DType::bf16, 2);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<std::uint16_t> x(static_cast<std::size_t>(s.Hq) * s.Tkv);
+    for (auto& e : x) e = runtime::float_to_bf16_bits(normal(rng));
+    return tensor_of(DType::bf16, {s.Hq, s.Tkv}, x);
+  }
+  throw std::runtime_error(fmt::format("no binding rule for tensor '{}'", name));
+}
+
+CaseBindings random_bindings(const Program& program, const CaseShape& s, std::mt19937_64& rng) {
+  CaseBindings out;
+  const int T = std::max(s.Tq, s.Tkv);
+  for (const Parameter& p : program.parameters()) {
+    switch (p.kind) {
+      case Parameter::Kind::int_scalar: {
+        if (p.name != "window") throw std::runtime_error(fmt::format("no binding rule for scalar '{}'", p.name));
+        // From a single token to more than the whole sequence.
+        const std::vector<long long> choices{1, 7, 64, std::max(1, T / 2), T + 5};
+        out.scalars[p.name] = choices[rng() % choices.size()];
+        break;
+      }
+      case Parameter::Kind::float_scalar:
+        out.scalars[p.name] = std::uniform_real_distribution<double>(0.5, 1.5)(rng);
+        break;
+      case Parameter::Kind::bool_scalar:
+        out.scalars[p.name] = (rng() & 1) != 0;
+        break;
+      case Parameter::Kind::tensor:
+        out.tensors[p.name] = random_tensor(p.name, p, s, rng);
+        break;
+      case Parameter::Kind::block_indices:
+        throw std::runtime_error("block-sparse programs are not run on the GPU yet");
+    }
+  }
+  return out;
+}
+
+}  // namespace flexjit::gpu_test

@@ -1,0 +1,56 @@
+// Runtime scalars and captured tensors are kernel parameters: changing them changes the results,
+// and never compiles anything.
+#include <gtest/gtest.h>
+
+#include "tests/gpu/attention_case.hpp"
+
+namespace flexjit::gpu_test {
+namespace {
+
+class RuntimeValues : public GpuTest {};
+
+bool differ(const std::vector<float>& a, const std::vector<float>& b) { return a != b; }
+
+TEST_F(RuntimeValues, ChangingAScalarDoesNotRecompile) {
+  AttentionRun run({"sliding_window", bf16, 64, 1, 2, 1, 300, 300}, 11);
+  run.bindings().scalars["window"] = 16LL;
+  run.run_and_check();
+  const std::vector<float> first = run.last_out();
+  const auto compiles = engine().counters().compiles;
+  for (long long w : {1LL, 100LL, 1000LL}) {
+    run.bindings().scalars["window"] = w;
+    run.run_and_check();
+    EXPECT_TRUE(differ(first, run.last_out())) << "window " << w;
+  }
+  EXPECT_EQ(engine().counters().compiles, compiles);
+}
+
+TEST_F(RuntimeValues, ChangingCapturedTensorValuesDoesNotRecompile) {
+  AttentionRun run({"document", fp16, 128, 2, 2, 2, 700, 700}, 12);
+  run.run_and_check();
+  const std::vector<float> first = run.last_out();
+  const auto compiles = engine().counters().compiles;
+  const Program p = load_program("document");
+  run.bindings().tensors["doc_ids"] = random_tensor("doc_ids", p.parameters()[0], {2, 2, 700, 700}, run.rng());
+  run.run_and_check();
+  EXPECT_TRUE(differ(first, run.last_out()));
+  EXPECT_EQ(engine().counters().compiles, compiles);
+}
+
+TEST_F(RuntimeValues, ScoreModTensorAndFloatScalar) {
+  AttentionRun run({"dense_bias", bf16, 64, 1, 4, 2, 130, 200}, 13);
+  run.bindings().scalars["use_bias"] = true;
+  run.bindings().scalars["temperature"] = 1.0;
+  run.run_and_check();
+  const std::vector<float> first = run.last_out();
+  const auto compiles = engine().counters().compiles;
+  run.bindings().scalars["temperature"] = 0.25;
+  run.run_and_check();
+  EXPECT_TRUE(differ(first, run.last_out()));
+  run.bindings().scalars["use_bias"] = false;
+  run.run_and_check();
+  EXPECT_EQ(engine().counters().compiles, compiles);
+}
+
+}  // namespace
+}  // namespace flexjit::gpu_test

@@ -1,0 +1,204 @@
+// `flexjit run FILE ...`: attention on .npy inputs (or random ones with --demo) on the GPU or the
+// CPU, writing .npy outputs and, for --demo, a short report with the error against the CPU
+// reference.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <optional>
+#include <random>
+
+#include "compiler/cpu_attention.hpp"
+#include "flexjit/flexjit.hpp"
+#include "runtime/api_program_impl.hpp"
+#include "runtime/binding_resolve.hpp"
+#include "runtime/cuda_driver.hpp"
+#include "tools/commands.hpp"
+#include "tools/npy.hpp"
+#include "tools/run_cuda.hpp"
+#include "tools/run_inputs.hpp"
+
+namespace flexjit::tools {
+namespace {
+
+struct RunOptions {
+  std::string file, q, k, v, out, lse;
+  std::vector<std::string> binds;
+  std::string dtype = "bf16";
+  std::optional<float> scale;
+  std::string device;  // "", "cuda" or "cpu"
+  bool demo = false;
+  int B = 1, H = 8, T = 1024, D = 128, Hkv = 0, Tkv = 0;
+  int iters = 20;
+  unsigned long long seed = 1;
+};
+
+struct CpuRun {
+  std::vector<float> out, lse;
+  double ms = 0;
+  std::string backend;
+};
+
+CpuRun run_on_cpu(const ir::Program& ir, const AttentionData& d, const HostBindings& bindings,
+                  std::optional<float> scale, cpu::CpuBackend backend) {
+  runtime::Problems problems;
+  const ir::Env env = runtime::resolve_bindings(ir, bindings.cpu_bindings(), std::nullopt, problems);
+  problems.raise_if_any("cpu attention");
+  cpu::CpuAttentionInputs in;
+  in.q = d.q.data();
+  in.k = d.k.data();
+  in.v = d.v.data();
+  in.B = d.B, in.Hq = d.Hq, in.Hkv = d.Hkv, in.Tq = d.Tq, in.Tkv = d.Tkv, in.D = d.D;
+  if (scale) in.scale = *scale;
+  in.bindings = &env;
+  CpuRun r;
+  r.backend = cpu::backend_name(cpu::resolve_backend(backend));
+  r.out.resize(d.q.size());
+  r.lse.resize(static_cast<std::size_t>(d.B) * d.Hq * d.Tq);
+  const auto t0 = std::chrono::steady_clock::now();
+  cpu::cpu_attention_forward(ir, in, r.out.data(), r.lse.data(), backend);
+  r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return r;
+}
+
+struct Errors {
+  double max_abs = 0, rel_l2 = 0;
+};
+
+Errors compare(const std::vector<float>& got, const std::vector<float>& ref) {
+  Errors e;
+  double diff2 = 0, ref2 = 0;
+  for (std::size_t i = 0; i < ref.size(); ++i) {
+    const double d = static_cast<double>(got[i]) - ref[i];
+    e.max_abs = std::max(e.max_abs, std::isnan(d) ? INFINITY : std::abs(d));
+    diff2 += d * d;
+    ref2 += static_cast<double>(ref[i]) * ref[i];
+  }
+  e.rel_l2 = ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2);
+  return e;
+}
+
+void line(const char* key, const std::string& value) { std::cout << fmt::format("  {:<13} {}\n", key, value); }
+
+std::string bindings_text(const HostBindings& b) {
+  std::string s;
+  for (const auto& n : b.notes) s += (s.empty() ? "" : ", ") + n;
+  return s.empty() ? "none" : s;
+}
+
+int run(const RunOptions& o) {
+  const Program program = Program::from_file(o.file);
+  const ir::Program& ir = detail::ProgramAccess::impl(program).ir;
+  std::mt19937_64 rng(o.seed);
+
+  std::string device = o.device;
+  if (device.empty()) {
+    std::string why;
+    device = runtime::driver_available(&why) && runtime::device_count() > 0 ? "cuda" : "cpu";
+    if (device == "cpu")
+      std::cerr << fmt::format("flexjit run: note: no CUDA device ({}); running on the cpu\n",
+                               why.empty() ? "none found" : why);
+  }
+  const DType dtype = o.dtype == "fp16" ? DType::fp16 : DType::bf16;
+
+  if (!o.demo && (o.q.empty() || o.k.empty() || o.v.empty() || o.out.empty()))
+    throw std::runtime_error("--q, --k, --v and --out are required (or --demo for random inputs)");
+  AttentionData data = o.demo ? random_attention(o.B, o.H, o.Hkv ? o.Hkv : o.H, o.T, o.Tkv ? o.Tkv : o.T, o.D, rng)
+                              : load_attention(o.q, o.k, o.v);
+  HostBindings bindings = parse_bindings(program, o.binds);
+  for (const Parameter& p : program.parameters()) {
+    const bool scalar = p.kind != Parameter::Kind::tensor && p.kind != Parameter::Kind::block_indices;
+    if (scalar && !bindings.scalars.count(p.name))
+      throw std::runtime_error(fmt::format("scalar '{}' is not bound: pass --bind {}=VALUE", p.name, p.name));
+  }
+  if (o.demo) add_random_captures(program, data, bindings, rng);
+
+  std::vector<float> out, lse;
+  if (device == "cuda") {
+    CudaRun r = run_on_cuda(program, data, bindings, dtype, o.scale, o.demo ? o.iters : 0);
+    out = std::move(r.out);
+    lse = std::move(r.lse);
+    if (o.demo) {
+      std::cout << fmt::format("flexjit run --demo {}\n", o.file);
+      line("device", r.device);
+      line("kernel", r.kernel);
+      line("compile", r.compile_note);
+      line("shape", fmt::format("{}, {}", data.shape_text(), dtype_name(dtype)));
+      line("bindings", bindings_text(bindings));
+      line("time/call", fmt::format("{:.4f} ms (median of {}, CUDA events)", r.ms_per_call, r.timed_calls));
+      const CpuRun ref = run_on_cpu(ir, data, bindings, o.scale, cpu::CpuBackend::Auto);
+      const Errors e = compare(out, ref.out);
+      line("reference", fmt::format("CPU ({} back end, fp32 scores, float64 softmax) on the same {} inputs", ref.backend,
+                                    dtype_name(dtype)));
+      line("max |error|", fmt::format("{:.3e}", e.max_abs));
+      line("rel L2 error", fmt::format("{:.3e}", e.rel_l2));
+    }
+  } else {
+    CpuRun r = run_on_cpu(ir, data, bindings, o.scale, cpu::CpuBackend::Auto);
+    out = std::move(r.out);
+    lse = std::move(r.lse);
+    if (o.demo) {
+      std::cout << fmt::format("flexjit run --demo {}\n", o.file);
+      line("device", fmt::format("cpu ({} back end)", r.backend));
+      line("shape", fmt::format("{}, float32", data.shape_text()));
+      line("bindings", bindings_text(bindings));
+      line("time/call", fmt::format("{:.1f} ms (one call, wall clock)", r.ms));
+      if (r.backend == std::string("llvm")) {
+        const CpuRun ref = run_on_cpu(ir, data, bindings, o.scale, cpu::CpuBackend::Interpreter);
+        const Errors e = compare(out, ref.out);
+        line("reference", fmt::format("the IR interpreter ({:.1f} ms)", ref.ms));
+        line("max |error|", fmt::format("{:.3e}", e.max_abs));
+        line("rel L2 error", fmt::format("{:.3e}", e.rel_l2));
+      } else {
+        line("reference", "this is the reference (the IR interpreter)");
+      }
+    }
+  }
+  if (!o.out.empty()) write_npy_f32(o.out, {data.B, data.Hq, data.Tq, data.D}, out);
+  if (!o.lse.empty()) write_npy_f32(o.lse, {data.B, data.Hq, data.Tq}, lse);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<RunOptions>();
+  auto* cmd = app.add_subcommand("run", "Run a program's attention on .npy inputs (or random ones with --demo)");
+  cmd->add_option("FILE", o->file, "program file (.py)")->required();
+  cmd->add_option("--q", o->q, "queries, float16/32/64 .npy [B, Hq, Tq, D]");
+  cmd->add_option("--k", o->k, "keys, .npy [B, Hkv, Tkv, D]");
+  cmd->add_option("--v", o->v, "values, .npy [B, Hkv, Tkv, D]");
+  cmd->add_option("--out", o->out, "output .npy (float32 [B, Hq, Tq, D])");
+  cmd->add_option("--lse", o->lse, "log-sum-exp output .npy (float32 [B, Hq, Tq])");
+  cmd->add_option("--bind", o->binds, "NAME=VALUE for a runtime scalar, NAME=FILE.npy for a captured tensor")
+      ->take_all();
+  cmd->add_option("--dtype", o->dtype, "element type on the GPU (inputs are converted)")
+      ->check(CLI::IsMember({"bf16", "fp16"}))
+      ->capture_default_str();
+  cmd->add_option("--scale", o->scale, "scale of <q, k> (default 1/sqrt(D))");
+  cmd->add_option("--device", o->device, "cuda or cpu (default: cuda when a GPU is found)")
+      ->check(CLI::IsMember({"cuda", "cpu"}));
+  cmd->add_flag("--demo", o->demo, "random q, k, v and captured tensors, and a report");
+  cmd->add_option("--B", o->B, "--demo: batch size")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--H", o->H, "--demo: query heads")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--T", o->T, "--demo: sequence length")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--D", o->D, "--demo: head dim")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--Hkv", o->Hkv, "--demo: key/value heads (default H)")->check(CLI::PositiveNumber);
+  cmd->add_option("--Tkv", o->Tkv, "--demo: key/value length (default T)")->check(CLI::PositiveNumber);
+  cmd->add_option("--iters", o->iters, "--demo: timed calls on the GPU")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--seed", o->seed, "--demo: random seed")->capture_default_str();
+  cmd->callback([o, &exit_code] {
+    exit_code = run_reporting_errors([&] {
+      try {
+        return run(*o);
+      } catch (const CompileError& e) {
+        std::cerr << e.what();
+        return kExitDiagnostics;
+      }
+    });
+  });
+}
+
+}  // namespace flexjit::tools

@@ -1,0 +1,218 @@
+#include "tools/run_inputs.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+#include "runtime/half_convert.hpp"
+#include "tools/npy.hpp"
+
+namespace flexjit::tools {
+namespace {
+
+[[noreturn]] void fail(const std::string& what) { throw std::runtime_error(what); }
+
+const Parameter* find_parameter(const Program& p, const std::string& name) {
+  for (const auto& x : p.parameters())
+    if (x.name == name) return &x;
+  return nullptr;
+}
+
+std::string declared_names(const Program& p) {
+  std::vector<std::string> names;
+  for (const auto& x : p.parameters()) names.push_back(x.name);
+  return names.empty() ? "it declares none" : fmt::format("declared: {}", fmt::join(names, ", "));
+}
+
+bool is_float(DType d) { return d == DType::f32 || d == DType::f64 || d == DType::bf16 || d == DType::fp16; }
+
+// Writes `x` as element i of a `dtype` array; `what` names it in errors.
+void store(DType dtype, double x, unsigned char* base, std::int64_t i, const std::string& what) {
+  auto put = [&](auto value) { std::memcpy(base + i * static_cast<std::int64_t>(sizeof(value)), &value, sizeof(value)); };
+  auto integer = [&](double lo, double hi) {
+    if (x != std::floor(x) || x < lo || x > hi)
+      fail(fmt::format("{}: element {} is {}, not a {} value", what, i, x, dtype_name(dtype)));
+    return x;
+  };
+  switch (dtype) {
+    case DType::f32: put(static_cast<float>(x)); break;
+    case DType::f64: put(x); break;
+    case DType::bf16: put(runtime::float_to_bf16_bits(static_cast<float>(x))); break;
+    case DType::fp16: put(runtime::float_to_fp16_bits(static_cast<float>(x))); break;
+    case DType::i8: put(static_cast<std::int8_t>(integer(-128, 127))); break;
+    case DType::u8: put(static_cast<std::uint8_t>(integer(0, 255))); break;
+    case DType::i16: put(static_cast<std::int16_t>(integer(-32768, 32767))); break;
+    case DType::i32: put(static_cast<std::int32_t>(integer(-2147483648.0, 2147483647.0))); break;
+    case DType::i64: put(static_cast<std::int64_t>(integer(-9.2e18, 9.2e18))); break;
+    case DType::boolean: put(static_cast<std::uint8_t>(integer(0, 1))); break;
+  }
+}
+
+HostTensor make_tensor(DType dtype, std::vector<std::int64_t> shape) {
+  HostTensor t{dtype, std::move(shape), {}};
+  std::int64_t n = 1;
+  for (auto s : t.shape) n *= s;
+  t.bytes.assign(static_cast<std::size_t>(n * dtype_size(dtype)), 0);
+  return t;
+}
+
+HostTensor tensor_from_file(const Parameter& p, const std::string& path) {
+  const NpyArray a = read_npy(path);
+  const std::string what = fmt::format("--bind {}={}", p.name, path);
+  if (static_cast<int>(a.shape.size()) != p.rank)
+    fail(fmt::format("{}: '{}' is declared with {} dims, the file has shape ({})", what, p.name, p.rank,
+                     fmt::join(a.shape, ", ")));
+  if (a.kind == 'f' && !is_float(p.dtype))
+    fail(fmt::format("{}: '{}' holds {} values, the file holds {}", what, p.name, dtype_name(p.dtype), a.dtype_str()));
+  HostTensor t = make_tensor(p.dtype, a.shape);
+  for (std::int64_t i = 0; i < a.numel(); ++i) store(p.dtype, a.element(i), t.bytes.data(), i, what);
+  return t;
+}
+
+Binding scalar_from_text(const Parameter& p, const std::string& text) {
+  const std::string what = fmt::format("--bind {}={}", p.name, text);
+  try {
+    std::size_t used = 0;
+    switch (p.kind) {
+      case Parameter::Kind::int_scalar: {
+        long long v = std::stoll(text, &used);
+        if (used == text.size()) return v;
+        break;
+      }
+      case Parameter::Kind::float_scalar: {
+        double v = std::stod(text, &used);
+        if (used == text.size()) return v;
+        break;
+      }
+      case Parameter::Kind::bool_scalar:
+        if (text == "true" || text == "True" || text == "1") return true;
+        if (text == "false" || text == "False" || text == "0") return false;
+        break;
+      default:
+        fail(fmt::format("{}: '{}' is a tensor; bind it to a .npy file", what, p.name));
+    }
+  } catch (const std::invalid_argument&) {
+  } catch (const std::out_of_range&) {
+  }
+  const char* type = p.kind == Parameter::Kind::int_scalar ? "int" : p.kind == Parameter::Kind::float_scalar ? "float" : "bool";
+  fail(fmt::format("{}: '{}' is a scalar {}, and '{}' is not one", what, p.name, type, text));
+}
+
+void fill_normal(std::vector<float>& x, std::size_t n, std::mt19937_64& rng) {
+  std::normal_distribution<float> normal(0.f, 1.f);
+  x.resize(n);
+  for (auto& e : x) e = normal(rng);
+}
+
+std::vector<std::int64_t> shape_4d(const NpyArray& a, const std::string& path, const char* name) {
+  if (a.shape.size() != 4)
+    fail(fmt::format("--{} {}: expected 4 dims [B, H, T, D], got shape ({})", name, path, fmt::join(a.shape, ", ")));
+  if (a.kind != 'f') fail(fmt::format("--{} {}: expected float16/32/64 data, got {}", name, path, a.dtype_str()));
+  for (auto s : a.shape)
+    if (s < 1 || s > std::numeric_limits<int>::max())
+      fail(fmt::format("--{} {}: every size must be in [1, 2^31), got ({})", name, path, fmt::join(a.shape, ", ")));
+  return a.shape;
+}
+
+}  // namespace
+
+std::string AttentionData::shape_text() const {
+  return fmt::format("B={} Hq={} Hkv={} Tq={} Tkv={} D={}", B, Hq, Hkv, Tq, Tkv, D);
+}
+
+std::string HostTensor::describe() const { return fmt::format("{}[{}]", dtype_name(dtype), fmt::join(shape, ", ")); }
+
+std::map<std::string, Binding> HostBindings::cpu_bindings() const {
+  std::map<std::string, Binding> out = scalars;
+  for (const auto& [name, t] : tensors) out[name] = t.view();
+  return out;
+}
+
+AttentionData load_attention(const std::string& q_path, const std::string& k_path, const std::string& v_path) {
+  const NpyArray q = read_npy(q_path), k = read_npy(k_path), v = read_npy(v_path);
+  const auto qs = shape_4d(q, q_path, "q"), ks = shape_4d(k, k_path, "k"), vs = shape_4d(v, v_path, "v");
+  if (ks != vs) fail(fmt::format("--k and --v: shapes ({}) and ({}) differ", fmt::join(ks, ", "), fmt::join(vs, ", ")));
+  if (qs[0] != ks[0] || qs[3] != ks[3])
+    fail(fmt::format("--q and --k: shapes ({}) and ({}) disagree on B or D", fmt::join(qs, ", "), fmt::join(ks, ", ")));
+  AttentionData d;
+  d.B = static_cast<int>(qs[0]);
+  d.Hq = static_cast<int>(qs[1]);
+  d.Tq = static_cast<int>(qs[2]);
+  d.D = static_cast<int>(qs[3]);
+  d.Hkv = static_cast<int>(ks[1]);
+  d.Tkv = static_cast<int>(ks[2]);
+  d.q = q.to_float32();
+  d.k = k.to_float32();
+  d.v = v.to_float32();
+  return d;
+}
+
+AttentionData random_attention(int B, int Hq, int Hkv, int Tq, int Tkv, int D, std::mt19937_64& rng) {
+  AttentionData d{B, Hq, Hkv, Tq, Tkv, D, {}, {}, {}};
+  fill_normal(d.q, static_cast<std::size_t>(B) * Hq * Tq * D, rng);
+  fill_normal(d.k, static_cast<std::size_t>(B) * Hkv * Tkv * D, rng);
+  fill_normal(d.v, static_cast<std::size_t>(B) * Hkv * Tkv * D, rng);
+  return d;
+}
+
+HostBindings parse_bindings(const Program& program, const std::vector<std::string>& binds) {
+  HostBindings out;
+  for (const std::string& b : binds) {
+    const auto eq = b.find('=');
+    if (eq == std::string::npos || eq == 0) fail(fmt::format("--bind {}: expected NAME=VALUE or NAME=FILE.npy", b));
+    const std::string name = b.substr(0, eq), value = b.substr(eq + 1);
+    const Parameter* p = find_parameter(program, name);
+    if (p == nullptr) fail(fmt::format("--bind {}: '{}' is not declared by the program ({})", b, name, declared_names(program)));
+    const bool is_tensor = p->kind == Parameter::Kind::tensor || p->kind == Parameter::Kind::block_indices;
+    if (is_tensor) {
+      if (value.size() < 4 || value.substr(value.size() - 4) != ".npy")
+        fail(fmt::format("--bind {}: '{}' is a tensor; bind it to a .npy file", b, name));
+      out.tensors[name] = tensor_from_file(*p, value);
+      out.notes.push_back(fmt::format("{}={} ({})", name, out.tensors[name].describe(), value));
+    } else {
+      out.scalars[name] = scalar_from_text(*p, value);
+      out.notes.push_back(fmt::format("{}={}", name, value));
+    }
+  }
+  return out;
+}
+
+void add_random_captures(const Program& program, const AttentionData& d, HostBindings& bindings, std::mt19937_64& rng) {
+  const std::int64_t length = std::max({d.Tq, d.Tkv, d.Hq, d.B});
+  for (const Parameter& p : program.parameters()) {
+    if (p.kind != Parameter::Kind::tensor || bindings.tensors.count(p.name)) continue;
+    double elements = std::pow(static_cast<double>(length), p.rank);
+    if (elements > (1 << 26))
+      fail(fmt::format("--demo: '{}' would get {} random elements ({} dims of {}); bind it with --bind {}=FILE.npy",
+                       p.name, elements, p.rank, length, p.name));
+    HostTensor t = make_tensor(p.dtype, std::vector<std::int64_t>(static_cast<std::size_t>(p.rank), length));
+    const std::int64_t n = static_cast<std::int64_t>(elements);
+    std::uniform_real_distribution<double> uniform(-1.0, 1.0);
+    std::uniform_int_distribution<std::int64_t> run_length(1, std::max<std::int64_t>(1, length / 4));
+    std::int64_t run = 0, left = run_length(rng);
+    for (std::int64_t i = 0; i < n; ++i) {
+      double x = 0;
+      if (is_float(p.dtype)) {
+        x = uniform(rng);
+      } else if (p.dtype == DType::boolean) {
+        x = static_cast<double>(rng() & 1);
+      } else {
+        if (left-- == 0) {
+          ++run;
+          left = run_length(rng) - 1;
+        }
+        x = static_cast<double>(p.dtype == DType::i8 || p.dtype == DType::u8 ? run % 100 : run);
+      }
+      store(p.dtype, x, t.bytes.data(), i, p.name);
+    }
+    bindings.notes.push_back(fmt::format("{}={} (random)", p.name, t.describe()));
+    bindings.tensors[p.name] = std::move(t);
+  }
+}
+
+}  // namespace flexjit::tools

@@ -1,0 +1,56 @@
+// Inputs of `flexjit run`: q, k, v as float32 host arrays [B, H, T, D] (from .npy files or
+// random for --demo), and the values bound to the program's declarations (--bind, or random
+// captured tensors for --demo), held on the host in the declared dtypes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "flexjit/flexjit.hpp"
+
+namespace flexjit::tools {
+
+struct AttentionData {
+  int B = 1, Hq = 1, Hkv = 1, Tq = 1, Tkv = 1, D = 64;
+  std::vector<float> q, k, v;  // contiguous [B, H, T, D]
+  std::string shape_text() const;  // "B=1 Hq=8 Hkv=8 Tq=1024 Tkv=1024 D=128"
+};
+
+// A host tensor in a declared dtype (bytes of that dtype, contiguous).
+struct HostTensor {
+  DType dtype = DType::f32;
+  std::vector<std::int64_t> shape;
+  std::vector<unsigned char> bytes;
+  TensorView view() const { return TensorView::contiguous(bytes.data(), dtype, shape, Device::cpu()); }
+  std::string describe() const;  // "f32[1024]"
+};
+
+struct HostBindings {
+  std::map<std::string, HostTensor> tensors;
+  std::map<std::string, Binding> scalars;
+  std::vector<std::string> notes;  // "alibi_slopes=f32[1024] (random)", "window=256"
+  // Scalars plus tensors as cpu views.
+  std::map<std::string, Binding> cpu_bindings() const;
+};
+
+// q, k, v from .npy files: float16/32/64, 4-D [B, H, T, D], consistent with each other.
+AttentionData load_attention(const std::string& q, const std::string& k, const std::string& v);
+
+// Normal(0, 1) inputs of the given sizes.
+AttentionData random_attention(int B, int Hq, int Hkv, int Tq, int Tkv, int D, std::mt19937_64& rng);
+
+// Each --bind NAME=VALUE: VALUE ending in ".npy" is a tensor file converted to the declared dtype
+// (values must be representable: integers for integer tensors, 0/1 for bool); otherwise a
+// scalar of the declared type ("true"/"false" for bool). Throws std::runtime_error naming it.
+HostBindings parse_bindings(const Program& program, const std::vector<std::string>& binds);
+
+// --demo: every captured tensor the user did not bind gets random values, every dimension
+// max(T, H, B) long: floats uniform in [-1, 1), integers non-decreasing run ids (0,0,..,1,1,..;
+// each run 1 to T/4 long, like packed document ids), bools 0/1. Scalars are never invented.
+void add_random_captures(const Program& program, const AttentionData& shape, HostBindings& bindings,
+                         std::mt19937_64& rng);
+
+}  // namespace flexjit::tools
