@@ -60,7 +60,9 @@ TEST_P(ExampleKernel, CompilesToACubin) {
   ASSERT_GE(r.image.size(), 4u);
   EXPECT_EQ(std::string(r.image.data() + 1, 3), "ELF");
   // The program's own lines appear as comments above the code they became.
-  if (program.mask_mod) EXPECT_NE(k.source.find("// " + file.name() + ":"), std::string::npos);
+  if (program.mask_mod) {
+    EXPECT_NE(k.source.find("// " + file.name() + ":"), std::string::npos);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, ExampleKernel, testing::ValuesIn(cases()), case_name);
@@ -75,6 +77,28 @@ TEST(GeneratedKernel, UserNamesAreMangled) {
   auto k = compiler::generate_forward_kernel(program, {64, compiler::ElementType::BF16, "sm_80"}, &file);
   EXPECT_NE(k.source.find("long long s_int;"), std::string::npos);
   EXPECT_NO_THROW(runtime::compile(runtime::compile_request(k)));
+}
+
+// The cache key comes from the generated source and the templates: compile-time constants and
+// kernel parameters are in it, runtime scalars' values are not (they are never in the source).
+TEST(GeneratedKernel, CacheKeyFollowsCompileTimeInputsOnly) {
+  auto key_of = [](const std::string& text, compiler::KernelSpec spec) {
+    dsl::SourceFile file("p.py", text);
+    auto k = compiler::generate_forward_kernel(compiler::build_ir(file), spec, &file);
+    return runtime::CompileJob(runtime::compile_request(k), k.entry).key.str();
+  };
+  const std::string prog = "window: int\nCAP = 50.0\n"
+                           "def score_mod(score, b, h, q_idx, kv_idx):\n    return CAP * torch.tanh(score / CAP)\n"
+                           "def mask_mod(b, h, q_idx, kv_idx):\n    return 0 <= q_idx - kv_idx < window\n";
+  compiler::KernelSpec spec{128, compiler::ElementType::BF16, "sm_90a"};
+  const std::string base = key_of(prog, spec);
+  EXPECT_EQ(key_of(prog, spec), base);  // deterministic
+  std::string other_cap = prog;
+  other_cap.replace(other_cap.find("50.0"), 4, "30.0");
+  EXPECT_NE(key_of(other_cap, spec), base);
+  EXPECT_NE(key_of(prog, {64, compiler::ElementType::BF16, "sm_90a"}), base);
+  EXPECT_NE(key_of(prog, {128, compiler::ElementType::FP16, "sm_90a"}), base);
+  EXPECT_NE(key_of(prog, {128, compiler::ElementType::BF16, "sm_80"}), base);
 }
 
 TEST(GeneratedKernel, UnsupportedHeadDimIsNamed) {

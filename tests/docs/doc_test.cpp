@@ -173,7 +173,9 @@ TEST(DocExtraction, FindsExamplesInBothDocuments) {
     for (const auto& b : blocks)
       if (b.doc == doc && b.problem.empty()) (b.expect_error ? errors : ok)++;
     EXPECT_GT(ok, 0) << doc << " has no ```python examples";
-    if (std::string(doc) == "docs/language.md") EXPECT_GT(errors, 0) << doc << " has no ```python-error examples";
+    if (std::string(doc) == "docs/language.md") {
+      EXPECT_GT(errors, 0) << doc << " has no ```python-error examples";
+    }
   }
 }
 

@@ -93,8 +93,9 @@ CaseBindings random_bindings(const Program& program, const CaseShape& s, std::mt
     switch (p.kind) {
       case Parameter::Kind::int_scalar: {
         if (p.name != "window") throw std::runtime_error(fmt::format("no binding rule for scalar '{}'", p.name));
-        // From a single token to more than the whole sequence.
-        const std::vector<long long> choices{1, 7, 64, std::max(1, T / 2), T + 5};
+        // From a few tokens to more than the whole sequence (window 1, where a row sees only
+        // itself, and 0, where it sees nothing, have tests of their own).
+        const std::vector<long long> choices{7, 64, 300, std::max(2, T / 2), T + 5};
         out.scalars[p.name] = choices[rng() % choices.size()];
         break;
       }
