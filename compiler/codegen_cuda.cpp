@@ -58,7 +58,9 @@ class Generator {
   GeneratedKernel run() {
     GeneratedKernel k;
     k.spec = spec_;
-    k.tile = choose_tile_config(spec_);
+    k.tile = p_.block_indices
+                 ? choose_block_sparse_tile_config(spec_, p_.block_indices->q_block, p_.block_indices->kv_block)
+                 : choose_tile_config(spec_);
     k.params = param_layout(p_);
     k.entry = fmt::format("flexjit_fwd_{}_d{}_{}", sanitize(p_.name), spec_.head_dim, element_name(spec_.dtype));
     k.headers = {"attention_common.cuh", "attention_fwd_sm80.cuh", "dsl_ops.cuh", "interval.cuh"};
@@ -75,6 +77,7 @@ class Generator {
     sink();
     classify();
     k.kv_range_is_full = kv_range();
+    block_list();
     w_.dedent();
     w_.line("};");
     w_.line();
@@ -116,6 +119,7 @@ class Generator {
         case ParamFieldKind::BlockData: what = fmt::format("{}: BlockIndices [B, H, q blocks, K]", f.owner); break;
         case ParamFieldKind::BlockStride: what = fmt::format("stride of dimension {}, in elements", f.dim); break;
         case ParamFieldKind::BlockCount: what = "K, entries per query block"; break;
+        case ParamFieldKind::BlockHeadGroup: what = "query heads per head of the list (Hq / its H)"; break;
         case ParamFieldKind::Padding: what = "no parameters"; break;
       }
       w_.line(fmt::format("{} {};  // @{}: {}", f.c_type, f.c_name, f.offset, what));
@@ -262,6 +266,41 @@ class Generator {
     w_.dedent();
     w_.line("}");
     return full;
+  }
+
+  // Block-sparse top-k: the kv blocks listed for the query block of a tile (the template walks only
+  // those). The tile config guarantees that a query tile lies inside one query block and that a kv
+  // block is a whole number of kv tiles.
+  void block_list() {
+    w_.line();
+    const auto& bi = p_.block_indices;
+    w_.line(fmt::format("static constexpr bool kHasBlockList = {};", bi ? "true" : "false"));
+    w_.line(fmt::format("static constexpr int kBlockListKv = {};", bi ? bi->kv_block : 0));
+    w_.line("// Entries of the list of the query block holding row q0 (K of the bound [B, H, q blocks, K]).");
+    w_.line("__device__ static int block_list_count(const Params& p, int b_, int h_, int q0) {");
+    w_.indent();
+    if (bi) {
+      w_.line(fmt::format("return p.{}_count;", block_member(bi->name)));
+    } else {
+      w_.line("return 0;");
+    }
+    w_.dedent();
+    w_.line("}");
+    w_.line("// First key of the i-th listed kv block, or -1 (padding). Out-of-range blocks give a key >= Tkv.");
+    w_.line("__device__ static int block_list_entry(const Params& p, int b_, int h_, int q0, int i) {");
+    w_.indent();
+    if (bi) {
+      const std::string m = block_member(bi->name);
+      w_.line(fmt::format("const int* row = p.{0} + b_ * p.{0}_stride0 + (h_ / p.{0}_head_group) * p.{0}_stride1 +", m));
+      w_.line(fmt::format("                 (q0 / {1}) * p.{0}_stride2;", m, bi->q_block));
+      w_.line("const int blk = __ldg(row + i);");
+      w_.line(fmt::format("return blk < 0 ? -1 : static_cast<int>(flexjit::ops::min(static_cast<long long>(blk) * {}, 0x7fffffffLL));",
+                          bi->kv_block));
+    } else {
+      w_.line("return -1;");
+    }
+    w_.dedent();
+    w_.line("}");
   }
 
   void layout_checks(const ParamLayout& layout) {

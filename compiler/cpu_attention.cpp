@@ -189,7 +189,7 @@ void cpu_attention_forward(const ir::Program& p, const CpuAttentionInputs& in, f
   const ir::Env& env = in.bindings ? *in.bindings : kNoBindings;
   const std::unique_ptr<RowMods> mods =
       resolve_backend(backend) == CpuBackend::Llvm ? llvm_row_mods(p, env) : interpreter_row_mods(p, env);
-  const BlockSelection blocks(p, &env, in.B, in.Hq, in.Tq, in.Tkv);
+  const BlockSelection blocks(p, &env, in.B, in.Hq, in.Tq, in.Tkv, in.Hkv);
   const float scale = std::isnan(in.scale) ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(in.D))) : in.scale;
   const Problem pb{in, scale, *mods, blocks, out, lse};
 

@@ -17,7 +17,7 @@ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 }  // namespace
 
-BlockSelection::BlockSelection(const ir::Program& p, const ir::Env* env, int B, int Hq, int Tq, int Tkv) {
+BlockSelection::BlockSelection(const ir::Program& p, const ir::Env* env, int B, int Hq, int Tq, int Tkv, int Hkv) {
   if (!p.block_indices || !env) return;
   const ir::BlockIndices& bi = *p.block_indices;
   auto it = env->tensors.find(bi.name);
@@ -33,6 +33,11 @@ BlockSelection::BlockSelection(const ir::Program& p, const ir::Env* env, int B, 
   if (t.dtype != ir::DType::Int32) fail(bi.name, std::string("expected int32, bound with ") + ir::dtype_name(t.dtype));
   if (t.shape.size() != 4 || (!t.strides.empty() && t.strides.size() != 4))
     fail(bi.name, "expected rank 4 [B, H, ceil(Tq / " + std::to_string(q_block_) + "), K]");
+  if (Hkv > 0 && Hkv != Hq && t.shape.size() == 4 && t.shape[1] == Hkv && Hq % Hkv == 0) {
+    group_ = Hq / Hkv;  // one list per kv head
+    Hq = Hkv;
+    Hq_ = Hkv;
+  }
   const std::vector<std::int64_t> want = {B, Hq, nq_};
   for (int d = 0; d < 3; ++d)
     if (t.shape[d] != want[d])

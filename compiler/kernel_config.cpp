@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace flexjit::compiler {
@@ -43,6 +44,24 @@ TileConfig choose_tile_config(const KernelSpec& spec) {
   if (spec.head_dim <= 64) return {128, 64, 4, 2, false, 2};
   if (spec.head_dim <= 128) return {128, 32, 4, 2, false, 2};
   return {64, 32, 4, 2, false, 2};
+}
+
+TileConfig choose_block_sparse_tile_config(const KernelSpec& spec, int q_block, int kv_block) {
+  TileConfig t = choose_tile_config(spec);
+  if (q_block <= 0 || q_block % 16 != 0 || kv_block <= 0 || kv_block % 16 != 0)
+    throw std::invalid_argument(fmt::format("BlockIndices[{}, {}]: the block sizes must be positive multiples of 16 "
+                                            "(whole m16/k16 tensor-core tiles)", q_block, kv_block));
+  // Fewer rows per CTA: keep each warp at 16 * MT rows, dropping to one m16 tile per warp and then
+  // to fewer warps (BM = 64: 4 warps x 16 rows; 32: 2 x 16; 16: 1 x 16).
+  while (q_block % t.block_m != 0) {
+    t.block_m /= 2;
+    t.warps = std::min(t.warps, std::max(1, t.block_m / 16));
+  }
+  while (kv_block % t.block_n != 0) t.block_n /= 2;
+  if (t.block_m < 16 || t.block_n < 16 || t.block_m % (16 * t.warps) != 0)
+    throw std::invalid_argument(fmt::format("BlockIndices[{}, {}]: no kernel tile fits these block sizes", q_block,
+                                            kv_block));
+  return t;
 }
 
 }  // namespace flexjit::compiler

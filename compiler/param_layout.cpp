@@ -58,8 +58,10 @@ ParamLayout param_layout(const ir::Program& program) {
     if (s.type == ir::Type::Float) b.add(ParamFieldKind::ScalarFloat, s.name, 0, scalar_member(s.name), "float", 4);
     if (s.type == ir::Type::Bool) b.add(ParamFieldKind::ScalarBool, s.name, 0, scalar_member(s.name), "int", 4);
   }
-  if (const auto& bi = program.block_indices)
+  if (const auto& bi = program.block_indices) {
     b.add(ParamFieldKind::BlockCount, bi->name, 0, block_member(bi->name) + "_count", "int", 4);
+    b.add(ParamFieldKind::BlockHeadGroup, bi->name, 0, block_member(bi->name) + "_head_group", "int", 4);
+  }
   return b.finish();
 }
 

@@ -20,6 +20,7 @@ enum class ParamFieldKind : std::uint8_t {
   BlockData,     // const int*: the block-index list [B, H, num_q_blocks, K]
   BlockStride,   // i64: stride of one dimension (b, h, q block) of the block-index list
   BlockCount,    // int: K, the number of entries per query block
+  BlockHeadGroup,// int: query heads per head of the list (1: bound per Hq head, Hq / Hkv: per kv head)
   Padding        // an unused int, so that an empty struct still has a size
 };
 

@@ -47,9 +47,6 @@ Engine& Engine::operator=(Engine&&) noexcept = default;
 
 Kernel Engine::compile(const Program& program, const CompileOptions& options) {
   auto source = detail::ProgramAccess::shared(program);
-  if (source->ir.block_indices)
-    throw Error(fmt::format("{}: block-sparse programs are not supported by the sm80 kernel yet ('{}: BlockIndices')",
-                            program.name(), source->ir.block_indices->name));
   compiler::KernelSpec spec;
   spec.head_dim = options.head_dim;
   spec.dtype = runtime::element_type(options.dtype);

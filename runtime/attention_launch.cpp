@@ -57,6 +57,8 @@ ForwardPlan plan_forward(const compiler::GeneratedKernel& kernel, const ir::Prog
                                        problems);
   const Device device = t.q.device.is_cuda() ? t.q.device : Device::cuda(0);
   ir::Env env = resolve_bindings(program, options.bind, device, problems);
+  int block_head_group = 1;
+  if (shape) block_head_group = check_block_indices(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
   problems.raise_if_any(kernel.entry);
 
   ForwardPlan plan;
@@ -78,7 +80,7 @@ ForwardPlan plan_forward(const compiler::GeneratedKernel& kernel, const ir::Prog
   a.scale = options.scale ? *options.scale : 1.0f / std::sqrt(static_cast<float>(kernel.spec.head_dim));
   a.scale_log2 = a.scale * kLog2e;
 
-  plan.params = pack_params(kernel.params, env);
+  plan.params = pack_params(kernel.params, env, block_head_group);
   const int block_m = kernel.tile.block_m;
   plan.grid[0] = static_cast<unsigned>((shape->Tq + block_m - 1) / block_m);
   plan.grid[1] = static_cast<unsigned>(shape->Hq);

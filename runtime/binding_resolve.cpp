@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
 #include <tuple>
 #include <vector>
 
@@ -84,7 +86,7 @@ std::string declared_kind(const ir::Program& p, const std::string& name) {
   if (const auto* s = p.find_scalar(name)) return fmt::format("a scalar {}", ir::type_name(s->type));
   if (const auto* c = p.find_capture(name)) return fmt::format("Tensor[{}, {}]", ir::dtype_name(c->dtype), c->rank);
   if (p.block_indices && p.block_indices->name == name)
-    return fmt::format("BlockIndices[{}, {}] (an int32 tensor [B, Hq, q blocks, K])", p.block_indices->q_block,
+    return fmt::format("BlockIndices[{}, {}] (an int32 tensor [B, Hq or Hkv, q blocks, K])", p.block_indices->q_block,
                        p.block_indices->kv_block);
   return "nothing";
 }
@@ -117,15 +119,51 @@ ir::Env resolve_bindings(const ir::Program& program, const std::map<std::string,
       env.tensors[c.name] = std::move(*t);
   }
   if (is_block) {
-    // Optional: unbound means every block is selected (the CPU back end's convention); the GPU
-    // kernel refuses block-sparse programs at compile time for now.
+    // For the CPU back end unbound means every block is selected; the GPU kernel walks the list
+    // and so needs one.
     const auto& bi = *program.block_indices;
-    if (auto it = bind.find(bi.name); it != bind.end())
+    if (auto it = bind.find(bi.name); it != bind.end()) {
       if (auto t = tensor_value(bi.name, declared_kind(program, bi.name), ir::DType::Int32, 4, it->second, device,
                                 problems))
         env.tensors[bi.name] = std::move(*t);
+    } else if (device) {
+      problems.add(fmt::format("block indices '{}' are not bound (declared `{}: {}`)", bi.name, bi.name,
+                               declared_kind(program, bi.name)));
+    }
   }
   return env;
+}
+
+int check_block_indices(const ir::Program& program, const ir::Env& env, int B, int Hq, int Hkv, int Tq,
+                        Problems& problems) {
+  if (!program.block_indices) return 1;
+  const auto& bi = *program.block_indices;
+  auto it = env.tensors.find(bi.name);
+  if (it == env.tensors.end()) return 1;  // unbound or unusable: reported by resolve_bindings
+  const ir::TensorBinding& t = it->second;
+  const std::int64_t nq = (static_cast<std::int64_t>(Tq) + bi.q_block - 1) / bi.q_block;
+  const std::string what = fmt::format("block indices '{}'", bi.name);
+  const std::string dims = fmt::format("[B={}, H (Hq={} or Hkv={}), ceil(Tq / {})={}, K]", B, Hq, Hkv, bi.q_block, nq);
+  if (t.shape.size() != 4) return 1;  // reported by resolve_bindings
+  int group = 1;
+  bool ok = t.shape[0] == B && t.shape[2] == nq && t.shape[3] >= 1;
+  if (t.shape[1] == Hq) {
+    group = 1;
+  } else if (t.shape[1] == Hkv && Hkv >= 1) {
+    group = Hq / Hkv;
+  } else {
+    ok = false;
+  }
+  if (!ok) {
+    problems.add(fmt::format("{}: expected shape {}, got {}", what, dims, format_dims(t.shape)));
+    return 1;
+  }
+  if (t.shape[3] > std::numeric_limits<int>::max())
+    problems.add(fmt::format("{}: K={} is too large", what, t.shape[3]));
+  const std::int64_t k_stride = t.strides.empty() ? 1 : t.strides[3];
+  if (t.shape[3] > 1 && k_stride != 1)
+    problems.add(fmt::format("{}: the K dimension must be contiguous (stride 1), got {}", what, k_stride));
+  return group;
 }
 
 }  // namespace flexjit::runtime

@@ -30,7 +30,7 @@ std::int64_t stride_of(const ir::TensorBinding& t, int dim) {
 
 }  // namespace
 
-PackedParams pack_params(const compiler::ParamLayout& layout, const ir::Env& env) {
+PackedParams pack_params(const compiler::ParamLayout& layout, const ir::Env& env, int block_head_group) {
   PackedParams out;
   out.size = layout.size;
   out.words.assign(static_cast<std::size_t>(layout.size + 7) / 8, 0);
@@ -53,6 +53,7 @@ PackedParams pack_params(const compiler::ParamLayout& layout, const ir::Env& env
       case K::TensorStride:
       case K::BlockStride: put(f, static_cast<long long>(stride_of(tensor(env, f.owner), f.dim))); break;
       case K::BlockCount: put(f, static_cast<int>(tensor(env, f.owner).shape.at(3))); break;
+      case K::BlockHeadGroup: put(f, block_head_group); break;
       case K::Padding: put(f, 0); break;
     }
   }

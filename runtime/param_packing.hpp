@@ -23,6 +23,7 @@ struct PackedParams {
 // base pointer and one 8-byte stride (in elements) per dimension; a block-index list as pointer,
 // strides of its first three dims and K (its last dim) as an int. `env` must bind everything the
 // layout names (resolve_bindings has checked that); a missing value is an internal error.
-PackedParams pack_params(const compiler::ParamLayout& layout, const ir::Env& env);
+// block_head_group: Hq / (the H dimension of the bound block-index list), 1 when there is none.
+PackedParams pack_params(const compiler::ParamLayout& layout, const ir::Env& env, int block_head_group = 1);
 
 }  // namespace flexjit::runtime

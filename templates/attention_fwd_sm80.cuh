@@ -17,6 +17,12 @@
 //                      reach outside the kv range: it must be exact there too (never FULL or EMPTY
 //                      unless every element of the tile is kept or masked).
 //   Mods::mask / score / sink -> FlexAttention semantics (see attention_common.cuh and DESIGN.md).
+//   Optional, block-sparse top-k (absent = false): Mods::kHasBlockList, Mods::kBlockListKv (keys per
+//   listed block, a multiple of kBlockN), Mods::block_list_count(p, b, h, q0) (entries of the list of
+//   the query block holding row q0; the whole query tile must lie in one query block) and
+//   Mods::block_list_entry(p, b, h, q0, i) (first key of the i-th listed block, or < 0 for none).
+//   The kv loop then walks only the listed blocks, in list order, skipping -1 / out-of-range entries
+//   and repeats of an earlier entry, each block intersected with kv_range and its tiles classified.
 //
 // The generator wraps it as, for example:
 //   extern "C" __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
@@ -86,6 +92,14 @@ using DefaultFwdConfig = typename DefaultFwdConfigImpl<D, E>::type;
 
 // ---------------------------------------------------------------------------------------------
 namespace detail {
+
+// Mods::kHasBlockList when the Mods declares it, false otherwise (hand-written Mods predate it).
+template <class...>
+struct VoidT { using type = void; };
+template <class M, class = void>
+struct BlockListOf { static constexpr bool value = false; };
+template <class M>
+struct BlockListOf<M, typename VoidT<decltype(M::kHasBlockList)>::type> { static constexpr bool value = M::kHasBlockList; };
 
 // Copies a ROWS x D tile (g_tile: its first row; row_stride elements between rows) into padded
 // shared memory with 16-byte cp.async. Thread `tid` copies chunk column tid % kChunks of rows
@@ -220,14 +234,46 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
   Mods::kv_range(p, b, h, q0, q1, Tkv, &lo, &hi);
   lo = max2(lo, 0);
   hi = min2(hi, Tkv);
-  const int nb_end = hi > lo ? (hi + BN - 1) / BN : 0;
+  constexpr bool kBlockList = detail::BlockListOf<Mods>::value;
+  // Dense: the tiles [next, nb_end). Block list: nb_end ends the current listed block's tiles.
+  int nb_end = hi > lo ? (hi + BN - 1) / BN : 0;
   int next = hi > lo ? lo / BN : 0;
   int next_cls = EMPTY;
+  // Block list: the entry being walked (-1 before the first) and the number of entries.
+  int list_pos = -1;
+  int list_count = 0;
+  if constexpr (kBlockList) {
+    list_count = hi > lo ? Mods::block_list_count(p, b, h, q0) : 0;
+    nb_end = 0;
+    next = 0;
+  }
   auto advance = [&]() {
-    for (; next < nb_end; ++next) {
-      const int k0 = next * BN;
-      next_cls = Mods::classify(p, b, h, q0, q1, k0, min2(k0 + BN, Tkv));
-      if (next_cls != EMPTY) break;
+    for (;;) {
+      for (; next < nb_end; ++next) {
+        const int k0 = next * BN;
+        next_cls = Mods::classify(p, b, h, q0, q1, k0, min2(k0 + BN, Tkv));
+        if (next_cls != EMPTY) return;
+      }
+      if constexpr (!kBlockList) {
+        return;
+      } else {
+        static_assert(Mods::kBlockListKv % BN == 0, "kv block must be a multiple of the kv tile");
+        // The next listed block, intersected with [lo, hi); repeats of an earlier entry are skipped.
+        if (++list_pos >= list_count) {
+          next = nb_end = 0;
+          return;
+        }
+        const int first = Mods::block_list_entry(p, b, h, q0, list_pos);
+        if (first < 0 || first >= Tkv) continue;
+        bool repeat = false;
+        for (int j = 0; j < list_pos && !repeat; ++j) repeat = Mods::block_list_entry(p, b, h, q0, j) == first;
+        if (repeat) continue;
+        const int a = max2(first, lo);
+        const int e = min2(min2(first + Mods::kBlockListKv, Tkv), hi);
+        if (a >= e) continue;
+        next = a / BN;
+        nb_end = (e + BN - 1) / BN;
+      }
     }
   };
   // Issue the K and V copies of the next visited tile into `slot` as two commit groups (K first,

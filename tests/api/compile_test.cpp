@@ -33,9 +33,15 @@ TEST(Compile, SecondCompileIsACacheHit) {
   EXPECT_EQ(again.entry_name(), "flexjit_fwd_causal_d64_fp16");
 }
 
-TEST(Compile, BlockSparseIsNotSupportedYet) {
-  const std::string e = error_of([] { engine().compile(example("topk_causal"), {.arch = "sm_90a"}); });
-  EXPECT_THAT(e, HasSubstr("block-sparse programs are not supported by the sm80 kernel yet"));
+TEST(Compile, BlockSparseWalksTheList) {
+  // BlockIndices[64, 64]: a 64-row query tile (inside one query block) and the block-list hooks.
+  const Kernel k = engine().compile(example("topk_causal"), {.head_dim = 128, .arch = "sm_90a"});
+  EXPECT_THAT(k.cuda_source(), HasSubstr("static constexpr bool kHasBlockList = true;"));
+  EXPECT_THAT(k.cuda_source(), HasSubstr("static constexpr int kBlockListKv = 64;"));
+  EXPECT_THAT(k.cuda_source(), HasSubstr("flexjit::FwdConfig<128, 64, 32, 4,"));
+  const Kernel dense = engine().compile(example("causal"), {.head_dim = 128, .arch = "sm_90a"});
+  EXPECT_THAT(dense.cuda_source(), HasSubstr("static constexpr bool kHasBlockList = false;"));
+  EXPECT_THAT(dense.cuda_source(), HasSubstr("flexjit::FwdConfig<128, 128, 32, 4,"));
 }
 
 TEST(Compile, UnsupportedHeadDim) {

@@ -67,7 +67,7 @@ struct AttentionRun::DeviceSide {
 AttentionRun::AttentionRun(const Case& c, std::uint64_t seed)
     : case_(c), rng_(seed), program_(load_program(c.program)),
       kernel_(engine().compile(program_, {.head_dim = c.D, .dtype = c.dtype})) {
-  bindings_ = random_bindings(program_, {c.B, c.Hq, c.Tq, c.Tkv}, rng_);
+  bindings_ = random_bindings(program_, {c.B, c.Hq, c.Tq, c.Tkv, c.Hkv}, rng_);
   device_ = std::make_unique<DeviceSide>(c);
 
   // Inputs: normal(0, 1), rounded to the element type; the float copies are what the GPU reads.
@@ -92,6 +92,25 @@ AttentionRun::AttentionRun(const Case& c, std::uint64_t seed)
 }
 
 AttentionRun::~AttentionRun() = default;
+
+void AttentionRun::poison_kv(const std::function<bool(int, int, int)>& pred) {
+  const Case& c = case_;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (std::vector<float>* host : {&k_, &v_}) {
+    std::vector<std::uint16_t> storage(device_->pk.elements, 0);
+    std::size_t i = 0;
+    for (int b = 0; b < c.B; ++b)
+      for (int h = 0; h < c.Hkv; ++h)
+        for (int t = 0; t < c.Tkv; ++t) {
+          const bool poison = pred(b, h, t);
+          for (int d = 0; d < c.D; ++d, ++i) {
+            if (poison) (*host)[i] = nan;
+            storage[offset(device_->pk, b, h, t, d)] = poison ? std::uint16_t{0x7FFF} : to_element((*host)[i], c.dtype);
+          }
+        }
+    (host == &k_ ? device_->k : device_->v).upload(storage.data(), storage.size() * 2);
+  }
+}
 
 CaseFigures AttentionRun::run_and_check() {
   const Case& c = case_;

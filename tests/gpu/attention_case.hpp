@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <optional>
@@ -58,6 +59,13 @@ class AttentionRun {
   // current bindings first, so a test may change them between runs.
   CaseFigures run_and_check();
   const std::vector<float>& last_out() const { return out_; }
+  // The exact float values of the inputs the GPU reads, [B, H, T, D] contiguous.
+  const std::vector<float>& host_q() const { return q_; }
+  const std::vector<float>& host_k() const { return k_; }
+  const std::vector<float>& host_v() const { return v_; }
+  // Sets the K and V rows (b, kv head, t) for which `pred` holds to NaN, on the host and the
+  // device: a kernel that reads any of them (and the reference, which must not) turns NaN.
+  void poison_kv(const std::function<bool(int b, int hk, int t)>& pred);
 
  private:
   struct DeviceSide;

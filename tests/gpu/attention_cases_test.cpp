@@ -1,4 +1,4 @@
-// Every example program (block-sparse aside) on the GPU against the float64 reference, over a
+// Every example program (block-sparse top-k: block_sparse_test.cpp) on the GPU against the float64 reference, over a
 // covering set of dtypes, head dims, lengths, batch/heads, GQA and memory layouts (not the full
 // product: each axis is swept on a few programs, and every program runs in two mixed settings).
 #include <fmt/format.h>

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "runtime/api_program_impl.hpp"
 #include "runtime/half_convert.hpp"
 
 namespace flexjit::gpu_test {
@@ -86,6 +87,29 @@ HostTensor random_tensor(const std::string& name, const Parameter& p, const Case
   throw std::runtime_error(fmt::format("no binding rule for tensor '{}'", name));
 }
 
+HostTensor random_block_indices(const CaseShape& s, int q_block, int kv_block, int K, bool per_kv_head,
+                                std::mt19937_64& rng) {
+  const int H = per_kv_head && s.Hkv > 0 ? s.Hkv : s.Hq;
+  const int nq = (s.Tq + q_block - 1) / q_block;
+  const int nkv = (s.Tkv + kv_block - 1) / kv_block;
+  std::vector<std::int32_t> x(static_cast<std::size_t>(s.B) * H * nq * K);
+  std::uniform_int_distribution<int> block(0, nkv - 1);
+  std::uniform_int_distribution<int> kind(0, 9);
+  std::size_t i = 0;
+  for (int b = 0; b < s.B; ++b)
+    for (int h = 0; h < H; ++h)
+      for (int qb = 0; qb < nq; ++qb)
+        for (int k = 0; k < K; ++k, ++i) {
+          const int r = kind(rng);
+          const int diag = std::min(nkv - 1, qb * q_block / kv_block);
+          if (k == 0 && r < 5) x[i] = diag;
+          else if (r < 2) x[i] = -1;
+          else if (r < 4 && k > 0) x[i] = x[i - 1 - rng() % k];
+          else x[i] = block(rng);
+        }
+  return tensor_of(DType::i32, {s.B, H, nq, K}, x);
+}
+
 CaseBindings random_bindings(const Program& program, const CaseShape& s, std::mt19937_64& rng) {
   CaseBindings out;
   const int T = std::max(s.Tq, s.Tkv);
@@ -108,8 +132,14 @@ CaseBindings random_bindings(const Program& program, const CaseShape& s, std::mt
       case Parameter::Kind::tensor:
         out.tensors[p.name] = random_tensor(p.name, p, s, rng);
         break;
-      case Parameter::Kind::block_indices:
-        throw std::runtime_error("block-sparse programs are not run on the GPU yet");
+      case Parameter::Kind::block_indices: {
+        // K from 1 to 5; per kv head in about half the GQA cases.
+        const auto& bi = *detail::ProgramAccess::impl(program).ir.block_indices;
+        const int K = 1 + static_cast<int>(rng() % 5);
+        const bool per_kv_head = s.Hkv > 0 && s.Hkv != s.Hq && (rng() & 1) != 0;
+        out.tensors[p.name] = random_block_indices(s, bi.q_block, bi.kv_block, K, per_kv_head, rng);
+        break;
+      }
     }
   }
   return out;

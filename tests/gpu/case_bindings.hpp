@@ -29,10 +29,17 @@ struct CaseBindings {
 
 struct CaseShape {
   int B, Hq, Tq, Tkv;
+  int Hkv = 0;  // 0: Hq
 };
 
 // Throws std::runtime_error for a declaration it has no rule for.
 CaseBindings random_bindings(const Program& program, const CaseShape& shape, std::mt19937_64& rng);
+
+// A block-index list [B, H, ceil(Tq / q_block), K] (H = Hq, or Hkv when per_kv_head): each entry
+// -1 (padding), a repeat of an earlier entry, or a random kv block in range; the diagonal block
+// (the query block's own keys, as NSA always selects) is listed first in about half the lists.
+HostTensor random_block_indices(const CaseShape& shape, int q_block, int kv_block, int K, bool per_kv_head,
+                                std::mt19937_64& rng);
 
 // Fresh random values for one captured tensor (same dtype and shape), by the same rule.
 HostTensor random_tensor(const std::string& name, const Parameter& p, const CaseShape& shape, std::mt19937_64& rng);

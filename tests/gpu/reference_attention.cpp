@@ -8,13 +8,17 @@
 #include <mutex>
 #include <thread>
 
+#include "compiler/cpu_block_select.hpp"
+
 namespace flexjit::gpu_test {
 namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-void reference_row(const ir::Program& p, const ReferenceInputs& in, int b, int h, int i, std::vector<double>& s,
-                   ReferenceOutputs& r) {
+void reference_row(const ir::Program& p, const ReferenceInputs& in, const cpu::BlockSelection& blocks, int b, int h,
+                   int i, std::vector<double>& s, ReferenceOutputs& r) {
+  // Block-sparse programs: only keys in the kv blocks listed for this row's query block.
+  const std::vector<int>* listed = blocks.active() ? &blocks.blocks(b, h, i / blocks.q_block()) : nullptr;
   const int kvh = h / (in.Hq / in.Hkv);
   const std::size_t row = (static_cast<std::size_t>(b) * in.Hq + h) * in.Tq + i;
   const float* qi = in.q + row * in.D;
@@ -26,6 +30,7 @@ void reference_row(const ir::Program& p, const ReferenceInputs& in, int b, int h
   int visible = 0;
   for (int j = 0; j < in.Tkv; ++j) {
     s[j] = kNegInf;
+    if (listed && !std::binary_search(listed->begin(), listed->end(), j / blocks.kv_block())) continue;
     if (!ir::eval_mask(p, env, b, h, i, j)) continue;
     ++visible;
     double dot = 0;
@@ -66,6 +71,7 @@ ReferenceOutputs reference_attention(const ir::Program& p, const ReferenceInputs
   r.lse.assign(rows, 0.0);
   r.visible.assign(rows, 0);
 
+  const cpu::BlockSelection selection(p, in.env, in.B, in.Hq, in.Tq, in.Tkv, in.Hkv);
   constexpr int kRowsPerTask = 16;
   const int blocks = (in.Tq + kRowsPerTask - 1) / kRowsPerTask;
   const std::int64_t tasks = static_cast<std::int64_t>(in.B) * in.Hq * blocks;
@@ -79,7 +85,7 @@ ReferenceOutputs reference_attention(const ir::Program& p, const ReferenceInputs
       const int h = static_cast<int>(t / blocks % in.Hq);
       const int b = static_cast<int>(t / blocks / in.Hq);
       try {
-        for (int i = blk * kRowsPerTask; i < std::min(in.Tq, (blk + 1) * kRowsPerTask); ++i) reference_row(p, in, b, h, i, s, r);
+        for (int i = blk * kRowsPerTask; i < std::min(in.Tq, (blk + 1) * kRowsPerTask); ++i) reference_row(p, in, selection, b, h, i, s, r);
       } catch (...) {
         std::lock_guard lock(error_mutex);
         if (!error) error = std::current_exception();
