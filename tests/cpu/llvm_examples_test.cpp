@@ -18,7 +18,8 @@ namespace {
 using namespace flexjit;
 using cpu_test::RandomWorld;
 
-constexpr std::int64_t kExtent = 80;  // every capture dimension; positions stay below it
+constexpr std::int64_t kExtent = 80;          // positions (q, kv) stay below it
+constexpr std::int64_t kCaptureExtent = 260;  // every capture dimension (relative_position_bias reads up to 256)
 
 TEST(LlvmExamples, ModsMatchTheInterpreter) {
   SKIP_WITHOUT_LLVM();
@@ -34,7 +35,7 @@ TEST(LlvmExamples, ModsMatchTheInterpreter) {
     EXPECT_EQ(mods.has_sink(), p.sink.has_value());
     int checked = 0;
     for (int w = 0; w < 20; ++w) {
-      const RandomWorld world = RandomWorld::for_program(p, kExtent, rng);
+      const RandomWorld world = RandomWorld::for_program(p, kCaptureExtent, rng);
       const cpu::CpuBinding bound(p, world.env);
       for (int k = 0; k < 200; ++k) {
         const std::int64_t b = pos(4), h = pos(8), q = pos(kExtent), kv = pos(kExtent);

@@ -16,7 +16,8 @@ using L = Layout;
 const char* const kExamples[] = {"alibi",    "alibi_softcap_window", "causal",         "chunked",
                                  "document", "document_window_sinks", "learned_sink",  "prefix_lm",
                                  "sink_window", "sliding_window",    "softcap",        "dense_bias",
-                                 "masked_rows", "masked_rows_sink"};
+                                 "masked_rows", "masked_rows_sink", "two_sided_window", "dilated_window",
+                                 "relative_position_bias", "neighbourhood_2d"};
 
 std::vector<Case> cases() {
   std::vector<Case> v;

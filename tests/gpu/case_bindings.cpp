@@ -77,6 +77,13 @@ HostTensor random_tensor(const std::string& name, const Parameter& p, const Case
     for (auto& e : x) e = len(rng);
     return tensor_of(DType::i32, {s.B}, x);
   }
+  if (name == "rel_bias") {  // [Hq, 2 * 128 + 1] relative position bias (examples/relative_position_bias.py)
+    expect(p, DType::f32, 2);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> x(static_cast<std::size_t>(s.Hq) * 257);
+    for (auto& e : x) e = normal(rng);
+    return tensor_of(DType::f32, {s.Hq, 257}, x);
+  }
   if (name == "bias") {  // [Hq, Tkv] bf16
     expect(p, DType::bf16, 2);
     std::normal_distribution<float> normal(0.0f, 1.0f);
