@@ -228,6 +228,13 @@ class Solver {
  private:
   // kv-range of `a op b` (Int operands).
   Range atom(CompareOp op, const Expr& a, const Expr& b) {
+    // abs(x) <= w  <=>  x <= w && -x <= w (also under wrap-around: abs(INT64_MIN) is INT64_MIN,
+    // and so is -INT64_MIN). Two-sided windows and 2D neighbourhoods are written this way.
+    if ((op == CompareOp::GE || op == CompareOp::GT) && is_int_abs(b)) return atom(mirror(op), b, a);
+    if ((op == CompareOp::LE || op == CompareOp::LT) && is_int_abs(a)) {
+      const Expr& x = a.as<ir::Call>()->args[0];
+      return meet(atom(op, x, b), atom(op, mk_neg(x), b));
+    }
     if (auto r = floordiv_atom(op, a, b)) return *r;
     auto la = linear(a), lb = linear(b);
     if (!la || !lb) return unbounded();
@@ -237,6 +244,11 @@ class Solver {
     if (ck == 1) return solved(op, mk_neg(rest));        // kv op -rest
     if (ck == -1) return solved(mirror(op), rest);       // rest op kv
     return unbounded();  // kv absent, or a coefficient we do not divide by
+  }
+
+  static bool is_int_abs(const Expr& e) {
+    auto c = e.as<ir::Call>();
+    return c && c->fn == ir::Intrinsic::Abs && c->args.size() == 1 && c->args[0].type() == Type::Int;
   }
 
   // kv op p, p free of kv: the bounds over every q of the tile.
