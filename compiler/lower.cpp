@@ -471,14 +471,11 @@ class Lowerer {
 
   // ---- builtins ------------------------------------------------------------------------------
 
-  static void expect_args(const std::vector<Value>& args, std::size_t n, const std::string& name, SourcePos pos) {
-    if (args.size() != n) throw ArityError{name, n, args.size(), pos};
+  void expect_args(const std::vector<Value>& args, std::size_t n, const std::string& name, SourcePos pos) const {
+    if (args.size() == n) return;
+    if (n == 1) fail(pos, fmt::format("{}() takes exactly one argument ({} given)", name, args.size()));
+    fail(pos, fmt::format("{}() takes {} arguments ({} given)", name, n, args.size()));
   }
-  struct ArityError {
-    std::string name;
-    std::size_t expected, given;
-    SourcePos pos;
-  };
 
   void no_keywords(const std::vector<std::pair<ast::Keyword, Value>>& kwargs, const std::string& name) const {
     if (!kwargs.empty())
@@ -497,17 +494,6 @@ class Lowerer {
 
   Value call_builtin(const BuiltinValue& b, std::vector<Value> args, std::vector<std::pair<ast::Keyword, Value>> kwargs,
                      SourcePos pos) {
-    try {
-      return call_builtin_checked(b, std::move(args), std::move(kwargs), pos);
-    } catch (const ArityError& e) {
-      if (e.expected == 1)
-        fail(pos, fmt::format("{}() takes exactly one argument ({} given)", b.spelling, e.given));
-      fail(pos, fmt::format("{}() takes {} arguments ({} given)", b.spelling, e.expected, e.given));
-    }
-  }
-
-  Value call_builtin_checked(const BuiltinValue& b, std::vector<Value> args,
-                             std::vector<std::pair<ast::Keyword, Value>> kwargs, SourcePos pos) {
     auto arg = [&](std::size_t i) { return require_ir(args[i], pos, fmt::format("argument {} of {}()", i + 1, b.spelling)); };
     auto unary_float = [&](ir::Intrinsic fn) {
       no_keywords(kwargs, b.spelling);
