@@ -50,6 +50,17 @@ std::set<std::string> used_vars(const ir::Expr& e) {
   return c.names;
 }
 
+bool reads_tensor(const ir::Expr& e) {
+  struct Finder : ir::IRVisitor {
+    bool found = false;
+    void visit(const ir::Load*, const ir::Expr&) override { found = true; }
+  } f;
+  f.walk(e);
+  return f.found;
+}
+
+constexpr int kTileMapWarps = 8;
+
 class Generator {
  public:
   Generator(const ir::Program& p, const KernelSpec& spec, const dsl::SourceFile* source)
@@ -64,6 +75,15 @@ class Generator {
     k.params = param_layout(p_);
     k.entry = fmt::format("flexjit_fwd_{}_d{}_{}", sanitize(p_.name), spec_.head_dim, element_name(spec_.dtype));
     k.headers = {"attention_common.cuh", "attention_fwd_sm80.cuh", "dsl_ops.cuh", "interval.cuh"};
+    tile_map_ = needs_tile_map(p_);
+    if (tile_map_) {
+      k.headers.push_back("tile_map.cuh");
+      k.tile_map_entry = k.entry + "_tile_map";
+      k.tile_map_threads = kTileMapWarps * 32;
+      const std::set<std::string> used = used_vars(p_.mask_mod->body);
+      k.tile_map_per_batch = used.count(ir::kParamBatch) > 0;
+      k.tile_map_per_head = used.count(ir::kParamHead) > 0;
+    }
 
     header(k);
     w_.line("namespace fj_generated {");
@@ -78,6 +98,7 @@ class Generator {
     classify();
     k.kv_range_is_full = kv_range();
     block_list();
+    tile_map();
     w_.dedent();
     w_.line("};");
     w_.line();
@@ -218,19 +239,44 @@ class Generator {
     if (!p_.mask_mod) {
       w_.line("return flexjit::FULL;");
     } else {
-      std::set<std::string> used = used_vars(p_.mask_mod->body);
-      if (used.count(ir::kParamBatch)) w_.line("const flexjit::IntInterval iv_b = flexjit::iv_point(b_);");
-      if (used.count(ir::kParamHead)) w_.line("const flexjit::IntInterval iv_h = flexjit::iv_point(h_);");
-      if (used.count(ir::kParamQ)) w_.line("const flexjit::IntInterval iv_q_idx = flexjit::iv_make(q0, q1 - 1);");
-      if (used.count(ir::kParamKv)) w_.line("const flexjit::IntInterval iv_kv_idx = flexjit::iv_make(k0, k1 - 1);");
-      interval_scalars(used);
-      w_.forget_comment();
-      std::string m = emit_bool_bounds(p_.mask_mod->body, w_, interval_spelling);
-      w_.line(fmt::format("return !{0}.can_true ? flexjit::EMPTY : (!{0}.can_false ? flexjit::FULL : flexjit::PARTIAL);", m));
+      classify_body(BoundsLoads::DtypeRange);
     }
     w_.dedent();
     w_.line("}");
     w_.line();
+  }
+
+  void classify_body(BoundsLoads loads) {
+    std::set<std::string> used = used_vars(p_.mask_mod->body);
+    if (used.count(ir::kParamBatch)) w_.line("const flexjit::IntInterval iv_b = flexjit::iv_point(b_);");
+    if (used.count(ir::kParamHead)) w_.line("const flexjit::IntInterval iv_h = flexjit::iv_point(h_);");
+    if (used.count(ir::kParamQ)) w_.line("const flexjit::IntInterval iv_q_idx = flexjit::iv_make(q0, q1 - 1);");
+    if (used.count(ir::kParamKv)) w_.line("const flexjit::IntInterval iv_kv_idx = flexjit::iv_make(k0, k1 - 1);");
+    interval_scalars(used);
+    w_.forget_comment();
+    std::string m = emit_bool_bounds(p_.mask_mod->body, w_, interval_spelling, loads);
+    w_.line(fmt::format("return !{0}.can_true ? flexjit::EMPTY : (!{0}.can_false ? flexjit::FULL : flexjit::PARTIAL);", m));
+  }
+
+  // Masks that read captured tensors: the extents of the captures and the classifier that reads
+  // the tensors over each tile's index box, used by the tile-map builder.
+  void tile_map() {
+    w_.line();
+    w_.line(fmt::format("static constexpr bool kHasTileMap = {};", tile_map_ ? "true" : "false"));
+    if (!tile_map_) return;
+    w_.line("// Extents of the captured tensors (the builder clips its index boxes to them).");
+    w_.line("struct Extents {");
+    w_.indent();
+    for (const auto& f : extents_layout(p_)) w_.line(fmt::format("long long {};  // {}: size of dimension {}", f.c_name, f.owner, f.dim));
+    w_.dedent();
+    w_.line("};");
+    w_.line("// classify, with every tensor load bounded by the values the tile can reach (warp-collective).");
+    w_.line("__device__ static int classify_data(const Params& p, const Extents& x, int b_, int h_, int q0, int q1,");
+    w_.line("                                    int k0, int k1) {");
+    w_.indent();
+    classify_body(BoundsLoads::ReadBoxes);
+    w_.dedent();
+    w_.line("}");
   }
 
   bool kv_range() {
@@ -324,15 +370,32 @@ class Generator {
     w_.line("    const __grid_constant__ fj_generated::Mods::Params params) {");
     w_.line("  flexjit::attention_fwd_sm80<fj_generated::Mods, Cfg>(args, params);");
     w_.line("}");
+    if (tile_map_) {
+      w_.line();
+      w_.line("// The tile-map builder: one launch classifies every (query tile, kv tile) pair, reading the");
+      w_.line("// captured tensors over each tile's index box (templates/tile_map.cuh).");
+      w_.line(fmt::format("extern \"C\" __global__ void __launch_bounds__({})", k.tile_map_threads));
+      w_.line(fmt::format("{}(const __grid_constant__ flexjit::TileMapArgs margs,", k.tile_map_entry));
+      w_.line("    const __grid_constant__ fj_generated::Mods::Params params,");
+      w_.line("    const __grid_constant__ fj_generated::Mods::Extents extents) {");
+      w_.line(fmt::format("  flexjit::build_tile_map<fj_generated::Mods, Cfg::kBlockM, Cfg::kBlockN, {}>(margs, params, extents);",
+                          kTileMapWarps));
+      w_.line("}");
+    }
   }
 
   const ir::Program& p_;
   KernelSpec spec_;
   const dsl::SourceFile* source_;
   CudaWriter w_;
+  bool tile_map_ = false;
 };
 
 }  // namespace
+
+bool needs_tile_map(const ir::Program& program) {
+  return program.mask_mod && !program.block_indices && reads_tensor(program.mask_mod->body);
+}
 
 GeneratedKernel generate_forward_kernel(const ir::Program& program, const KernelSpec& spec,
                                         const dsl::SourceFile* source) {

@@ -210,7 +210,7 @@ class ValueEmitter {
 // ones the property tests check on the host.
 class BoundsEmitter {
  public:
-  BoundsEmitter(CudaWriter& w, const VarSpelling& vars) : w_(w), vars_(vars) {}
+  BoundsEmitter(CudaWriter& w, const VarSpelling& vars, BoundsLoads loads) : w_(w), vars_(vars), loads_(loads) {}
 
   std::string ints(const Expr& e) {
     if (auto it = memo_.find(e.get()); it != memo_.end()) return it->second;
@@ -237,13 +237,12 @@ class BoundsEmitter {
     if (auto n = e.as<ir::IntImm>()) return fmt::format("flexjit::iv_point({})", int_literal(n->value));
     if (auto n = e.as<ir::Var>()) return var(*n);
     if (auto n = e.as<ir::Load>()) {
-      switch (n->dtype) {
-        case ir::DType::Int8: return "flexjit::iv_int8()";
-        case ir::DType::Int16: return "flexjit::iv_int16()";
-        case ir::DType::Int32: return "flexjit::iv_int32()";
-        case ir::DType::UInt8: return "flexjit::iv_uint8()";
-        default: return "flexjit::iv_full()";
+      if (loads_ == BoundsLoads::ReadBoxes) {
+        if (const char* element = int_element(n->dtype))
+          return fmt::format("flexjit::warp_box_range<{}, {}>({}, {})", element, n->indices.size(), box_args(*n),
+                             dtype_range(n->dtype));
       }
+      return dtype_range(n->dtype);
     }
     if (auto n = e.as<ir::Cast>()) {
       if (n->value.type() == Type::Bool) return fmt::format("flexjit::iv_from_bool({})", bools(n->value));
@@ -295,6 +294,11 @@ class BoundsEmitter {
   std::string bool_node(const Expr& e) {
     if (auto n = e.as<ir::BoolImm>()) return fmt::format("flexjit::bi_const({})", n->value ? "true" : "false");
     if (auto n = e.as<ir::Var>()) return var(*n);
+    if (auto n = e.as<ir::Load>()) {
+      if (loads_ == BoundsLoads::ReadBoxes && n->dtype == ir::DType::Bool)
+        return fmt::format("flexjit::warp_box_bool<{}>({})", n->indices.size(), box_args(*n));
+      return "flexjit::bi_unknown()";
+    }
     if (auto n = e.as<ir::Cast>()) {
       if (n->value.type() == Type::Int) return fmt::format("flexjit::bi_from_int({})", ints(n->value));
       if (n->value.type() == Type::Bool) return bools(n->value);
@@ -341,6 +345,40 @@ class BoundsEmitter {
     return "flexjit::bi_unknown()";
   }
 
+  static const char* dtype_range(ir::DType d) {
+    switch (d) {
+      case ir::DType::Int8: return "flexjit::iv_int8()";
+      case ir::DType::Int16: return "flexjit::iv_int16()";
+      case ir::DType::Int32: return "flexjit::iv_int32()";
+      case ir::DType::UInt8: return "flexjit::iv_uint8()";
+      default: return "flexjit::iv_full()";
+    }
+  }
+
+  // The C++ element type of an integer tensor (nullptr for float and bool tensors).
+  static const char* int_element(ir::DType d) {
+    switch (d) {
+      case ir::DType::Int8: return "signed char";
+      case ir::DType::Int16: return "short";
+      case ir::DType::Int32: return "int";
+      case ir::DType::Int64: return "long long";
+      case ir::DType::UInt8: return "unsigned char";
+      default: return nullptr;
+    }
+  }
+
+  // "base, {index intervals}, {strides}, {extents}" of a box read (templates/tile_map.cuh).
+  std::string box_args(const ir::Load& n) {
+    std::string idx, strides, sizes;
+    for (std::size_t d = 0; d < n.indices.size(); ++d) {
+      const char* sep = d ? ", " : "";
+      idx += sep + ints(n.indices[d]);
+      strides += fmt::format("{}p.c_{}_stride{}", sep, n.tensor, d);
+      sizes += fmt::format("{}x.c_{}_size{}", sep, n.tensor, d);
+    }
+    return fmt::format("p.c_{}, {{{}}}, {{{}}}, {{{}}}", n.tensor, idx, strides, sizes);
+  }
+
   void let(const ir::Let& n) {
     if (n.value.type() == Type::Int) lets_[n.name] = ints(n.value);
     else if (n.value.type() == Type::Bool) lets_[n.name] = bools(n.value);
@@ -358,6 +396,7 @@ class BoundsEmitter {
 
   CudaWriter& w_;
   const VarSpelling& vars_;
+  BoundsLoads loads_;
   std::unordered_map<const ir::Node*, std::string> memo_;
   std::unordered_map<std::string, std::string> lets_;
   int counter_ = 0;
@@ -370,8 +409,8 @@ std::string emit_value(const Expr& e, CudaWriter& w, const VarSpelling& vars) {
   return emitter.emit(e);
 }
 
-std::string emit_bool_bounds(const Expr& e, CudaWriter& w, const VarSpelling& vars) {
-  BoundsEmitter emitter(w, vars);
+std::string emit_bool_bounds(const Expr& e, CudaWriter& w, const VarSpelling& vars, BoundsLoads loads) {
+  BoundsEmitter emitter(w, vars, loads);
   return emitter.bools(e);
 }
 

@@ -20,8 +20,16 @@ const char* cuda_type(ir::Type t);  // "bool", "long long", "float"
 // Returns a C++ expression computing e; Let bindings are written to w as statements first.
 std::string emit_value(const ir::Expr& e, CudaWriter& w, const VarSpelling& vars);
 
+// How the bounds of a load from a captured tensor are taken:
+//   DtypeRange: any value of its dtype (what the host analysis assumes; per-tile classify).
+//   ReadBoxes:  the min / max of the values over the box of indices the tile reaches, read by the
+//               whole warp (templates/tile_map.cuh); the generated code then needs `x`, the
+//               Mods::Extents of the captures, and must run warp-uniformly.
+enum class BoundsLoads { DtypeRange, ReadBoxes };
+
 // Writes statements computing the interval of Bool expression e and returns the name of the
 // resulting flexjit::BoolInterval. `vars` spells each Int/Bool variable's interval.
-std::string emit_bool_bounds(const ir::Expr& e, CudaWriter& w, const VarSpelling& vars);
+std::string emit_bool_bounds(const ir::Expr& e, CudaWriter& w, const VarSpelling& vars,
+                             BoundsLoads loads = BoundsLoads::DtypeRange);
 
 }  // namespace flexjit::compiler

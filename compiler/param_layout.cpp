@@ -65,4 +65,11 @@ ParamLayout param_layout(const ir::Program& program) {
   return b.finish();
 }
 
+std::vector<ExtentField> extents_layout(const ir::Program& program) {
+  std::vector<ExtentField> out;
+  for (const auto& c : program.captures)
+    for (int d = 0; d < c.rank; ++d) out.push_back({c.name, d, fmt::format("{}_size{}", tensor_member(c.name), d)});
+  return out;
+}
+
 }  // namespace flexjit::compiler

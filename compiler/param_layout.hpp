@@ -44,6 +44,15 @@ struct ParamLayout {
 
 ParamLayout param_layout(const ir::Program& program);
 
+// The tile-map builder also needs each captured tensor's extents (to clip the index boxes it
+// reads): `Mods::Extents`, one i64 per dimension of every capture, in declaration order.
+struct ExtentField {
+  std::string owner;   // the capture
+  int dim = 0;
+  std::string c_name;  // "c_doc_ids_size0"
+};
+std::vector<ExtentField> extents_layout(const ir::Program& program);
+
 // Member names in the generated struct: user identifiers are prefixed so they can never clash
 // with C++ keywords or with our own names.
 std::string scalar_member(const std::string& name);       // "s_window"

@@ -3,6 +3,7 @@
 #include "runtime/api_kernel_impl.hpp"
 #include "runtime/attention_launch.hpp"
 #include "runtime/generated_kernel_compile.hpp"
+#include "runtime/tile_map_launch.hpp"
 
 namespace flexjit {
 
@@ -22,6 +23,20 @@ void Kernel::forward(const TensorView& q, const TensorView& k, const TensorView&
   runtime::ForwardPlan plan =
       runtime::plan_forward(impl_->generated, impl_->program->ir, impl_->dtype, {q, k, v, out}, options);
   runtime::launch_forward(impl_->generated, impl_->functions, plan, options.stream);
+}
+
+bool Kernel::needs_block_mask() const { return !impl_->generated.tile_map_entry.empty(); }
+
+std::size_t Kernel::block_mask_bytes(int B, int Hq, int Tq, int Tkv) const {
+  return runtime::tile_map_bytes(impl_->generated, {B, Hq, Tq, Tkv});
+}
+
+BlockMask Kernel::build_block_mask(const TensorView& storage, int B, int Hq, int Tq, int Tkv,
+                                   const BlockMaskOptions& options) const {
+  runtime::TileMapPlan plan =
+      runtime::plan_tile_map(impl_->generated, impl_->program->ir, storage, {B, Hq, Tq, Tkv}, options);
+  runtime::launch_tile_map(impl_->generated, impl_->tile_map_functions, plan, options.stream);
+  return plan.mask;
 }
 
 }  // namespace flexjit

@@ -20,13 +20,15 @@ struct Engine::State {
 struct Kernel::Impl {
   Impl(std::shared_ptr<const Program::Impl> p, compiler::GeneratedKernel g, runtime::ArtifactPtr a, DType d)
       : program(std::move(p)), generated(std::move(g)), artifact(a), dtype(d),
-        functions(std::move(a), generated.entry, generated.tile.shared_bytes(generated.spec.head_dim)) {}
+        functions(a, generated.entry, generated.tile.shared_bytes(generated.spec.head_dim)),
+        tile_map_functions(std::move(a), generated.tile_map_entry, 0) {}
 
   std::shared_ptr<const Program::Impl> program;  // the bindings are checked against its declarations
   compiler::GeneratedKernel generated;
   runtime::ArtifactPtr artifact;
   DType dtype;
   mutable runtime::ContextFunctions functions;  // loaded per context on first launch
+  mutable runtime::ContextFunctions tile_map_functions;  // the builder (unused when there is none)
 };
 
 }  // namespace flexjit

@@ -13,6 +13,7 @@
 #include "runtime/driver_extras.hpp"
 #include "runtime/forward_checks.hpp"
 #include "runtime/module.hpp"
+#include "runtime/tile_map_launch.hpp"
 
 namespace flexjit::runtime {
 namespace {
@@ -59,6 +60,8 @@ ForwardPlan plan_forward(const compiler::GeneratedKernel& kernel, const ir::Prog
   ir::Env env = resolve_bindings(program, options.bind, device, problems);
   int block_head_group = 1;
   if (shape) block_head_group = check_block_indices(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
+  if (shape && options.block_mask)
+    check_block_mask(kernel, *options.block_mask, {shape->B, shape->Hq, shape->Tq, shape->Tkv}, device, problems);
   problems.raise_if_any(kernel.entry);
 
   ForwardPlan plan;
@@ -79,6 +82,7 @@ ForwardPlan plan_forward(const compiler::GeneratedKernel& kernel, const ir::Prog
   a.o_b = t.out.stride(0), a.o_h = t.out.stride(1), a.o_t = t.out.stride(2);
   a.scale = options.scale ? *options.scale : 1.0f / std::sqrt(static_cast<float>(kernel.spec.head_dim));
   a.scale_log2 = a.scale * kLog2e;
+  if (options.block_mask) attach_block_mask(*options.block_mask, a);
 
   plan.params = pack_params(kernel.params, env, block_head_group);
   const int block_m = kernel.tile.block_m;
@@ -93,39 +97,44 @@ ForwardPlan plan_forward(const compiler::GeneratedKernel& kernel, const ir::Prog
 
 void launch_forward(const compiler::GeneratedKernel& kernel, ContextFunctions& functions, ForwardPlan& plan,
                     void* stream) {
+  LaunchConfig config;
+  for (int i = 0; i < 3; ++i) config.grid[i] = plan.grid[i];
+  config.block[0] = plan.threads;
+  config.shared_bytes = plan.shared_bytes;
+  config.stream = static_cast<CUstream>(stream);
+  void* args[] = {&plan.args, plan.params.data()};
+  launch_entry(kernel.entry, kernel.spec.arch, functions, plan.device, config, args);
+}
+
+void launch_entry(const std::string& entry, const std::string& compiled_arch, ContextFunctions& functions,
+                  int device, const LaunchConfig& config, void** args) {
   try {
     const int count = cached_device_count(facts());
-    if (plan.device < 0 || plan.device >= count)
-      throw Error(fmt::format("{}: the tensors are on cuda:{}, but there {} {} CUDA device{}", kernel.entry,
-                              plan.device, count == 1 ? "is" : "are", count, count == 1 ? "" : "s"));
-    const std::string arch = cached_arch(facts(), plan.device);
-    if (arch != kernel.spec.arch)
+    if (device < 0 || device >= count)
+      throw Error(fmt::format("{}: the tensors are on cuda:{}, but there {} {} CUDA device{}", entry, device,
+                              count == 1 ? "is" : "are", count, count == 1 ? "" : "s"));
+    const std::string arch = cached_arch(facts(), device);
+    if (arch != compiled_arch)
       throw Error(fmt::format("{}: compiled for {}, but cuda:{} is {}; compile with .arch = \"{}\" (or leave it empty "
                               "with that device current)",
-                              kernel.entry, kernel.spec.arch, plan.device, arch, arch));
+                              entry, compiled_arch, device, arch, arch));
     // The caller's context when there is one (PyTorch makes the primary context current), so the
     // launch lands where the caller's stream and memory live.
     CUcontext context = current_context();
     if (context != nullptr) {
       const int current_device = current_context_device();
-      if (current_device != plan.device)
-        throw Error(fmt::format("{}: the current CUDA context is on cuda:{}, but the tensors are on cuda:{}",
-                                kernel.entry, current_device, plan.device));
+      if (current_device != device)
+        throw Error(fmt::format("{}: the current CUDA context is on cuda:{}, but the tensors are on cuda:{}", entry,
+                                current_device, device));
     } else {
-      context = primary_context(plan.device);
+      context = primary_context(device);
     }
-    CUfunction fn = functions.get(context, plan.device);
-    LaunchConfig config;
-    for (int i = 0; i < 3; ++i) config.grid[i] = plan.grid[i];
-    config.block[0] = plan.threads;
-    config.shared_bytes = plan.shared_bytes;
-    config.stream = static_cast<CUstream>(stream);
-    void* args[] = {&plan.args, plan.params.data()};
+    CUfunction fn = functions.get(context, device);
     launch(context, fn, config, args);
   } catch (const DriverUnavailable& e) {
-    throw Error(fmt::format("{}: cannot launch: {}", kernel.entry, e.what()));
+    throw Error(fmt::format("{}: cannot launch: {}", entry, e.what()));
   } catch (const CudaError& e) {
-    throw Error(fmt::format("{}: {}", kernel.entry, e.what()));
+    throw Error(fmt::format("{}: {}", entry, e.what()));
   }
 }
 

@@ -8,6 +8,7 @@
 #include "compiler/codegen_cuda.hpp"
 #include "flexjit/options.hpp"
 #include "runtime/context_functions.hpp"
+#include "runtime/module.hpp"
 #include "runtime/param_packing.hpp"
 
 namespace flexjit::runtime {
@@ -27,8 +28,13 @@ struct HostAttnArgs {
   long long o_b, o_h, o_t;
   float scale;
   float scale_log2;
+  const int* tile_counts;
+  const int* tile_entries;
+  int tm_b_stride, tm_h_stride;
+  int tm_kv_tiles;
+  int tm_unused;
 };
-static_assert(sizeof(HostAttnArgs) == 168 && alignof(HostAttnArgs) == 8, "AttnArgs layout");
+static_assert(sizeof(HostAttnArgs) == 200 && alignof(HostAttnArgs) == 8, "AttnArgs layout");
 
 struct ForwardPlan {
   HostAttnArgs args{};
@@ -56,5 +62,11 @@ ForwardPlan plan_forward(const compiler::GeneratedKernel& kernel, const ir::Prog
 // when there is no driver, the device or arch does not fit, or the launch fails.
 void launch_forward(const compiler::GeneratedKernel& kernel, ContextFunctions& functions, ForwardPlan& plan,
                     void* stream);
+
+// The shared tail of every launch: checks the device and its arch against the compiled one, picks
+// the current context (or the device's primary one) and enqueues `entry`'s function there.
+// Errors name `entry`.
+void launch_entry(const std::string& entry, const std::string& compiled_arch, ContextFunctions& functions,
+                  int device, const LaunchConfig& config, void** args);
 
 }  // namespace flexjit::runtime

@@ -48,6 +48,14 @@ struct AttnArgs {
   i64 o_b, o_h, o_t;
   float scale;       // natural scale applied to <q, k> (usually 1/sqrt(D))
   float scale_log2;  // scale * log2(e)
+  // A built tile map (templates/tile_map.cuh), followed instead of kv_range + classify when the
+  // Mods declares kHasTileMap and tile_counts is not null. Row of query tile m of (b, h):
+  // b * tm_b_stride + h * tm_h_stride + m (a stride is 0 when the map is shared along that axis).
+  const int* tile_counts;
+  const int* tile_entries;
+  int tm_b_stride, tm_h_stride;
+  int tm_kv_tiles;  // entries per row
+  int tm_unused;
 };
 
 constexpr float kLog2e = 1.4426950408889634f;

@@ -23,6 +23,9 @@
 //   Mods::block_list_entry(p, b, h, q0, i) (first key of the i-th listed block, or < 0 for none).
 //   The kv loop then walks only the listed blocks, in list order, skipping -1 / out-of-range entries
 //   and repeats of an earlier entry, each block intersected with kv_range and its tiles classified.
+//   Optional, tile map (absent = false): Mods::kHasTileMap; when the launcher passes a built map in
+//   AttnArgs (tile_counts != nullptr) the kv loop visits exactly the map's row for this query tile,
+//   with the classes recorded there (templates/tile_map.cuh builds it).
 //
 // The generator wraps it as, for example:
 //   extern "C" __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
@@ -100,6 +103,11 @@ template <class M, class = void>
 struct BlockListOf { static constexpr bool value = false; };
 template <class M>
 struct BlockListOf<M, typename VoidT<decltype(M::kHasBlockList)>::type> { static constexpr bool value = M::kHasBlockList; };
+// Mods::kHasTileMap likewise: the Mods can be driven by a built tile map (templates/tile_map.cuh).
+template <class M, class = void>
+struct TileMapOf { static constexpr bool value = false; };
+template <class M>
+struct TileMapOf<M, typename VoidT<decltype(M::kHasTileMap)>::type> { static constexpr bool value = M::kHasTileMap; };
 
 // Copies a ROWS x D tile (g_tile: its first row; row_stride elements between rows) into padded
 // shared memory with 16-byte cp.async. Thread `tid` copies chunk column tid % kChunks of rows
@@ -247,7 +255,31 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
     nb_end = 0;
     next = 0;
   }
+  // Tile map: the builder has already intersected with kv_range and classified; its row lists the
+  // visited tiles as tile * 4 + class.
+  constexpr bool kTileMap = detail::TileMapOf<Mods>::value;
+  static_assert(!(kTileMap && kBlockList), "a Mods follows a block list or a tile map, not both");
+  const bool use_map = kTileMap && args.tile_counts != nullptr;
+  const int* map_row = nullptr;
+  if (use_map) {
+    const i64 row = static_cast<i64>(b) * args.tm_b_stride + static_cast<i64>(h) * args.tm_h_stride + m_block;
+    list_count = __ldg(args.tile_counts + row);
+    map_row = args.tile_entries + row * args.tm_kv_tiles;
+    nb_end = 0;
+    next = 0;
+  }
   auto advance = [&]() {
+    if (use_map) {
+      if (++list_pos < list_count) {
+        const int e = __ldg(map_row + list_pos);
+        next = e >> 2;
+        next_cls = e & 3;
+        nb_end = next + 1;
+      } else {
+        next = nb_end = 0;
+      }
+      return;
+    }
     for (;;) {
       for (; next < nb_end; ++next) {
         const int k0 = next * BN;

@@ -127,6 +127,7 @@ int run(const RunOptions& o) {
       line("compile", r.compile_note);
       line("shape", fmt::format("{}, {}", data.shape_text(), dtype_name(dtype)));
       line("bindings", bindings_text(bindings));
+      if (!r.block_mask_note.empty()) line("block mask", r.block_mask_note);
       line("time/call", fmt::format("{:.4f} ms (median of {}, CUDA events)", r.ms_per_call, r.timed_calls));
       const CpuRun ref = run_on_cpu(ir, data, bindings, o.scale, cpu::CpuBackend::Auto);
       const Errors e = compare(out, ref.out);

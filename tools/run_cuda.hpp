@@ -16,6 +16,8 @@ struct CudaRun {
   std::string compile_note;  // "compiled in 0.412 s" / "memory cache hit" / "disk cache hit (2.1 ms)"
   double ms_per_call = 0;    // median over the timed calls (CUDA events)
   int timed_calls = 0;
+  // Masks that read captured tensors: the block mask built before the calls (empty otherwise).
+  std::string block_mask_note;  // "built in 0.021 ms: 412 of 2080 tiles visited, 356 full"
   std::vector<float> out;    // [B, Hq, Tq, D], converted to float32
   std::vector<float> lse;    // [B, Hq, Tq]
 };

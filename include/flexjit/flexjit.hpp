@@ -9,6 +9,7 @@
 //                .bind = {{"alibi_slopes", slopes}, {"window", 1024}}});
 //
 // See docs/api.md.
+#include "flexjit/block_mask.hpp"
 #include "flexjit/dtype.hpp"
 #include "flexjit/engine.hpp"
 #include "flexjit/error.hpp"

@@ -1,6 +1,7 @@
 #pragma once
 // A compiled attention kernel for one (program, head dim, dtype, arch). Cheap to copy; all
 // copies share the compiled code. forward() may be called from several threads at once.
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -30,6 +31,20 @@ class Kernel {
   // values of a bound tensor never recompiles.
   void forward(const TensorView& q, const TensorView& k, const TensorView& v, const TensorView& out,
                const ForwardOptions& options = {}) const;
+
+  // True when the mask reads captured tensors, so that a block mask (build_block_mask) lets
+  // forward skip the tiles it masks entirely; false for index-arithmetic masks, which need none.
+  bool needs_block_mask() const;
+  // Device memory (bytes) a block mask for these shapes takes.
+  std::size_t block_mask_bytes(int B, int Hq, int Tq, int Tkv) const;
+  // Classifies every (query tile, kv tile) pair of this kernel's tiling for q [B, Hq, Tq, .] and
+  // k [., ., Tkv, .] under the bound tensors' current contents, in one launch enqueued on
+  // options.stream, writing into `storage` (a contiguous CUDA buffer of any dtype holding at least
+  // block_mask_bytes, 4-byte aligned, on the bound tensors' device; the caller owns it and keeps
+  // it alive while the mask is used). Throws ArgumentError (naming each problem) before launching
+  // anything, e.g. when needs_block_mask() is false.
+  BlockMask build_block_mask(const TensorView& storage, int B, int Hq, int Tq, int Tkv,
+                             const BlockMaskOptions& options) const;
 
   struct Impl;  // opaque
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <variant>
 
+#include "flexjit/block_mask.hpp"
 #include "flexjit/dtype.hpp"
 #include "flexjit/tensor_view.hpp"
 
@@ -34,6 +35,17 @@ struct ForwardOptions {
   std::map<std::string, Binding> bind{};
   // Applied to <q, k> before score_mod; default 1 / sqrt(head_dim). Must be finite and > 0.
   std::optional<float> scale{};
+  // A map built by this kernel's build_block_mask for these shapes (only for masks that read
+  // captured tensors). Without one such a kernel still runs correctly, but visits every tile of
+  // its kv range and evaluates the mask on each.
+  const BlockMask* block_mask = nullptr;
+};
+
+// Options of Kernel::build_block_mask: the same bindings a forward call gets (the mask reads
+// them) and the stream the build is enqueued on.
+struct BlockMaskOptions {
+  void* stream = nullptr;
+  std::map<std::string, Binding> bind{};
 };
 
 }  // namespace flexjit

@@ -11,6 +11,7 @@
 #include "runtime/attention_launch.hpp"
 #include "runtime/nvrtc_compiler.hpp"
 #include "runtime/param_packing.hpp"
+#include "runtime/tile_map_launch.hpp"
 #include "templates/embedded_templates.hpp"
 #include "tests/api/api_test_support.hpp"
 
@@ -18,6 +19,17 @@ namespace flexjit::test {
 namespace {
 
 using runtime::HostAttnArgs;
+
+// Compiles `src` against the embedded templates with NVRTC (PTX only); its static_asserts are the test.
+void expect_nvrtc_accepts(const std::string& src) {
+  runtime::CompileRequest r;
+  r.source = src;
+  r.arch = "sm_80";
+  r.output = runtime::OutputKind::ptx;
+  r.options = {"-std=c++20"};
+  for (const auto& f : templates::embedded_templates()) r.headers.push_back({f.name, f.text});
+  EXPECT_NO_THROW(runtime::compile(r)) << src;
+}
 
 // NVRTC has no offsetof, so the device side is pinned down by C++20 rules instead: designated
 // initializers must name members in declaration order, each member's type is compared, and the
@@ -32,7 +44,9 @@ TEST(Layout, HostAttnArgsMatchesTheTemplate) {
                             {"Tq", "int"},        {"Tkv", "int"},       {"q_b", "long long"},  {"q_h", "long long"},
                             {"q_t", "long long"}, {"k_b", "long long"}, {"k_h", "long long"},  {"k_t", "long long"},
                             {"v_b", "long long"}, {"v_h", "long long"}, {"v_t", "long long"},  {"o_b", "long long"},
-                            {"o_h", "long long"}, {"o_t", "long long"}, {"scale", "float"},    {"scale_log2", "float"}};
+                            {"o_h", "long long"}, {"o_t", "long long"}, {"scale", "float"},    {"scale_log2", "float"},
+                            {"tile_counts", "const int*"}, {"tile_entries", "const int*"}, {"tm_b_stride", "int"},
+                            {"tm_h_stride", "int"}, {"tm_kv_tiles", "int"}, {"tm_unused", "int"}};
   std::string src =
       "#include \"attention_common.cuh\"\n"
       "template <class A, class B> struct same { static constexpr bool value = false; };\n"
@@ -45,15 +59,24 @@ TEST(Layout, HostAttnArgsMatchesTheTemplate) {
                        m.name, m.type);
   src += fmt::format("static_assert(sizeof(flexjit::AttnArgs) == {0}, \"AttnArgs is not {0} bytes\");\n",
                      sizeof(HostAttnArgs));
-  runtime::CompileRequest r;
-  r.source = src;
-  r.arch = "sm_80";
-  r.output = runtime::OutputKind::ptx;
-  r.options = {"-std=c++20"};
-  for (const auto& f : templates::embedded_templates()) r.headers.push_back({f.name, f.text});
-  EXPECT_NO_THROW(runtime::compile(r)) << src;
+  expect_nvrtc_accepts(src);
   // The host side of the same facts.
   static_assert(offsetof(HostAttnArgs, B) == 40 && offsetof(HostAttnArgs, q_b) == 64 && offsetof(HostAttnArgs, scale) == 160);
+}
+
+TEST(Layout, HostTileMapArgsMatchesTheTemplate) {
+  std::string src =
+      "#include \"tile_map.cuh\"\n"
+      "template <class A, class B> struct same { static constexpr bool value = false; };\n"
+      "template <class A> struct same<A, A> { static constexpr bool value = true; };\n"
+      "constexpr flexjit::TileMapArgs in_order{.counts = {}, .entries = {}, .Tq = {}, .Tkv = {}, .n_q_tiles = {},\n"
+      "                                        .n_kv_tiles = {}, .Hm = {}};\n"
+      "static_assert(same<decltype(flexjit::TileMapArgs::counts), int*>::value, \"counts\");\n"
+      "static_assert(same<decltype(flexjit::TileMapArgs::entries), int*>::value, \"entries\");\n"
+      "static_assert(same<decltype(flexjit::TileMapArgs::Hm), int>::value, \"Hm\");\n";
+  src += fmt::format("static_assert(sizeof(flexjit::TileMapArgs) == {0}, \"TileMapArgs is not {0} bytes\");\n",
+                     sizeof(runtime::HostTileMapArgs));
+  expect_nvrtc_accepts(src);
 }
 
 TEST(Layout, ParamsPackedByTheGeneratorsLayout) {

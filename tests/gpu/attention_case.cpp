@@ -9,6 +9,7 @@
 
 #include "runtime/api_program_impl.hpp"
 #include "runtime/binding_resolve.hpp"
+#include "runtime/block_mask_read.hpp"
 #include "tests/gpu/reference_attention.hpp"
 
 namespace flexjit::gpu_test {
@@ -58,6 +59,7 @@ struct AttentionRun::DeviceSide {
   Placement pq, pk, po;
   DeviceBuffer q, k, v, out, lse;
   std::map<std::string, std::unique_ptr<DeviceBuffer>> captured;
+  std::unique_ptr<DeviceBuffer> mask_storage;
   explicit DeviceSide(const Case& c)
       : pq(place(c.layout, c.B, c.Hq, c.Tq, c.D)), pk(place(c.layout, c.B, c.Hkv, c.Tkv, c.D)),
         po(place(c.layout, c.B, c.Hq, c.Tq, c.D)), q(pq.elements * 2), k(pk.elements * 2), v(pk.elements * 2),
@@ -136,6 +138,16 @@ CaseFigures AttentionRun::run_and_check() {
   const TensorView out{dev.out.get(), c.dtype, {c.B, c.Hq, c.Tq, c.D}, dev.po.strides, Device::cuda(0)};
   options.lse = TensorView::contiguous(dev.lse.get(), DType::f32, {c.B, c.Hq, c.Tq});
 
+  BlockMask mask;
+  if (use_block_mask_ && kernel_.needs_block_mask()) {
+    const std::size_t bytes = kernel_.block_mask_bytes(c.B, c.Hq, c.Tq, c.Tkv);
+    dev.mask_storage = std::make_unique<DeviceBuffer>(bytes);
+    dev.mask_storage->fill_bytes(0xFF);  // unwritten counts read as -1 and fail the decoder
+    const TensorView storage = TensorView::contiguous(dev.mask_storage->get(), DType::u8, {static_cast<std::int64_t>(bytes)});
+    mask = kernel_.build_block_mask(storage, c.B, c.Hq, c.Tq, c.Tkv, {.bind = options.bind});
+    options.block_mask = &mask;
+  }
+
   // Every unwritten element stays NaN (0xFFFF / 0xFFFFFFFF) and fails the checks below.
   dev.out.fill_bytes(0xFF);
   dev.lse.fill_bytes(0xFF);
@@ -152,6 +164,7 @@ CaseFigures AttentionRun::run_and_check() {
   const ir::Program& ir = detail::ProgramAccess::impl(program_).ir;
   const ir::Env env = runtime::resolve_bindings(ir, host_bind, std::nullopt, problems);
   EXPECT_TRUE(problems.empty()) << problems.list().front();
+  if (options.block_mask) check_block_mask(mask, env);
   ReferenceInputs in{q_.data(), k_.data(), v_.data(), c.B, c.Hq, c.Hkv, c.Tq, c.Tkv, c.D, 0.0, &env};
   in.scale = c.scale ? static_cast<double>(*c.scale) : 1.0 / std::sqrt(static_cast<double>(c.D));
   const auto t0 = std::chrono::steady_clock::now();
@@ -208,6 +221,50 @@ CaseFigures AttentionRun::run_and_check() {
                            c.name(), f.rel_l2, f.max_abs, f.lse_max_err, f.masked_rows, f.rows, ref_seconds,
                            bindings_.describe());
   return f;
+}
+
+void AttentionRun::check_block_mask(const BlockMask& mask, const ir::Env& env) {
+  const Case& c = case_;
+  std::vector<std::int32_t> ints(static_cast<std::size_t>(kernel_.block_mask_bytes(c.B, c.Hq, c.Tq, c.Tkv) / 4));
+  device_->mask_storage->download(ints.data(), ints.size() * 4);
+  std::vector<std::vector<runtime::VisitedTile>> rows;
+  try {
+    rows = runtime::decode_block_mask(mask, ints);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << e.what();
+    return;
+  }
+  const runtime::BlockMaskCounts counts = runtime::count_block_mask(mask, rows);
+  map_figures_ = {counts.pairs, counts.visited, counts.full, -1};
+  if (static_cast<std::int64_t>(mask.maps_b()) * mask.maps_h() * c.Tq * c.Tkv > kMaxBruteForce) return;
+
+  // Brute force: the class of every tile pair from the mask on each of its elements.
+  const ir::Program& ir = detail::ProgramAccess::impl(program_).ir;
+  std::int64_t exact_visited = 0, wrong = 0;
+  std::string first_wrong;
+  for (int b = 0; b < mask.maps_b(); ++b)
+    for (int h = 0; h < mask.maps_h(); ++h)
+      for (int m = 0; m < mask.q_tiles; ++m) {
+        const auto& row = rows[static_cast<std::size_t>((b * mask.maps_h() + h) * mask.q_tiles + m)];
+        std::size_t next = 0;
+        for (int t = 0; t < mask.kv_tiles; ++t) {
+          bool any = false, all = true;
+          for (int q = m * mask.block_m; q < std::min((m + 1) * mask.block_m, c.Tq); ++q)
+            for (int kv = t * mask.block_n; kv < std::min((t + 1) * mask.block_n, c.Tkv); ++kv) {
+              const bool keep = ir::eval_mask(ir, env, b, h, q, kv);
+              any |= keep;
+              all &= keep;
+            }
+          exact_visited += any;
+          const int listed = next < row.size() && row[next].kv_tile == t ? row[next++].cls : 0;
+          const bool ok = listed == 0 ? !any : (listed == 1 ? all : true);
+          if (!ok && wrong++ == 0)
+            first_wrong = fmt::format("b={} h={} q tile {} kv tile {}: map class {}, mask {}", b, h, m, t, listed,
+                                      !any ? "EMPTY" : (all ? "FULL" : "PARTIAL"));
+        }
+      }
+  map_figures_.exact_visited = exact_visited;
+  EXPECT_EQ(wrong, 0) << "tile pairs the block mask classifies unsoundly; first: " << first_wrong;
 }
 
 }  // namespace flexjit::gpu_test

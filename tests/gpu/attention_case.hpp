@@ -58,6 +58,17 @@ class AttentionRun {
   // Poison, launch, download, compare; failures are gtest failures naming the case. Uploads the
   // current bindings first, so a test may change them between runs.
   CaseFigures run_and_check();
+  // Kernels whose mask reads captured tensors: when on, run_and_check builds a block mask first,
+  // runs the kernel with it, and checks the map against the mask evaluated on every element
+  // (EMPTY and FULL tiles must be exactly so; shapes up to kMaxBruteForce mask evaluations).
+  void use_block_mask(bool on) { use_block_mask_ = on; }
+  static constexpr std::int64_t kMaxBruteForce = std::int64_t{1} << 25;
+  // The last map's figures (after a run with use_block_mask(true)).
+  struct MapFigures {
+    std::int64_t pairs = 0, visited = 0, full = 0;
+    std::int64_t exact_visited = -1;  // tiles with a kept element; -1 when not brute-forced
+  };
+  const MapFigures& map_figures() const { return map_figures_; }
   const std::vector<float>& last_out() const { return out_; }
   // The exact float values of the inputs the GPU reads, [B, H, T, D] contiguous.
   const std::vector<float>& host_q() const { return q_; }
@@ -77,6 +88,9 @@ class AttentionRun {
   std::vector<float> q_, k_, v_;  // exact values of the elements the GPU reads, [B, H, T, D]
   std::unique_ptr<DeviceSide> device_;
   std::vector<float> out_;
+  bool use_block_mask_ = false;
+  MapFigures map_figures_;
+  void check_block_mask(const BlockMask& mask, const ir::Env& env);
 };
 
 }  // namespace flexjit::gpu_test

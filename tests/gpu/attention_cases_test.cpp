@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <iostream>
 
 #include "tests/gpu/attention_case.hpp"
 
@@ -17,7 +18,8 @@ const char* const kExamples[] = {"alibi",    "alibi_softcap_window", "causal",  
                                  "document", "document_window_sinks", "learned_sink",  "prefix_lm",
                                  "sink_window", "sliding_window",    "softcap",        "dense_bias",
                                  "masked_rows", "masked_rows_sink", "two_sided_window", "dilated_window",
-                                 "relative_position_bias", "neighbourhood_2d"};
+                                 "relative_position_bias", "neighbourhood_2d", "head_windows", "tile_table",
+                                 "batched_documents"};
 
 std::vector<Case> cases() {
   std::vector<Case> v;
@@ -51,6 +53,14 @@ TEST_P(Attention, MatchesReference) {
   // Fresh data per case; the seed is the case name, so a failure reproduces.
   AttentionRun run(c, std::hash<std::string>{}(c.name()));
   run.run_and_check();
+  // Masks that read captured tensors: again, following a built block mask.
+  if (run.kernel().needs_block_mask()) {
+    run.use_block_mask(true);
+    run.run_and_check();
+    const auto& m = run.map_figures();
+    std::cout << fmt::format("[block mask] {}: visited {} of {} tile pairs ({} full); tiles with a kept element {}\n",
+                             c.name(), m.visited, m.pairs, m.full, m.exact_visited);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, Attention, ::testing::ValuesIn(cases()),

@@ -70,6 +70,36 @@ HostTensor random_tensor(const std::string& name, const Parameter& p, const Case
     }
     return tensor_of(DType::i32, {T}, x);
   }
+  if (name == "batch_doc_ids") {  // [B, T]: each batch entry its own sorted document runs
+    expect(p, DType::i32, 2);
+    std::uniform_int_distribution<int> run(1, std::max(1, T / 4));
+    std::vector<std::int32_t> x(static_cast<std::size_t>(s.B) * T);
+    for (int b = 0; b < s.B; ++b) {
+      int id = 0, left = run(rng);
+      for (int t = 0; t < T; ++t) {
+        if (left-- == 0) {
+          ++id;
+          left = run(rng) - 1;
+        }
+        x[static_cast<std::size_t>(b) * T + t] = id;
+      }
+    }
+    return tensor_of(DType::i32, {s.B, T}, x);
+  }
+  if (name == "head_window") {  // per query head, from 1 key to the whole sequence
+    expect(p, DType::i32, 1);
+    std::uniform_int_distribution<int> w(1, std::max(1, s.Tkv));
+    std::vector<std::int32_t> x(static_cast<std::size_t>(s.Hq));
+    for (auto& e : x) e = w(rng);
+    return tensor_of(DType::i32, {s.Hq}, x);
+  }
+  if (name == "allowed") {  // [ceil(T / 64)]^2 random bools, a quarter of them true
+    expect(p, DType::boolean, 2);
+    const int n = (T + 63) / 64;
+    std::vector<std::uint8_t> x(static_cast<std::size_t>(n) * n);
+    for (auto& e : x) e = (rng() & 3) == 0;
+    return tensor_of(DType::boolean, {n, n}, x);
+  }
   if (name == "prefix_len") {  // per batch entry, anywhere from no prefix to the whole sequence
     expect(p, DType::i32, 1);
     std::uniform_int_distribution<int> len(0, s.Tkv);

@@ -1,0 +1,204 @@
+"""The systems users would otherwise pick, on the configs of bench/attn_bench.cpp (same names,
+shapes and masks): torch FlexAttention (torch.compile, static shapes) and, where the pattern is
+plain dense or causal, SDPA with the FlashAttention-2 and cuDNN backends. Forward only.
+
+    python3 bench/peers.py [--json FILE] [--only NAME[,NAME...]]
+
+Times are triton.testing.do_bench medians (it clears the L2 cache before each call).
+TF/s = 4 * D * unmasked (q, kv) pairs / time, the pairs counted from the mask itself.
+block_mask_ms: create_block_mask for the config's mask, warm (what flex needs per new mask).
+"""
+import argparse
+import json
+import math
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+import triton.testing
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+DEV = "cuda"
+DTYPE_NAMES = {torch.bfloat16: "bf16", torch.float16: "fp16"}
+
+# flex recompiles per mask and shape; past the default limit it silently falls back to an
+# unfused path, which would time the wrong thing.
+torch._dynamo.config.recompile_limit = 1000
+torch._dynamo.config.cache_size_limit = 1000
+flex = torch.compile(flex_attention, dynamic=False)
+
+
+# Masks and score mods, as FlexAttention users write them.
+def causal(b, h, q, k):
+    return q >= k
+
+
+def causal_window(w):
+    return lambda b, h, q, k: (q >= k) & (q - k < w)
+
+
+def sink_window(sinks, w):
+    return lambda b, h, q, k: (q >= k) & ((q - k < w) | (k < sinks))
+
+
+def prefix_lm(p):
+    return lambda b, h, q, k: (q >= k) | (k < p)
+
+
+def document_cuts(T, n):
+    """The first token of documents 1..n-1, drawn by a 64-bit LCG (Knuth's MMIX constants) so
+    that bench/attn_bench.cpp draws exactly the same documents."""
+    x, cuts = 0, set()
+    for _ in range(1, n):
+        x = (x * 6364136223846793005 + 1442695040888963407) % 2**64
+        cuts.add(1 + (x >> 33) % (T - 1))
+    return sorted(cuts)
+
+
+def documents(T, n, gen):
+    """n documents (fewer if two cuts collide), causal inside each."""
+    cuts = torch.tensor(document_cuts(T, n), dtype=torch.int64)
+    starts = torch.zeros(T, dtype=torch.int64)
+    starts[cuts] = 1
+    doc = torch.cumsum(starts, 0).to(DEV)
+    return lambda b, h, q, k: (doc[q] == doc[k]) & (q >= k)
+
+
+def topk_blocks(T, blk, k, gen):
+    """Per query block: the diagonal block and k - 1 random earlier blocks; causal inside."""
+    nb = math.ceil(T / blk)
+    sel = torch.zeros(nb, nb, dtype=torch.bool)
+    for qb in range(nb):
+        sel[qb, qb] = True
+        sel[qb, torch.randperm(qb, generator=gen)[: k - 1]] = True
+    sel = sel.to(DEV)
+    return lambda b, h, q, kv: sel[q // blk, kv // blk] & (q >= kv)
+
+
+def alibi(H):
+    slopes = torch.tensor([2.0 ** (-8.0 * (i + 1) / H) for i in range(H)], device=DEV)
+    return lambda score, b, h, q, k: score + slopes[h] * (k - q)
+
+
+def softcap(cap):
+    return lambda score, b, h, q, k: cap * torch.tanh(score / cap)
+
+
+def configs():
+    """(name, B, Hq, Hkv, T, D, dtype, mask_mod, score_mod, sdpa): sdpa is None, "dense" or
+    "causal" (the configs SDPA can express)."""
+    gen = torch.Generator().manual_seed(0)
+    bf, fp = torch.bfloat16, torch.float16
+    base = (4, 16, 16, 4096, 128)
+    long = (1, 16, 16, 32768, 128)
+    d64 = (8, 16, 16, 4096, 64)
+    return [
+        ("dense", *base, bf, None, None, "dense"),
+        ("causal", *base, bf, causal, None, "causal"),
+        ("sliding_window_1024", *base, bf, causal_window(1024), None, None),
+        ("sink4_window1024", *base, bf, sink_window(4, 1024), None, None),
+        ("alibi_causal", *base, bf, causal, alibi(16), None),
+        ("softcap50_causal", *base, bf, causal, softcap(50.0), None),
+        ("prefix_lm_1024", *base, bf, prefix_lm(1024), None, None),
+        ("document_8docs", *base, bf, documents(4096, 8, gen), None, None),
+        ("topk8_blk128_causal", *base, bf, topk_blocks(4096, 128, 8, gen), None, None),
+        ("causal_d64", *d64, bf, causal, None, "causal"),
+        ("causal_gqa_32q_8kv", 2, 32, 8, 4096, 128, bf, causal, None, "causal"),
+        ("causal_T32k", *long, bf, causal, None, "causal"),
+        ("window1024_T32k", *long, bf, causal_window(1024), None, None),
+        ("dense_T512_B32", 32, 16, 16, 512, 128, bf, None, None, "dense"),
+        ("causal_fp16", *base, fp, causal, None, "causal"),
+        ("causal_d64_fp16", *d64, fp, causal, None, "causal"),
+        ("document_8docs_T32k", *long, bf, documents(32768, 8, gen), None, None),
+    ]
+
+
+def count_pairs(mask_mod, T):
+    """Unmasked (q, kv) pairs of one (batch entry, head): the mask evaluated on every pair, in
+    row chunks. All masks here are the same for every batch entry and head."""
+    if mask_mod is None:
+        return T * T
+    zero = torch.zeros((), dtype=torch.int64, device=DEV)
+    kv = torch.arange(T, device=DEV)[None, :]
+    total = 0
+    for s in range(0, T, 1024):
+        q = torch.arange(s, min(T, s + 1024), device=DEV)[:, None]
+        total += int(mask_mod(zero, zero, q, kv).sum())
+    return total
+
+
+def median_ms(fn):
+    return triton.testing.do_bench(fn, warmup=50, rep=300, return_mode="median")
+
+
+def run(cfg, rows):
+    name, B, Hq, Hkv, T, D, dtype, mask_mod, score_mod, sdpa = cfg
+    q = torch.randn(B, Hq, T, D, device=DEV, dtype=dtype)
+    k = torch.randn(B, Hkv, T, D, device=DEV, dtype=dtype)
+    v = torch.randn(B, Hkv, T, D, device=DEV, dtype=dtype)
+    pairs = count_pairs(mask_mod, T) * B * Hq
+    flop = 4 * D * pairs
+    gqa = Hq != Hkv
+    shape = dict(cfg=name, B=B, Hq=Hq, Hkv=Hkv, T=T, D=D, dtype=DTYPE_NAMES[dtype], pairs=pairs,
+                 density=pairs / (B * Hq * T * T))
+
+    def record(system, fn, **extra):
+        try:
+            t0 = time.perf_counter()
+            fn()
+            torch.cuda.synchronize()
+            first = time.perf_counter() - t0
+            ms = median_ms(fn)
+            row = dict(shape, sys=system, ms=ms, tflops=flop / ms / 1e9, first_call_s=first, **extra)
+        except Exception as e:  # a backend that refuses a shape: recorded, the others still run
+            row = dict(shape, sys=system, error=f"{type(e).__name__}: {str(e)[:200]}")
+        rows.append(row)
+        figures = f"{row['ms']:8.3f} ms {row['tflops']:6.1f} TF/s" if "ms" in row else row["error"]
+        print(f"{name:22s} {system:16s} {figures}", flush=True)
+
+    block_mask, mask_ms = None, None
+    if mask_mod is not None:
+        make = lambda: create_block_mask(mask_mod, None, None, T, T, device=DEV)
+        block_mask = make()
+        mask_ms = median_ms(make)
+    record("flex", lambda: flex(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=gqa),
+           block_mask_ms=mask_ms)
+    if sdpa is not None:
+        for backend in (SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION):
+            with sdpa_kernel([backend]):  # only this backend, or the call fails
+                record(str(backend).split(".")[-1],
+                       lambda: F.scaled_dot_product_attention(q, k, v, is_causal=sdpa == "causal", enable_gqa=gqa))
+    del q, k, v, block_mask
+    torch.cuda.empty_cache()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--only", help="comma-separated config names")
+    args = ap.parse_args()
+    cfgs = configs()
+    if args.only:
+        wanted = set(args.only.split(","))
+        unknown = wanted - {c[0] for c in cfgs}
+        if unknown:
+            sys.exit(f"peers.py: unknown config(s): {', '.join(sorted(unknown))}")
+        cfgs = [c for c in cfgs if c[0] in wanted]
+    print(f"torch {torch.__version__}, triton {triton.__version__}, {torch.cuda.get_device_name()}", flush=True)
+    meta = dict(torch=torch.__version__, triton=triton.__version__, device=torch.cuda.get_device_name())
+    rows = []
+    for cfg in cfgs:
+        try:
+            run(cfg, rows)
+        except Exception as e:  # e.g. create_block_mask failing: the other configs still run
+            rows.append(dict(cfg=cfg[0], sys="flex", error=f"{type(e).__name__}: {str(e)[:200]}"))
+            print(f"{cfg[0]:22s} failed: {rows[-1]['error']}", flush=True)
+        if args.json:  # after every config, so that a run cut short still leaves its figures
+            with open(args.json, "w") as f:
+                json.dump(dict(meta=meta, rows=rows), f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+#include "runtime/tile_map_launch.hpp"
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <limits>
+
+#include "compiler/param_layout.hpp"
+#include "runtime/binding_resolve.hpp"
+#include "runtime/forward_checks.hpp"
+
+namespace flexjit::runtime {
+namespace {
+
+static_assert(offsetof(HostTileMapArgs, Tq) == 16 && offsetof(HostTileMapArgs, Hm) == 32, "TileMapArgs layout");
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+struct MapGeometry {
+  int q_tiles, kv_tiles, maps_b, maps_h;
+  std::int64_t rows() const { return static_cast<std::int64_t>(maps_b) * maps_h * q_tiles; }
+  std::int64_t ints() const { return rows() * (1 + static_cast<std::int64_t>(kv_tiles)); }
+};
+
+MapGeometry geometry(const compiler::GeneratedKernel& kernel, const MaskShape& s) {
+  return {ceil_div(s.Tq, kernel.tile.block_m), ceil_div(s.Tkv, kernel.tile.block_n),
+          kernel.tile_map_per_batch ? s.B : 1, kernel.tile_map_per_head ? s.Hq : 1};
+}
+
+void check_shape(const MaskShape& s, Problems& problems) {
+  auto positive = [&](const char* name, int v) {
+    if (v < 1) problems.add(fmt::format("{} must be >= 1, got {}", name, v));
+  };
+  positive("B", s.B);
+  positive("Hq", s.Hq);
+  positive("Tq", s.Tq);
+  positive("Tkv", s.Tkv);
+}
+
+std::string no_map_reason(const compiler::GeneratedKernel& kernel, const ir::Program& program) {
+  if (!program.mask_mod) return "the program has no mask_mod, so every tile is visited and none needs classifying";
+  if (program.block_indices) return "the program's BlockIndices list already decides which kv blocks are visited";
+  (void)kernel;
+  return "its mask_mod reads no captured tensor: kv ranges and tile classes come in closed form, so there is "
+         "nothing to build";
+}
+
+}  // namespace
+
+std::size_t tile_map_bytes(const compiler::GeneratedKernel& kernel, const MaskShape& shape) {
+  if (kernel.tile_map_entry.empty() || shape.B < 1 || shape.Hq < 1 || shape.Tq < 1 || shape.Tkv < 1) return 0;
+  return static_cast<std::size_t>(geometry(kernel, shape).ints()) * sizeof(int);
+}
+
+TileMapPlan plan_tile_map(const compiler::GeneratedKernel& kernel, const ir::Program& program,
+                          const TensorView& storage, const MaskShape& shape, const BlockMaskOptions& options) {
+  const std::string context = kernel.entry + ": build_block_mask";
+  Problems problems;
+  if (kernel.tile_map_entry.empty()) {
+    problems.add(no_map_reason(kernel, program));
+    problems.raise_if_any(context);
+  }
+  check_shape(shape, problems);
+  const Device device = storage.device.is_cuda() ? storage.device : Device::cuda(0);
+  check_placement("storage", storage, device, 4, problems);
+  const std::size_t need = tile_map_bytes(kernel, shape);
+  const std::size_t have = static_cast<std::size_t>(storage.numel()) * static_cast<std::size_t>(dtype_size(storage.dtype));
+  if (need > 0 && have < need)
+    problems.add(fmt::format("storage holds {} bytes, but a map for B={} Hq={} Tq={} Tkv={} needs {} "
+                             "(Kernel::block_mask_bytes)",
+                             have, shape.B, shape.Hq, shape.Tq, shape.Tkv, need));
+  if (storage.rank() > 0 && storage.stride(storage.rank() - 1) != 1 && storage.numel() > 1)
+    problems.add("storage must be contiguous");
+  ir::Env env = resolve_bindings(program, options.bind, device, problems);
+  if (need > 0 && geometry(kernel, shape).ints() > std::numeric_limits<int>::max() / 4)
+    problems.add("the map for this shape would exceed 2^31 entries");
+  problems.raise_if_any(context);
+
+  const MapGeometry g = geometry(kernel, shape);
+  TileMapPlan plan;
+  int* base = static_cast<int*>(storage.data);
+  plan.args.counts = base;
+  plan.args.entries = base + g.rows();
+  plan.args.Tq = shape.Tq;
+  plan.args.Tkv = shape.Tkv;
+  plan.args.n_q_tiles = g.q_tiles;
+  plan.args.n_kv_tiles = g.kv_tiles;
+  plan.args.Hm = g.maps_h;
+  plan.params = pack_params(kernel.params, env);
+  for (const auto& f : compiler::extents_layout(program))
+    plan.extents.push_back(static_cast<long long>(env.tensors.at(f.owner).shape.at(static_cast<std::size_t>(f.dim))));
+  plan.grid[0] = static_cast<unsigned>(g.q_tiles);
+  plan.grid[1] = static_cast<unsigned>(g.maps_h);
+  plan.grid[2] = static_cast<unsigned>(g.maps_b);
+  plan.threads = static_cast<unsigned>(kernel.tile_map_threads);
+
+  BlockMask& m = plan.mask;
+  m.storage = storage.data;
+  m.device = device.index;
+  m.kernel = kernel.entry;
+  m.block_m = kernel.tile.block_m;
+  m.block_n = kernel.tile.block_n;
+  m.B = shape.B;
+  m.Hq = shape.Hq;
+  m.Tq = shape.Tq;
+  m.Tkv = shape.Tkv;
+  m.per_batch = kernel.tile_map_per_batch;
+  m.per_head = kernel.tile_map_per_head;
+  m.q_tiles = g.q_tiles;
+  m.kv_tiles = g.kv_tiles;
+  return plan;
+}
+
+void launch_tile_map(const compiler::GeneratedKernel& kernel, ContextFunctions& functions, TileMapPlan& plan,
+                     void* stream) {
+  LaunchConfig config;
+  for (int i = 0; i < 3; ++i) config.grid[i] = plan.grid[i];
+  config.block[0] = plan.threads;
+  config.stream = static_cast<CUstream>(stream);
+  // Extents is never empty: a builder exists only when the mask reads a capture.
+  void* args[] = {&plan.args, plan.params.data(), plan.extents.data()};
+  launch_entry(kernel.tile_map_entry, kernel.spec.arch, functions, plan.mask.device, config, args);
+}
+
+void check_block_mask(const compiler::GeneratedKernel& kernel, const BlockMask& m, const MaskShape& s,
+                      const Device& device, Problems& problems) {
+  if (m.empty()) {
+    problems.add("block_mask is empty (build it with Kernel::build_block_mask)");
+    return;
+  }
+  if (kernel.tile_map_entry.empty()) {
+    problems.add("block_mask given, but this kernel's mask reads no captured tensor and follows no block mask");
+    return;
+  }
+  if (m.kernel != kernel.entry || m.block_m != kernel.tile.block_m || m.block_n != kernel.tile.block_n) {
+    problems.add(fmt::format("block_mask was built by kernel {} with {}x{} tiles, not by this one ({}x{} tiles)",
+                             m.kernel, m.block_m, m.block_n, kernel.tile.block_m, kernel.tile.block_n));
+    return;
+  }
+  auto same = [&](const char* what, int built, int now) {
+    if (built != now) problems.add(fmt::format("block_mask was built for {}={}, but this call has {}={}", what, built, what, now));
+  };
+  same("Tq", m.Tq, s.Tq);
+  same("Tkv", m.Tkv, s.Tkv);
+  if (m.per_batch) same("B", m.B, s.B);
+  if (m.per_head) same("Hq", m.Hq, s.Hq);
+  if (device.is_cuda() && m.device != device.index)
+    problems.add(fmt::format("block_mask lives on cuda:{}, but q is on cuda:{}", m.device, device.index));
+  const MapGeometry g = geometry(kernel, s);
+  if (m.q_tiles != g.q_tiles || m.kv_tiles != g.kv_tiles || m.per_batch != kernel.tile_map_per_batch ||
+      m.per_head != kernel.tile_map_per_head)
+    problems.add("block_mask's geometry does not match its shape (was it modified after build_block_mask?)");
+}
+
+void attach_block_mask(const BlockMask& m, HostAttnArgs& a) {
+  const int* base = static_cast<const int*>(m.storage);
+  a.tile_counts = base;
+  a.tile_entries = base + m.rows();
+  a.tm_h_stride = m.per_head ? m.q_tiles : 0;
+  a.tm_b_stride = m.per_batch ? m.maps_h() * m.q_tiles : 0;
+  a.tm_kv_tiles = m.kv_tiles;
+}
+
+}  // namespace flexjit::runtime
