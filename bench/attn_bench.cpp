@@ -5,7 +5,9 @@
 // TF/s = 4 * D * (unmasked (q, kv) pairs) / time, the pairs counted exactly on the host, so work
 // a kernel skips is never credited.
 //
-//   attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--list]
+//   attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWARPSxSTAGES] [--list]
+//
+// --tile overrides the shipped tile table for every config (the tuning sweep behind the table).
 //
 // Without a CUDA driver it is a dry run: every config is compiled (sm_90a) and its arguments are
 // checked by Kernel::forward, nothing is timed.
@@ -15,6 +17,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -31,7 +34,6 @@
 #include <vector>
 
 #include "bench/documents.hpp"
-#include "bench/kernel_resources.hpp"
 #include "flexjit/flexjit.hpp"
 #include "runtime/cuda_driver.hpp"
 #include "runtime/half_convert.hpp"
@@ -217,7 +219,8 @@ Setup topk_setup(const Shape& s, int k, unsigned seed) {
 // the kernel name and cache key).
 const std::map<std::string, std::string> kInlinePrograms = {
     {"bench/dense.py",
-     "# Dense attention: no mask; the identity score_mod is there because a program needs a mod.\n"
+     "# Dense attention: a program needs a mod; an identity score_mod compiles to the unmasked,\n"
+     "# unmodified kernel.\n"
      "def score_mod(score, b, h, q_idx, kv_idx):\n"
      "    return score\n"},
     {"bench/topk128_causal.py", kTopkProgram},
@@ -326,6 +329,7 @@ struct Options {
   std::set<std::string> only;
   int reps = 100;
   bool list = false;
+  std::optional<flexjit::TileShape> tile;
 };
 
 struct Device {
@@ -338,12 +342,15 @@ nlohmann::json run_config(const Config& c, const Options& opt, const Device& dev
   nlohmann::json row = {{"cfg", c.name}, {"B", s.B},   {"Hq", s.Hq}, {"Hkv", s.Hkv},
                         {"T", s.T},      {"D", s.D},   {"dtype", flexjit::dtype_name(s.dtype)}};
   const flexjit::Program program = load_program(c);
-  const flexjit::CompileOptions compile_options{.head_dim = s.D, .dtype = s.dtype};
+  const flexjit::CompileOptions compile_options{.head_dim = s.D, .dtype = s.dtype, .tile = opt.tile};
   const flexjit::Kernel kernel = jit.compile(program, compile_options);
   row["entry"] = kernel.entry_name();
-  if (const auto res = bench::kernel_resources(program, kernel)) {
-    row["regs"] = res->registers;
-    row["local_bytes"] = res->local_bytes;
+  const flexjit::TileShape tile = kernel.tile();
+  row["tile"] = fmt::format("{}x{}x{}x{}", tile.block_m, tile.block_n, tile.warps, tile.stages);
+  if (g_gpu) {
+    const flexjit::Kernel::Resources res = kernel.resources();
+    row["regs"] = res.registers;
+    row["local_bytes"] = res.local_bytes;
   }
 
   Setup setup = c.setup(s);
@@ -465,8 +472,14 @@ int main(int argc, char** argv) {
       for (std::string name; std::getline(names, name, ',');)
         if (!name.empty()) opt.only.insert(name);
     } else if (a == "--list") opt.list = true;
-    else {
-      fmt::print(stderr, "usage: attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--list]\n");
+    else if (a == "--tile") {
+      flexjit::TileShape t;
+      const std::string v = value();
+      if (std::sscanf(v.c_str(), "%dx%dx%dx%d", &t.block_m, &t.block_n, &t.warps, &t.stages) != 4)
+        throw std::invalid_argument("--tile wants BMxBNxWARPSxSTAGES, e.g. 128x64x4x2, got " + v);
+      opt.tile = t;
+    } else {
+      fmt::print(stderr, "usage: attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWxS] [--list]\n");
       return 2;
     }
   }
@@ -519,8 +532,9 @@ int main(int argc, char** argv) {
     }
     if (!row.value("ok", false)) ++failures;
     if (row.contains("error")) fmt::print(stderr, "{}: {}\n", c.name, row["error"].get<std::string>());
-    fmt::print("{:<22} {:>9} ms {:>7} TF/s  regs {:>4}  local {:>4} B{}\n", c.name, cell(row, "ms", "{:.4f}"),
-               cell(row, "tflops", "{:.1f}"), cell(row, "regs", "{:.0f}"), cell(row, "local_bytes", "{:.0f}"),
+    fmt::print("{:<22} {:>9} ms {:>7} TF/s  tile {:<11} regs {:>4}  local {:>4} B{}\n", c.name,
+               cell(row, "ms", "{:.4f}"), cell(row, "tflops", "{:.1f}"), row.value("tile", std::string("-")),
+               cell(row, "regs", "{:.0f}"), cell(row, "local_bytes", "{:.0f}"),
                row.contains("prepare_ms") ? fmt::format("  prepare {:.3f} ms", row["prepare_ms"].get<double>()) : "");
     std::fflush(stdout);
     rows.push_back(std::move(row));

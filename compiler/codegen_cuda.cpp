@@ -4,6 +4,7 @@
 
 #include "compiler/cuda_expr.hpp"
 #include "compiler/cuda_writer.hpp"
+#include "compiler/hoist.hpp"
 #include "compiler/ir_visitor.hpp"
 #include "compiler/kv_range.hpp"
 
@@ -41,11 +42,17 @@ std::string interval_spelling(const ir::Var& v) {
 
 // Names of the variables an expression reads (so only those get a local, and NVRTC has no
 // unused-variable warnings to print).
-std::set<std::string> used_vars(const ir::Expr& e) {
+// Subexpressions in `skip` (computed elsewhere) do not count.
+std::set<std::string> used_vars(const ir::Expr& e, const Precomputed* skip = nullptr) {
   struct Collector : ir::IRVisitor {
     std::set<std::string> names;
+    const Precomputed* skip = nullptr;
+    void walk(const ir::Expr& e) override {
+      if (!skip || !skip->count(e.get())) ir::IRVisitor::walk(e);
+    }
     void visit(const ir::Var* op, const ir::Expr&) override { names.insert(op->name); }
   } c;
+  c.skip = skip;
   c.walk(e);
   return c.names;
 }
@@ -60,6 +67,16 @@ bool reads_tensor(const ir::Expr& e) {
 }
 
 constexpr int kTileMapWarps = 8;
+
+bool is_true(const ir::Expr& e) {
+  const auto* b = e.as<ir::BoolImm>();
+  return b && b->value;
+}
+
+bool is_score_param(const ir::Expr& e) {
+  const auto* v = e.as<ir::Var>();
+  return v && v->var_kind == ir::VarKind::Param && v->name == ir::kParamScore;
+}
 
 class Generator {
  public:
@@ -86,12 +103,14 @@ class Generator {
     }
 
     header(k);
+    collect_cta_values();
     w_.line("namespace fj_generated {");
     w_.line();
     w_.line("struct Mods {");
     w_.indent();
     params(k.params);
     flags();
+    cta();
     mask();
     score();
     sink();
@@ -151,15 +170,64 @@ class Generator {
   }
 
   void flags() {
-    w_.line(fmt::format("static constexpr bool kHasMask = {};", p_.mask_mod ? "true" : "false"));
-    w_.line(fmt::format("static constexpr bool kHasScoreMod = {};", p_.score_mod ? "true" : "false"));
+    // A mask that keeps everything or a score mod that returns its score needs no per-element
+    // work: the kernel takes the unmasked path (and folds the scale into exp2).
+    const bool keeps_all = p_.mask_mod && is_true(p_.mask_mod->body);
+    const bool identity = p_.score_mod && is_score_param(p_.score_mod->body);
+    w_.line(fmt::format("static constexpr bool kHasMask = {};{}", p_.mask_mod && !keeps_all ? "true" : "false",
+                        keeps_all ? "  // mask_mod keeps every score" : ""));
+    w_.line(fmt::format("static constexpr bool kHasScoreMod = {};{}", p_.score_mod && !identity ? "true" : "false",
+                        identity ? "  // score_mod returns the score unchanged" : ""));
     w_.line(fmt::format("static constexpr bool kHasSink = {};", p_.sink ? "true" : "false"));
     w_.line();
   }
 
+  // Costly subexpressions of the per-score mods that are the same for the whole CTA.
+  void collect_cta_values() {
+    if (p_.mask_mod && !is_true(p_.mask_mod->body)) find_cta_values(p_.mask_mod->body, cta_values_);
+    if (p_.score_mod && !is_score_param(p_.score_mod->body)) find_cta_values(p_.score_mod->body, cta_values_);
+    for (const auto& v : cta_values_) done_[v.expr.get()] = "c." + v.field;
+  }
+
+  // Mods::Cta (when there are per-CTA values): the template builds it once per CTA with cta() and
+  // hands it to mask() and score() in place of the Params.
+  void cta() {
+    if (cta_values_.empty()) return;
+    w_.line("// Values of the mods that depend only on b, h and runtime scalars: computed once per CTA");
+    w_.line("// (by cta()) instead of once per score.");
+    w_.line("struct Cta {");
+    w_.indent();
+    w_.line("const Params& p;");
+    for (const auto& v : cta_values_) w_.line(fmt::format("{} {};", cuda_type(v.expr.type()), v.field));
+    w_.dedent();
+    w_.line("};");
+    w_.line("__device__ static Cta cta(const Params& p, int b_, int h_) {");
+    w_.indent();
+    w_.forget_comment();
+    std::set<std::string> used;
+    for (const auto& v : cta_values_) used.merge(used_vars(v.expr));
+    if (used.count(ir::kParamBatch)) w_.line("const long long v_b = b_;");
+    if (used.count(ir::kParamHead)) w_.line("const long long v_h = h_;");
+    std::string fields;
+    for (const auto& v : cta_values_) {
+      std::string value = emit_value(v.expr, w_, value_spelling);
+      w_.source_comment(v.expr->pos);
+      w_.line(fmt::format("const {} {}_ = {};", cuda_type(v.expr.type()), v.field, value));
+      fields += ", " + v.field + "_";
+    }
+    w_.line(fmt::format("return Cta{{p{}}};", fields));
+    w_.dedent();
+    w_.line("}");
+    w_.line();
+  }
+
+  // The first parameter of mask() and score(): the Params, or the Cta that carries them.
+  std::string mod_context() const { return cta_values_.empty() ? "const Params& p" : "const Cta& c"; }
+
   void mod_preamble(const ir::Mod& mod) {
     w_.forget_comment();
-    std::set<std::string> used = used_vars(mod.body);
+    if (!cta_values_.empty()) w_.line("[[maybe_unused]] const Params& p = c.p;");
+    std::set<std::string> used = used_vars(mod.body, &done_);
     for (const auto& param : mod.params) {
       const ir::Var* v = param.as<ir::Var>();
       if (!used.count(v->name)) continue;
@@ -169,14 +237,14 @@ class Generator {
   }
 
   void emit_body(const ir::Mod& mod) {
-    std::string value = emit_value(mod.body, w_, value_spelling);
+    std::string value = emit_value(mod.body, w_, value_spelling, &done_);
     w_.source_comment(mod.body->pos);
     w_.line(fmt::format("return {};", value));
   }
 
   void mask() {
     w_.line("// mask_mod(b, h, q_idx, kv_idx): true keeps the score.");
-    w_.line("__device__ static bool mask(const Params& p, int b_, int h_, int q_idx_, int kv_idx_) {");
+    w_.line(fmt::format("__device__ static bool mask({}, int b_, int h_, int q_idx_, int kv_idx_) {{", mod_context()));
     w_.indent();
     if (p_.mask_mod) {
       mod_preamble(*p_.mask_mod);
@@ -191,7 +259,8 @@ class Generator {
 
   void score() {
     w_.line("// score_mod(score, b, h, q_idx, kv_idx): score is scale * <q, k>.");
-    w_.line("__device__ static float score(const Params& p, float score_, int b_, int h_, int q_idx_, int kv_idx_) {");
+    w_.line(fmt::format("__device__ static float score({}, float score_, int b_, int h_, int q_idx_, int kv_idx_) {{",
+                        mod_context()));
     w_.indent();
     if (p_.score_mod) {
       mod_preamble(*p_.score_mod);
@@ -389,6 +458,8 @@ class Generator {
   const dsl::SourceFile* source_;
   CudaWriter w_;
   bool tile_map_ = false;
+  std::vector<CtaValue> cta_values_;
+  Precomputed done_;  // cta_values_ as mask() and score() spell them
 };
 
 }  // namespace

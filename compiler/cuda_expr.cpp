@@ -7,6 +7,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "compiler/bounds.hpp"
 #include "compiler/internal_error.hpp"
 
 namespace flexjit::compiler {
@@ -86,11 +87,27 @@ std::string load_expr(const ir::Load& n, const std::string& offset, const VarSpe
   return "?";
 }
 
+// What the mod parameters can be: the kernel passes q_idx and kv_idx as non-negative ints, and b
+// and h are grid indices (gridDim.z and .y are at most 65535). Everything else (scalars, loads,
+// kv_range's variables) stays unbounded.
+const BoundsEnv& mod_param_ranges() {
+  static const BoundsEnv env = [] {
+    BoundsEnv e;
+    const IntInterval index{0, std::numeric_limits<std::int32_t>::max()}, grid{0, 65534};
+    e.set(ir::kParamQ, index).set(ir::kParamKv, index).set(ir::kParamBatch, grid).set(ir::kParamHead, grid);
+    return e;
+  }();
+  return env;
+}
+
 class ValueEmitter {
  public:
-  ValueEmitter(CudaWriter& w, const VarSpelling& vars) : w_(w), vars_(vars) {}
+  ValueEmitter(CudaWriter& w, const VarSpelling& vars, const Precomputed* done) : w_(w), vars_(vars), done_(done) {}
 
   std::string emit(const Expr& e) {
+    if (done_) {
+      if (auto it = done_->find(e.get()); it != done_->end()) return it->second;
+    }
     if (auto n = e.as<ir::IntImm>()) return int_literal(n->value);
     if (auto n = e.as<ir::FloatImm>()) return float_literal(n->value);
     if (auto n = e.as<ir::BoolImm>()) return n->value ? "true" : "false";
@@ -163,7 +180,11 @@ class ValueEmitter {
       if (from == Type::Float) return fmt::format("flexjit::ops::to_int({})", a);
       return fmt::format("static_cast<long long>({})", a);
     }
-    if (from == Type::Int) return fmt::format("flexjit::ops::to_float({})", a);
+    if (from == Type::Int) {
+      const IntInterval r = int_bounds(v, mod_param_ranges());
+      const bool fits = r.lo >= std::numeric_limits<std::int32_t>::min() && r.hi <= std::numeric_limits<std::int32_t>::max();
+      return fmt::format("flexjit::ops::{}({})", fits ? "to_float_narrow" : "to_float", a);
+    }
     return fmt::format("({} ? 1.0f : 0.0f)", a);
   }
 
@@ -203,6 +224,7 @@ class ValueEmitter {
 
   CudaWriter& w_;
   const VarSpelling& vars_;
+  const Precomputed* done_;
   int guarded_ = 0;
 };
 
@@ -404,8 +426,8 @@ class BoundsEmitter {
 
 }  // namespace
 
-std::string emit_value(const Expr& e, CudaWriter& w, const VarSpelling& vars) {
-  ValueEmitter emitter(w, vars);
+std::string emit_value(const Expr& e, CudaWriter& w, const VarSpelling& vars, const Precomputed* done) {
+  ValueEmitter emitter(w, vars, done);
   return emitter.emit(e);
 }
 

@@ -17,8 +17,11 @@ using VarSpelling = std::function<std::string(const ir::Var&)>;
 
 const char* cuda_type(ir::Type t);  // "bool", "long long", "float"
 
+// Subexpressions (by node identity) already computed elsewhere, and how to spell them.
+using Precomputed = std::map<const ir::Node*, std::string>;
+
 // Returns a C++ expression computing e; Let bindings are written to w as statements first.
-std::string emit_value(const ir::Expr& e, CudaWriter& w, const VarSpelling& vars);
+std::string emit_value(const ir::Expr& e, CudaWriter& w, const VarSpelling& vars, const Precomputed* done = nullptr);
 
 // How the bounds of a load from a captured tensor are taken:
 //   DtypeRange: any value of its dtype (what the host analysis assumes; per-tile classify).

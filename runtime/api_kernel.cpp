@@ -1,5 +1,8 @@
 // Kernel: the generated source for reading, and forward() = check everything, then launch.
+#include <fmt/format.h>
+
 #include "flexjit/error.hpp"
+#include "runtime/cuda_driver.hpp"
 #include "runtime/api_kernel_impl.hpp"
 #include "runtime/attention_launch.hpp"
 #include "runtime/generated_kernel_compile.hpp"
@@ -16,6 +19,30 @@ const std::string& Kernel::entry_name() const { return impl_->generated.entry; }
 int Kernel::head_dim() const { return impl_->generated.spec.head_dim; }
 DType Kernel::dtype() const { return impl_->dtype; }
 const std::string& Kernel::arch() const { return impl_->generated.spec.arch; }
+
+TileShape Kernel::tile() const {
+  const compiler::TileConfig& t = impl_->generated.tile;
+  return {t.block_m, t.block_n, t.warps, t.stages};
+}
+
+Kernel::Resources Kernel::resources(int device) const {
+  const compiler::GeneratedKernel& g = impl_->generated;
+  try {
+    runtime::ScopedContext context(runtime::primary_context(device));
+    const CUfunction f = impl_->artifact->module(device).function(impl_->artifact->symbol(g.entry));
+    Resources r;
+    runtime::check(runtime::driver().cuFuncGetAttribute(&r.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, f),
+                   "cuFuncGetAttribute(NUM_REGS)");
+    runtime::check(runtime::driver().cuFuncGetAttribute(&r.local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f),
+                   "cuFuncGetAttribute(LOCAL_SIZE_BYTES)");
+    r.shared_bytes = g.tile.shared_bytes(g.spec.head_dim);
+    return r;
+  } catch (const runtime::DriverUnavailable& e) {
+    throw Error(fmt::format("{}: cannot load the kernel: {}", g.entry, e.what()));
+  } catch (const runtime::CudaError& e) {
+    throw Error(fmt::format("{}: {}", g.entry, e.what()));
+  }
+}
 
 void Kernel::forward(const TensorView& q, const TensorView& k, const TensorView& v, const TensorView& out,
                      const ForwardOptions& options) const {

@@ -17,6 +17,8 @@
 //                      reach outside the kv range: it must be exact there too (never FULL or EMPTY
 //                      unless every element of the tile is kept or masked).
 //   Mods::mask / score / sink -> FlexAttention semantics (see attention_common.cuh and DESIGN.md).
+//   Optional, Mods::Cta and Mods::cta(p, b, h): values computed once per CTA; mask() and score()
+//   then take the Cta (which holds the Params) instead of the Params.
 //   Optional, block-sparse top-k (absent = false): Mods::kHasBlockList, Mods::kBlockListKv (keys per
 //   listed block, a multiple of kBlockN), Mods::block_list_count(p, b, h, q0) (entries of the list of
 //   the query block holding row q0; the whole query tile must lie in one query block) and
@@ -77,7 +79,7 @@ struct FwdConfig {
 // Default tile choice per head dim, measured on an H200 (tests/templates/README.md has the numbers).
 // Every warp owns 32 query rows (two m16 tiles), so each K/V fragment read from shared memory feeds
 // two mma's; 200-255 registers without spills for the test Mods, 2 CTAs (8 warps) per SM.
-//   D <= 64 : 128 x 64 tile, 4 warps, Q re-read from smem, 2 stages.                         54 KB.
+//   D <= 64 : 128 x 64 tile, 4 warps, Q re-read from smem, 3 stages.                         72 KB.
 //   D <= 128: 128 x 32 tile, 4 warps, Q re-read from smem each tile (64 Q registers do not fit next
 //             to the 128 O accumulators), 2 stages.                                         68 KB.
 //   D <= 256: 64 x 32 tile, 4 warps x 16 rows (128 O accumulators per thread), Q from smem.  99 KB.
@@ -85,7 +87,7 @@ struct FwdConfig {
 template <int D, class E, int kBucket = (D <= 64 ? 0 : (D <= 128 ? 1 : 2))>
 struct DefaultFwdConfigImpl;
 template <int D, class E>
-struct DefaultFwdConfigImpl<D, E, 0> { using type = FwdConfig<D, 128, 64, 4, 2, E, false, 2>; };
+struct DefaultFwdConfigImpl<D, E, 0> { using type = FwdConfig<D, 128, 64, 4, 3, E, false, 2>; };
 template <int D, class E>
 struct DefaultFwdConfigImpl<D, E, 1> { using type = FwdConfig<D, 128, 32, 4, 2, E, false, 2>; };
 template <int D, class E>
@@ -103,6 +105,19 @@ template <class M, class = void>
 struct BlockListOf { static constexpr bool value = false; };
 template <class M>
 struct BlockListOf<M, typename VoidT<decltype(M::kHasBlockList)>::type> { static constexpr bool value = M::kHasBlockList; };
+// What mask() and score() take first: Mods::Cta when the Mods declares one (values computed once
+// per CTA by Mods::cta(p, b, h), the Params inside), else the Params themselves.
+template <class M, class = void>
+struct CtaOf {
+  using type = const typename M::Params&;
+  __device__ static type make(const typename M::Params& p, int, int) { return p; }
+};
+template <class M>
+struct CtaOf<M, typename VoidT<typename M::Cta>::type> {
+  using type = typename M::Cta;
+  __device__ static type make(const typename M::Params& p, int b, int h) { return M::cta(p, b, h); }
+};
+
 // Mods::kHasTileMap likewise: the Mods can be driven by a built tile map (templates/tile_map.cuh).
 template <class M, class = void>
 struct TileMapOf { static constexpr bool value = false; };
@@ -146,9 +161,9 @@ __device__ __forceinline__ void copy_tile(unsigned s_tile, const unsigned short*
 //            an index out of range.
 //   Masked entries become -inf. With a score mod the result is score(scale * s) * log2(e); without
 //   one the raw dot product is kept and the scale is folded into the exponent later (one FFMA).
-template <class Mods, bool kMask, bool kBounds, int MT, int NN>
-__device__ __forceinline__ void apply_logits(float (&s)[MT][NN][4], const typename Mods::Params& p,
-                                             const AttnArgs& args, int b, int h, int row0, int col0) {
+template <class Mods, bool kMask, bool kBounds, int MT, int NN, class Context>
+__device__ __forceinline__ void apply_logits(float (&s)[MT][NN][4], const Context& p, const AttnArgs& args, int b,
+                                             int h, int row0, int col0) {
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) {
 #pragma unroll
@@ -236,6 +251,9 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
       static_cast<const unsigned short*>(args.k) + static_cast<i64>(b) * args.k_b + static_cast<i64>(hk) * args.k_h;
   const unsigned short* gV =
       static_cast<const unsigned short*>(args.v) + static_cast<i64>(b) * args.v_b + static_cast<i64>(hk) * args.v_h;
+
+  // Per-CTA values of the mods (e.g. an ALiBi slope), computed once here.
+  const typename detail::CtaOf<Mods>::type cta = detail::CtaOf<Mods>::make(p, b, h);
 
   // ---- kv tiles to visit: [nb, nb_end), EMPTY tiles skipped. All of this is CTA-uniform.
   int lo = 0, hi = Tkv;
@@ -441,11 +459,11 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
     {
       const int row0 = q0 + warp_row0 + g, col0 = k0 + 2 * t;
       if (Mods::kHasMask && cls == PARTIAL) {
-        detail::apply_logits<Mods, Mods::kHasMask, true>(sacc, p, args, b, h, row0, col0);
+        detail::apply_logits<Mods, Mods::kHasMask, true>(sacc, cta, args, b, h, row0, col0);
       } else if (k0 + BN > Tkv || q_tail) {
-        detail::apply_logits<Mods, false, true>(sacc, p, args, b, h, row0, col0);
+        detail::apply_logits<Mods, false, true>(sacc, cta, args, b, h, row0, col0);
       } else {
-        detail::apply_logits<Mods, false, false>(sacc, p, args, b, h, row0, col0);
+        detail::apply_logits<Mods, false, false>(sacc, cta, args, b, h, row0, col0);
       }
     }
 

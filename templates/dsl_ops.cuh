@@ -81,6 +81,9 @@ FJ_OPS_FN i64 to_int(float x) {
 FJ_OPS_FN i64 floor_to_int(float x) { return to_int(floorf(x)); }
 FJ_OPS_FN i64 ceil_to_int(float x) { return to_int(ceilf(x)); }
 FJ_OPS_FN float to_float(i64 x) { return (float)x; }
+// The same value when x is known to fit in 32 bits: a 32-bit conversion instead of the much
+// slower 64-bit one (the generator proves the range by interval analysis).
+FJ_OPS_FN float to_float_narrow(i64 x) { return (float)(int)x; }
 
 }  // namespace ops
 }  // namespace flexjit

@@ -21,6 +21,17 @@ class Kernel {
   int head_dim() const;
   DType dtype() const;
   const std::string& arch() const;
+  TileShape tile() const;  // the forward kernel's tile (the table's choice or CompileOptions::tile)
+
+  // What the compiled forward kernel uses, as ptxas reports it: registers and local memory per
+  // thread (local memory > 0 means register spills) and dynamic shared memory per CTA. Loads the
+  // kernel on `device` (needs the CUDA driver; throws flexjit::Error otherwise).
+  struct Resources {
+    int registers = 0;
+    int local_bytes = 0;
+    int shared_bytes = 0;
+  };
+  Resources resources(int device = 0) const;
 
   // out = attention(q, k, v) under the program's mods, enqueued on options.stream.
   //   q   [B, Hq, Tq, D]   k, v [B, Hkv, Tkv, D]   out [B, Hq, Tq, D]   (Hq a multiple of Hkv)

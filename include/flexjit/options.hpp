@@ -14,12 +14,25 @@
 
 namespace flexjit {
 
+// The forward kernel's tile, for tuning (FlexAttention's kernel_options BLOCK_M / BLOCK_N /
+// num_warps / num_stages): query rows and keys per tile, warps per CTA, depth of the K/V ring.
+struct TileShape {
+  int block_m = 128;
+  int block_n = 64;
+  int warps = 4;
+  int stages = 2;
+};
+
 struct CompileOptions {
   int head_dim = 128;       // a multiple of 16 in [16, 256]
   DType dtype = DType::bf16;  // of q, k, v and out: bf16 or fp16
   // NVRTC architecture ("sm_80", "sm_90a", ...). Empty: the device of the current CUDA context,
   // else device 0; sm_90a when no CUDA driver is present (the source can still be read).
   std::string arch = "";
+  // Empty: the tile the shipped table picks for the head dim (bench/NOTES.md has the tuning).
+  // Given: used as is (block-sparse programs may shrink it to fit their blocks); an invalid shape
+  // is a flexjit::Error naming the broken constraint.
+  std::optional<TileShape> tile{};
 };
 
 // A value bound to a declared name. Integer literals become `long long` (so {"window", 1024}

@@ -1,0 +1,99 @@
+// Per-CTA values (compiler/hoist.hpp): which subexpressions of the mods are computed once per CTA
+// instead of once per score, and how the generated kernel spells them.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "compiler/codegen_cuda.hpp"
+#include "compiler/hoist.hpp"
+#include "compiler/pipeline.hpp"
+
+namespace flexjit {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+ir::Program program_of(const std::string& text) { return compiler::build_ir(dsl::SourceFile("p.py", text)); }
+
+std::vector<compiler::CtaValue> values_of(const std::string& text) {
+  const ir::Program p = program_of(text);
+  std::vector<compiler::CtaValue> out;
+  if (p.mask_mod) compiler::find_cta_values(p.mask_mod->body, out);
+  if (p.score_mod) compiler::find_cta_values(p.score_mod->body, out);
+  return out;
+}
+
+TEST(CtaValues, AlibiSlopeFromTheHeadIsHoisted) {
+  const auto v = values_of(
+      "def score_mod(score, b, h, q_idx, kv_idx):\n"
+      "    return score - 2.0 ** (-8.0 * (h + 1) / 16) * (q_idx - kv_idx)\n");
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].field, "hz0");
+  EXPECT_EQ(v[0].expr.type(), ir::Type::Float);
+}
+
+TEST(CtaValues, LoadsIndexedByBatchOrHeadAreHoisted) {
+  const auto v = values_of(
+      "slopes: Tensor[float32, 1]\n"
+      "prefix: Tensor[int32, 1]\n"
+      "def score_mod(score, b, h, q_idx, kv_idx):\n"
+      "    return score + slopes[h] * (kv_idx - q_idx)\n"
+      "def mask_mod(b, h, q_idx, kv_idx):\n"
+      "    return (kv_idx < prefix[b]) | (q_idx >= kv_idx)\n");
+  EXPECT_EQ(v.size(), 2u);
+}
+
+TEST(CtaValues, NothingThatDependsOnPositionsOrTheScore) {
+  EXPECT_TRUE(values_of("doc: Tensor[int32, 1]\n"
+                        "def mask_mod(b, h, q_idx, kv_idx):\n"
+                        "    return doc[q_idx] == doc[kv_idx]\n")
+                  .empty());
+  EXPECT_TRUE(values_of("def score_mod(score, b, h, q_idx, kv_idx):\n"
+                        "    return 50.0 * tanh(score / 50.0)\n")
+                  .empty());
+  // Cheap arithmetic on b and h stays where it is (a register for the whole kernel is not worth it).
+  EXPECT_TRUE(values_of("def score_mod(score, b, h, q_idx, kv_idx):\n"
+                        "    return score + (h + 1) * 0.5\n")
+                  .empty());
+}
+
+TEST(CtaValues, GuardedLoadsStayGuarded) {
+  // `and` evaluates its right side only when the left is true: the load may be out of range
+  // otherwise, so it is not computed ahead for the whole CTA.
+  EXPECT_TRUE(values_of("limit: Tensor[int32, 1]\n"
+                        "n: int\n"
+                        "def mask_mod(b, h, q_idx, kv_idx):\n"
+                        "    return (h < n) and (kv_idx < limit[h])\n")
+                  .empty());
+  // `&` evaluates both sides.
+  EXPECT_EQ(values_of("limit: Tensor[int32, 1]\n"
+                      "n: int\n"
+                      "def mask_mod(b, h, q_idx, kv_idx):\n"
+                      "    return (h < n) & (kv_idx < limit[h])\n")
+                .size(),
+            1u);
+}
+
+TEST(CtaValues, GeneratedKernelComputesThemOnce) {
+  const ir::Program p = program_of(
+      "slopes: Tensor[float32, 1]\n"
+      "def score_mod(score, b, h, q_idx, kv_idx):\n"
+      "    return score + slopes[h] * (kv_idx - q_idx)\n");
+  const std::string src = compiler::generate_forward_kernel(p, {}).source;
+  EXPECT_THAT(src, HasSubstr("struct Cta {"));
+  EXPECT_THAT(src, HasSubstr("__device__ static Cta cta(const Params& p, int b_, int h_) {"));
+  EXPECT_THAT(src, HasSubstr("__device__ static float score(const Cta& c, float score_,"));
+  const std::string score = src.substr(src.find("static float score("));
+  EXPECT_THAT(score.substr(0, score.find("\n  }")), HasSubstr("c.hz0"));
+  EXPECT_THAT(score.substr(0, score.find("\n  }")), Not(HasSubstr("__ldg")));
+}
+
+TEST(CtaValues, NoneNoCta) {
+  const ir::Program p = program_of("def mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n");
+  const std::string src = compiler::generate_forward_kernel(p, {}).source;
+  EXPECT_THAT(src, Not(HasSubstr("struct Cta")));
+  EXPECT_THAT(src, HasSubstr("__device__ static bool mask(const Params& p,"));
+}
+
+}  // namespace
+}  // namespace flexjit
