@@ -458,9 +458,13 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
     // ---- mask / score mod -> logits
     {
       const int row0 = q0 + warp_row0 + g, col0 = k0 + 2 * t;
-      if (Mods::kHasMask && cls == PARTIAL) {
+      const bool edge = k0 + BN > Tkv || q_tail;
+      // Inside the sequence (most PARTIAL tiles: diagonals, window edges) no bounds checks.
+      if (Mods::kHasMask && cls == PARTIAL && !edge) {
+        detail::apply_logits<Mods, Mods::kHasMask, false>(sacc, cta, args, b, h, row0, col0);
+      } else if (Mods::kHasMask && cls == PARTIAL) {
         detail::apply_logits<Mods, Mods::kHasMask, true>(sacc, cta, args, b, h, row0, col0);
-      } else if (k0 + BN > Tkv || q_tail) {
+      } else if (edge) {
         detail::apply_logits<Mods, false, true>(sacc, cta, args, b, h, row0, col0);
       } else {
         detail::apply_logits<Mods, false, false>(sacc, cta, args, b, h, row0, col0);
