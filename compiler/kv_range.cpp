@@ -237,13 +237,48 @@ class Solver {
     }
     if (auto r = floordiv_atom(op, a, b)) return *r;
     auto la = linear(a), lb = linear(b);
-    if (!la || !lb) return unbounded();
+    if (!la || !lb) return blocked_atom(op, a, b);
     // ck * kv + rest op 0
     const std::int64_t ck = la->ck - lb->ck;
     Expr rest = mk_sub(la->rest, lb->rest);
     if (ck == 1) return solved(op, mk_neg(rest));        // kv op -rest
     if (ck == -1) return solved(mirror(op), rest);       // rest op kv
     return unbounded();  // kv absent, or a coefficient we do not divide by
+  }
+
+  // An atom linear in kv // C rather than in kv (2D neighbourhoods: q // W - kv // W <= R):
+  // solved for u = kv // C as atom() solves for kv, then turned into bounds on kv itself.
+  Range blocked_atom(CompareOp op, const Expr& a, const Expr& b) {
+    const std::optional<std::int64_t> c = kv_block(a) ? kv_block(a) : kv_block(b);
+    if (!c) return unbounded();
+    unit_block_ = *c;
+    auto la = linear(a), lb = linear(b);
+    unit_block_ = 0;
+    if (!la || !lb) return unbounded();
+    const std::int64_t ck = la->ck - lb->ck;  // ck * u + rest op 0
+    Expr rest = mk_sub(la->rest, lb->rest);
+    const Expr kv = ir::Var::make(ir::kParamKv, Type::Int, ir::VarKind::Param);
+    if (ck == 1) return floordiv_atom_on(op, kv, *c, or_zero(mk_neg(rest)));   // u op -rest
+    if (ck == -1) return floordiv_atom_on(mirror(op), kv, *c, or_zero(rest));  // rest op u
+    return unbounded();
+  }
+
+  // C when e contains kv // C (C > 0 constant), looking through Lets.
+  std::optional<std::int64_t> kv_block(const Expr& e) {
+    const Expr r = resolve(e);
+    if (auto c = block_of(r)) return c;
+    for (const Expr& k : ir::children(r))
+      if (auto c = kv_block(k)) return c;
+    return std::nullopt;
+  }
+
+  static std::optional<std::int64_t> block_of(const Expr& e) {
+    auto n = e.as<ir::Binary>();
+    if (!n || n->op != BinaryOp::FloorDiv) return std::nullopt;
+    auto v = n->a.as<ir::Var>();
+    auto c = imm(n->b);
+    if (!v || v->var_kind != ir::VarKind::Param || v->name != ir::kParamKv || !c || *c <= 0) return std::nullopt;
+    return c;
   }
 
   static bool is_int_abs(const Expr& e) {
@@ -322,6 +357,12 @@ class Solver {
 
   // e as ck * kv + rest, if it has that shape.
   std::optional<KvLinear> linear(const Expr& e) {
+    // In blocked_atom the unknown is kv // unit_block_ instead of kv.
+    if (unit_block_ != 0) {
+      if (auto c = block_of(e); c && *c == unit_block_) return KvLinear{1, Expr()};
+      if (auto v = e.as<ir::Var>(); v && v->var_kind == ir::VarKind::Param && v->name == ir::kParamKv)
+        return std::nullopt;
+    }
     if (auto v = e.as<ir::Var>()) {
       if (v->var_kind == ir::VarKind::Param && v->name == ir::kParamKv) return KvLinear{1, Expr()};
       if (v->var_kind == ir::VarKind::Let) {
@@ -400,6 +441,7 @@ class Solver {
 
   Expr q_lo_, q_hi_;
   std::unordered_map<std::string, Expr> lets_;
+  std::int64_t unit_block_ = 0;  // nonzero while solving for kv // unit_block_
 };
 
 Expr scalar_var(const char* name) { return ir::Var::make(name, Type::Int, ir::VarKind::Scalar); }

@@ -105,6 +105,12 @@ TEST(KvRange, RandomAtomsContainEveryTrueKey) {
       return e;
     };
     auto kv_side = [&]() -> Expr {
+      // kv // C as the unknown (solved for the block, then for kv), sometimes negated.
+      if (uniform(rng, 0, 3) == 0) {
+        Expr e = fdiv(kv(), c(uniform(rng, 1, 9)));
+        if (uniform(rng, 0, 1)) e = c(0) - e;
+        return uniform(rng, 0, 1) ? e + side() : e;
+      }
       Expr e = uniform(rng, 0, 1) ? kv() : c(0) - kv();
       if (uniform(rng, 0, 1)) e = e + side();
       if (uniform(rng, 0, 2) == 0) e = fdiv(e, c(uniform(rng, 1, 9)));
@@ -195,6 +201,18 @@ TEST(KvRange, ChunkedStartsAtTheChunk) {
   const KvRange r = kv_range(hand("chunked"));  // chunk 64, causal
   EXPECT_EQ(at(r, 130, 139, 1000), std::make_pair(std::int64_t{128}, std::int64_t{140}));
   EXPECT_EQ(at(r, 64, 191, 1000), std::make_pair(std::int64_t{64}, std::int64_t{192}));
+}
+
+TEST(KvRange, NeighbourhoodSpansTheRowsInReach) {
+  // abs(q // 64 - kv // 64) <= 7 and abs(q % 64 - kv % 64) <= 7: keys within 7 image rows.
+  auto iabs = [](Expr x) { return ir::Call::make(ir::Intrinsic::Abs, {x}); };
+  const Expr rows = iabs(fdiv(q(), c(64)) - fdiv(kv(), c(64))) <= c(7);
+  const Expr cols = iabs(mod(q(), c(64)) - mod(kv(), c(64))) <= c(7);
+  const KvRange r = kv_range(mask_program("neighbourhood", rows && cols));
+  EXPECT_FALSE(kv_range_is_full(r));
+  // Queries in image rows 20..21: keys in rows 13..28.
+  EXPECT_EQ(at(r, 20 * 64, 22 * 64 - 1, 100 * 64), std::make_pair(std::int64_t{13 * 64}, std::int64_t{29 * 64}));
+  EXPECT_EQ(at(r, 0, 127, 100 * 64), std::make_pair(std::int64_t{0}, std::int64_t{9 * 64}));
 }
 
 TEST(KvRange, UnboundedMasksAreFull) {
