@@ -5,9 +5,10 @@
 // TF/s = 4 * D * (unmasked (q, kv) pairs) / time, the pairs counted exactly on the host, so work
 // a kernel skips is never credited.
 //
-//   attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWARPSxSTAGES] [--list]
+//   attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWARPSxSTAGES[q]] [--list]
 //
-// --tile overrides the shipped tile table for every config (the tuning sweep behind the table).
+// --tile overrides the shipped tile table for every config (the tuning sweep behind the table);
+// a trailing q keeps Q in registers.
 //
 // Without a CUDA driver it is a dry run: every config is compiled (sm_90a) and its arguments are
 // checked by Kernel::forward, nothing is timed.
@@ -346,7 +347,8 @@ nlohmann::json run_config(const Config& c, const Options& opt, const Device& dev
   const flexjit::Kernel kernel = jit.compile(program, compile_options);
   row["entry"] = kernel.entry_name();
   const flexjit::TileShape tile = kernel.tile();
-  row["tile"] = fmt::format("{}x{}x{}x{}", tile.block_m, tile.block_n, tile.warps, tile.stages);
+  row["tile"] = fmt::format("{}x{}x{}x{}{}", tile.block_m, tile.block_n, tile.warps, tile.stages,
+                            tile.q_in_registers ? "q" : "");
   if (g_gpu) {
     const flexjit::Kernel::Resources res = kernel.resources();
     row["regs"] = res.registers;
@@ -475,8 +477,11 @@ int main(int argc, char** argv) {
     else if (a == "--tile") {
       flexjit::TileShape t;
       const std::string v = value();
-      if (std::sscanf(v.c_str(), "%dx%dx%dx%d", &t.block_m, &t.block_n, &t.warps, &t.stages) != 4)
-        throw std::invalid_argument("--tile wants BMxBNxWARPSxSTAGES, e.g. 128x64x4x2, got " + v);
+      char q = 0;
+      const int n = std::sscanf(v.c_str(), "%dx%dx%dx%d%c", &t.block_m, &t.block_n, &t.warps, &t.stages, &q);
+      if (n < 4 || (n == 5 && q != 'q'))
+        throw std::invalid_argument("--tile wants BMxBNxWARPSxSTAGES[q] (q: Q in registers), e.g. 128x64x4x2, got " + v);
+      t.q_in_registers = n == 5;
       opt.tile = t;
     } else {
       fmt::print(stderr, "usage: attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWxS] [--list]\n");

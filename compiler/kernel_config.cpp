@@ -40,7 +40,8 @@ namespace {
 constexpr int kMaxSharedBytes = 227 * 1024;  // per CTA on sm_90 (sm_80: 163 KB, checked at launch)
 
 TileConfig requested_tile(const KernelSpec& spec, const TileRequest& r) {
-  const std::string what = fmt::format("tile {}x{} with {} warps and {} stages", r.block_m, r.block_n, r.warps, r.stages);
+  const std::string what = fmt::format("tile {}x{} with {} warps and {} stages{}", r.block_m, r.block_n, r.warps, r.stages,
+                                       r.q_in_registers ? ", Q in registers" : "");
   auto fail = [&](const std::string& why) { throw std::invalid_argument(what + ": " + why); };
   if (r.warps != 1 && r.warps != 2 && r.warps != 4 && r.warps != 8) fail("warps must be 1, 2, 4 or 8");
   if (r.block_m < 16 * r.warps || r.block_m > 256 || r.block_m % (16 * r.warps) != 0)
@@ -48,7 +49,7 @@ TileConfig requested_tile(const KernelSpec& spec, const TileRequest& r) {
                      16 * r.warps, 16 * r.warps));
   if (r.block_n < 16 || r.block_n > 256 || r.block_n % 16 != 0) fail("block_n must be a multiple of 16 in [16, 256]");
   if (r.stages < 2 || r.stages > 4) fail("stages must be 2, 3 or 4");
-  TileConfig t{r.block_m, r.block_n, r.warps, r.stages, false, 1};
+  TileConfig t{r.block_m, r.block_n, r.warps, r.stages, r.q_in_registers, 1};
   const int smem = t.shared_bytes(spec.head_dim);
   if (smem > kMaxSharedBytes)
     fail(fmt::format("needs {} bytes of shared memory at head dim {}, more than {}", smem, spec.head_dim, kMaxSharedBytes));
@@ -62,11 +63,14 @@ TileConfig requested_tile(const KernelSpec& spec, const TileRequest& r) {
 TileConfig choose_tile_config(const KernelSpec& spec) {
   validate(spec);
   if (spec.tile) return requested_tile(spec, *spec.tile);
-  // Per head-dim bucket, measured on an H200 (tests/templates/README.md has the sweep), the same
-  // for bf16 and fp16 and for sm_80..sm_90a until the Hopper family lands. Every warp owns 32
-  // query rows so each K/V fragment feeds two mma's; Q is re-read from shared memory so that
-  // two CTAs fit per SM without spills; at D = 256 a warp owns 16 rows (128 O accumulators).
-  // D <= 64 takes a 3-deep K/V ring (bench/tile-sweep: causal D = 64 286 TF/s vs 278 with 2).
+  // Per head-dim bucket, measured on an H200 (tests/templates/README.md and bench/NOTES.md have
+  // the sweeps), the same for bf16 and fp16 and for sm_80..sm_90a until the Hopper family lands.
+  // Every warp owns 32 query rows so each K/V fragment feeds two mma's; Q is re-read from shared
+  // memory so that two CTAs fit per SM without spills; at D = 256 a warp owns 16 rows (128 O
+  // accumulators).
+  // D <= 64: a 3-deep K/V ring (bench/NOTES.md: causal D = 64 278 -> 286 TF/s). Keeping Q in
+  // registers gains another 1% on causal but makes 11 of the 23 example and test masks spill
+  // (ptxas, sm_90a), so Q stays in shared memory.
   if (spec.head_dim <= 64) return {128, 64, 4, 3, false, 2};
   if (spec.head_dim <= 128) return {128, 32, 4, 2, false, 2};
   return {64, 32, 4, 2, false, 2};

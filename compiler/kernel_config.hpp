@@ -22,6 +22,7 @@ struct TileConfig {
 // A requested tile (CompileOptions::tile, for tuning): rows and keys per tile, warps, ring depth.
 struct TileRequest {
   int block_m, block_n, warps, stages;
+  bool q_in_registers = false;
 };
 
 struct KernelSpec {

@@ -51,8 +51,9 @@ Kernel Engine::compile(const Program& program, const CompileOptions& options) {
   spec.head_dim = options.head_dim;
   spec.dtype = runtime::element_type(options.dtype);
   spec.arch = options.arch.empty() ? default_arch() : options.arch;
-  if (options.tile) spec.tile = compiler::TileRequest{options.tile->block_m, options.tile->block_n, options.tile->warps,
-                                                      options.tile->stages};
+  if (options.tile)
+    spec.tile = compiler::TileRequest{options.tile->block_m, options.tile->block_n, options.tile->warps,
+                                      options.tile->stages, options.tile->q_in_registers};
   compiler::GeneratedKernel generated;
   try {
     generated = compiler::generate_forward_kernel(source->ir, spec, &source->file);

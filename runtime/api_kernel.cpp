@@ -22,7 +22,7 @@ const std::string& Kernel::arch() const { return impl_->generated.spec.arch; }
 
 TileShape Kernel::tile() const {
   const compiler::TileConfig& t = impl_->generated.tile;
-  return {t.block_m, t.block_n, t.warps, t.stages};
+  return {t.block_m, t.block_n, t.warps, t.stages, t.q_in_registers};
 }
 
 Kernel::Resources Kernel::resources(int device) const {

@@ -21,6 +21,7 @@ struct TileShape {
   int block_n = 64;
   int warps = 4;
   int stages = 2;
+  bool q_in_registers = false;  // keep Q's fragments in registers (else re-read from shared memory)
 };
 
 struct CompileOptions {

@@ -59,5 +59,33 @@ TEST(Compile, UnsupportedArch) {
   EXPECT_THAT(e, HasSubstr("sm_75"));
 }
 
+TEST(Compile, TileTableAndOverride) {
+  const Kernel table = engine().compile(example("causal"), {.head_dim = 64, .arch = "sm_90a"});
+  EXPECT_EQ(table.tile().block_m, 128);
+  EXPECT_EQ(table.tile().block_n, 64);
+  EXPECT_EQ(table.tile().stages, 3);
+  EXPECT_FALSE(table.tile().q_in_registers);
+  const Kernel tuned = engine().compile(
+      example("causal"), {.head_dim = 64, .arch = "sm_90a", .tile = TileShape{.block_m = 64, .block_n = 32, .warps = 2}});
+  EXPECT_EQ(tuned.tile().block_m, 64);
+  EXPECT_EQ(tuned.tile().block_n, 32);
+  EXPECT_EQ(tuned.tile().warps, 2);
+  EXPECT_THAT(tuned.cuda_source(), HasSubstr("flexjit::FwdConfig<64, 64, 32, 2, 2,"));
+}
+
+TEST(Compile, TileOverrideIsChecked) {
+  auto error = [](TileShape t) {
+    return error_of([&] { engine().compile(example("causal"), {.head_dim = 128, .arch = "sm_90a", .tile = t}); });
+  };
+  EXPECT_THAT(error({.block_m = 100}),
+              HasSubstr("causal.py: tile 100x64 with 4 warps and 2 stages: block_m must be a multiple of 16 * warps = 64 in [64, "
+                        "256] (each warp owns whole m16 tiles)"));
+  EXPECT_THAT(error({.block_n = 40}), HasSubstr("block_n must be a multiple of 16 in [16, 256]"));
+  EXPECT_THAT(error({.warps = 3}), HasSubstr("warps must be 1, 2, 4 or 8"));
+  EXPECT_THAT(error({.stages = 1}), HasSubstr("stages must be 2, 3 or 4"));
+  EXPECT_THAT(error({.block_m = 256, .block_n = 256, .stages = 4}),
+              HasSubstr("needs 626688 bytes of shared memory at head dim 128, more than 232448"));
+}
+
 }  // namespace
 }  // namespace flexjit::test
