@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "compiler/internal_error.hpp"
+#include "compiler/ir_visitor.hpp"
 
 namespace flexjit::compiler {
 
@@ -69,6 +70,22 @@ class Walker {
     int_memo_.emplace(e.get(), r);
     return r;
   }
+
+  // Visits every node, so that each Int node below float operations gets its interval too.
+  void collect(const Expr& e) {
+    if (e.type() == Type::Int) ints(e);
+    if (e.type() == Type::Bool) bools(e);
+    if (auto n = e.as<ir::Let>()) {
+      collect(n->value);
+      with_let(*n, [&] {
+        collect(n->body);
+        return 0;
+      });
+      return;
+    }
+    for (const Expr& k : ir::children(e)) collect(k);
+  }
+  const std::unordered_map<const ir::Node*, IntInterval>& int_memo() const { return int_memo_; }
 
   BoolInterval bools(const Expr& e) {
     internal_assert(e && e.type() == Type::Bool, "bool_bounds of a non-Bool expression");
@@ -178,5 +195,11 @@ class Walker {
 IntInterval int_bounds(const ir::Expr& e, const BoundsEnv& env) { return Walker(env).ints(e); }
 
 BoolInterval bool_bounds(const ir::Expr& e, const BoundsEnv& env) { return Walker(env).bools(e); }
+
+IntRanges int_ranges(const ir::Expr& e, const BoundsEnv& env) {
+  Walker w(env);
+  w.collect(e);
+  return w.int_memo();
+}
 
 }  // namespace flexjit::compiler

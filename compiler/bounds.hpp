@@ -37,4 +37,9 @@ struct BoundsEnv {
 IntInterval int_bounds(const ir::Expr& e, const BoundsEnv& env);   // e must be Int
 BoolInterval bool_bounds(const ir::Expr& e, const BoundsEnv& env); // e must be Bool
 
+// The interval of every Int node of e (of any type: Int nodes under float operations too), with
+// Let variables bound to their values' intervals. For the code generator's 32-bit narrowing.
+using IntRanges = std::unordered_map<const ir::Node*, IntInterval>;
+IntRanges int_ranges(const ir::Expr& e, const BoundsEnv& env);
+
 }  // namespace flexjit::compiler

@@ -102,12 +102,14 @@ const BoundsEnv& mod_param_ranges() {
 
 class ValueEmitter {
  public:
-  ValueEmitter(CudaWriter& w, const VarSpelling& vars, const Precomputed* done) : w_(w), vars_(vars), done_(done) {}
+  ValueEmitter(CudaWriter& w, const VarSpelling& vars, const Precomputed* done, const IntRanges* ranges)
+      : w_(w), vars_(vars), done_(done), ranges_(ranges) {}
 
   std::string emit(const Expr& e) {
     if (done_) {
       if (auto it = done_->find(e.get()); it != done_->end()) return it->second;
     }
+    if (narrowable(e)) return fmt::format("static_cast<long long>({})", emit32(e));
     if (auto n = e.as<ir::IntImm>()) return int_literal(n->value);
     if (auto n = e.as<ir::FloatImm>()) return float_literal(n->value);
     if (auto n = e.as<ir::BoolImm>()) return n->value ? "true" : "false";
@@ -135,6 +137,8 @@ class ValueEmitter {
     if (auto n = e.as<ir::Binary>()) return binary(*n);
     if (auto n = e.as<ir::Compare>()) {
       static const char* ops[] = {"<", "<=", ">", ">=", "==", "!="};
+      if (n->a.type() == Type::Int && fits32(n->a) && fits32(n->b))
+        return fmt::format("({} {} {})", emit32(n->a), ops[static_cast<int>(n->op)], emit32(n->b));
       return fmt::format("({} {} {})", emit(n->a), ops[static_cast<int>(n->op)], emit(n->b));
     }
     if (auto n = e.as<ir::Select>()) {
@@ -173,18 +177,15 @@ class ValueEmitter {
   };
 
   std::string cast(Type to, const Expr& v) {
-    std::string a = emit(v);
     Type from = v.type();
+    if (to == Type::Float && from == Type::Int && fits32(v)) return fmt::format("static_cast<float>({})", emit32(v));
+    std::string a = emit(v);
     if (to == Type::Bool) return from == Type::Float ? fmt::format("({} != 0.0f)", a) : fmt::format("({} != 0)", a);
     if (to == Type::Int) {
       if (from == Type::Float) return fmt::format("flexjit::ops::to_int({})", a);
       return fmt::format("static_cast<long long>({})", a);
     }
-    if (from == Type::Int) {
-      const IntInterval r = int_bounds(v, mod_param_ranges());
-      const bool fits = r.lo >= std::numeric_limits<std::int32_t>::min() && r.hi <= std::numeric_limits<std::int32_t>::max();
-      return fmt::format("flexjit::ops::{}({})", fits ? "to_float_narrow" : "to_float", a);
-    }
+    if (from == Type::Int) return fmt::format("flexjit::ops::to_float({})", a);
     return fmt::format("({} ? 1.0f : 0.0f)", a);
   }
 
@@ -222,9 +223,62 @@ class ValueEmitter {
     return "?";
   }
 
+  // ---- 32-bit integer arithmetic. Int is int64, but where interval analysis proves that an
+  // operation's operands and result all fit in 32 bits, computing it in 32 bits gives the same
+  // value with half the registers and faster instructions (64-bit division is a long
+  // software sequence on the GPU).
+  bool fits32(const Expr& e) const {
+    if (!ranges_ || e.type() != Type::Int) return false;
+    auto it = ranges_->find(e.get());
+    return it != ranges_->end() && it->second.lo >= std::numeric_limits<std::int32_t>::min() &&
+           it->second.hi <= std::numeric_limits<std::int32_t>::max();
+  }
+
+  // A node computed in 32 bits: one of the ops below, with 32-bit operands and result.
+  bool narrowable(const Expr& e) const {
+    if (!fits32(e) || (done_ && done_->count(e.get()))) return false;
+    if (auto n = e.as<ir::Binary>()) {
+      switch (n->op) {
+        case BinaryOp::Add: case BinaryOp::Sub: case BinaryOp::Mul: case BinaryOp::FloorDiv:
+        case BinaryOp::Mod: case BinaryOp::Min: case BinaryOp::Max: return fits32(n->a) && fits32(n->b);
+        default: return false;
+      }
+    }
+    if (auto n = e.as<ir::Unary>()) return n->op == ir::UnaryOp::Neg && fits32(n->a);
+    if (auto n = e.as<ir::Call>())
+      return n->fn == ir::Intrinsic::Abs && n->args.size() == 1 && fits32(n->args[0]);
+    return false;
+  }
+
+  // e (which fits32) as a C++ int expression.
+  std::string emit32(const Expr& e) {
+    if (done_) {
+      if (auto it = done_->find(e.get()); it != done_->end()) return fmt::format("static_cast<int>({})", it->second);
+    }
+    if (auto n = e.as<ir::IntImm>()) return n->value < 0 ? fmt::format("({})", n->value) : fmt::format("{}", n->value);
+    if (!narrowable(e)) return fmt::format("static_cast<int>({})", emit(e));
+    if (auto n = e.as<ir::Unary>()) return fmt::format("(-{})", emit32(n->a));
+    if (auto n = e.as<ir::Call>()) return fmt::format("flexjit::ops::abs32({})", emit32(n->args[0]));
+    auto n = e.as<ir::Binary>();
+    const std::string a = emit32(n->a), b = emit32(n->b);
+    switch (n->op) {
+      case BinaryOp::Add: return fmt::format("({} + {})", a, b);
+      case BinaryOp::Sub: return fmt::format("({} - {})", a, b);
+      case BinaryOp::Mul: return fmt::format("({} * {})", a, b);
+      case BinaryOp::FloorDiv: return fmt::format("flexjit::ops::floordiv32({}, {})", a, b);
+      case BinaryOp::Mod: return fmt::format("flexjit::ops::mod32({}, {})", a, b);
+      case BinaryOp::Min: return fmt::format("flexjit::ops::min32({}, {})", a, b);
+      case BinaryOp::Max: return fmt::format("flexjit::ops::max32({}, {})", a, b);
+      default: break;
+    }
+    internal_assert(false, "emit32: not narrowable");
+    return "";
+  }
+
   CudaWriter& w_;
   const VarSpelling& vars_;
   const Precomputed* done_;
+  const IntRanges* ranges_;
   int guarded_ = 0;
 };
 
@@ -427,7 +481,8 @@ class BoundsEmitter {
 }  // namespace
 
 std::string emit_value(const Expr& e, CudaWriter& w, const VarSpelling& vars, const Precomputed* done) {
-  ValueEmitter emitter(w, vars, done);
+  const IntRanges ranges = int_ranges(e, mod_param_ranges());
+  ValueEmitter emitter(w, vars, done, &ranges);
   return emitter.emit(e);
 }
 

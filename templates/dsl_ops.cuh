@@ -55,6 +55,24 @@ FJ_OPS_FN i64 ipow(i64 base, i64 e) {
   return (i64)result;
 }
 
+// 32-bit versions, used only where the generator has proven that operands and result fit in 32
+// bits (so nothing here can overflow); same Python semantics as the 64-bit ones.
+FJ_OPS_FN int abs32(int a) { return a < 0 ? -a : a; }
+FJ_OPS_FN int min32(int a, int b) { return a < b ? a : b; }
+FJ_OPS_FN int max32(int a, int b) { return a < b ? b : a; }
+FJ_OPS_FN int floordiv32(int a, int b) {
+  if (b == 0) return 0;
+  int q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+FJ_OPS_FN int mod32(int a, int b) {
+  if (b == 0 || b == -1) return 0;  // INT32_MIN % -1 is undefined in C++
+  int r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
 // Floats are IEEE fp32.
 FJ_OPS_FN float floordiv(float a, float b) { return floorf(a / b); }
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
@@ -81,9 +99,6 @@ FJ_OPS_FN i64 to_int(float x) {
 FJ_OPS_FN i64 floor_to_int(float x) { return to_int(floorf(x)); }
 FJ_OPS_FN i64 ceil_to_int(float x) { return to_int(ceilf(x)); }
 FJ_OPS_FN float to_float(i64 x) { return (float)x; }
-// The same value when x is known to fit in 32 bits: a 32-bit conversion instead of the much
-// slower 64-bit one (the generator proves the range by interval analysis).
-FJ_OPS_FN float to_float_narrow(i64 x) { return (float)(int)x; }
 
 }  // namespace ops
 }  // namespace flexjit

@@ -51,6 +51,36 @@ std::int64_t spec_int(BinaryOp op, std::int64_t a, std::int64_t b) {
 }
 float spec_float(BinaryOp op, float a, float b) { return ir::eval_binary(op, Value::real(a), Value::real(b)).f; }
 
+// The 32-bit versions are used where operands and result fit in 32 bits (the generator proves
+// it); there they must give the interpreter's 64-bit result.
+TEST(DeviceOps, ThirtyTwoBitOperationsMatchWhereTheyApply) {
+  const long long lo = std::numeric_limits<std::int32_t>::min(), hi = std::numeric_limits<std::int32_t>::max();
+  std::vector<long long> values;
+  for (long long v : interesting_ints())
+    if (v >= lo && v <= hi) values.push_back(v);
+  for (long long v : {lo, lo + 1, hi, hi - 1, 64LL, -64LL, 63LL, -65LL}) values.push_back(v);
+  auto fits = [&](std::int64_t r) { return r >= lo && r <= hi; };
+  std::int64_t checked = 0;
+  for (long long a : values) {
+    for (long long b : values) {
+      SCOPED_TRACE(testing::Message() << a << " op " << b);
+      const int x = static_cast<int>(a), y = static_cast<int>(b);
+      if (const auto r = spec_int(BinaryOp::FloorDiv, a, b); fits(r)) {
+        ASSERT_EQ(ops::floordiv32(x, y), r);
+        ++checked;
+      }
+      if (const auto r = spec_int(BinaryOp::Mod, a, b); fits(r)) {
+        ASSERT_EQ(ops::mod32(x, y), r);
+        ++checked;
+      }
+      ASSERT_EQ(ops::min32(x, y), spec_int(BinaryOp::Min, a, b));
+      ASSERT_EQ(ops::max32(x, y), spec_int(BinaryOp::Max, a, b));
+    }
+    if (a != lo) ASSERT_EQ(ops::abs32(static_cast<int>(a)), ops::abs(a));
+  }
+  EXPECT_GT(checked, 10000);
+}
+
 TEST(DeviceOps, IntegerOperationsMatchTheInterpreter) {
   auto values = interesting_ints();
   for (long long a : values) {
