@@ -5,8 +5,8 @@
   - every config: >= 0.5x the best peer
   - no local memory (register spills) in the kernel
 
-Ratios are of TF/s, each side counting its own unmasked pairs (random masks such as documents and
-top-k differ between the two sides by their seeds, not by their density class).
+Ratios are of TF/s, each side counting its own unmasked pairs (both sides build the same
+documents; the random top-k selections differ by their seeds, not by their density).
 
     python3 bench/compare.py OURS.json [PEERS.json]
 """
