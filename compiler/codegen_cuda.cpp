@@ -210,9 +210,15 @@ class Generator {
     if (used.count(ir::kParamHead)) w_.line("const long long v_h = h_;");
     std::string fields;
     for (const auto& v : cta_values_) {
+      // Each value in a scope of its own: Let names are unique within a mod only, and the values
+      // come from two mods.
+      w_.line(fmt::format("const {} {}_ = [&]() {{", cuda_type(v.expr.type()), v.field));
+      w_.indent();
       std::string value = emit_value(v.expr, w_, value_spelling);
       w_.source_comment(v.expr->pos);
-      w_.line(fmt::format("const {} {}_ = {};", cuda_type(v.expr.type()), v.field, value));
+      w_.line(fmt::format("return {};", value));
+      w_.dedent();
+      w_.line("}();");
       fields += ", " + v.field + "_";
     }
     w_.line(fmt::format("return Cta{{p{}}};", fields));

@@ -251,9 +251,10 @@ class Solver {
   Range blocked_atom(CompareOp op, const Expr& a, const Expr& b) {
     const std::optional<std::int64_t> c = kv_block(a) ? kv_block(a) : kv_block(b);
     if (!c) return unbounded();
+    const std::int64_t outer = unit_block_;
     unit_block_ = *c;
     auto la = linear(a), lb = linear(b);
-    unit_block_ = 0;
+    unit_block_ = outer;
     if (!la || !lb) return unbounded();
     const std::int64_t ck = la->ck - lb->ck;  // ck * u + rest op 0
     Expr rest = mk_sub(la->rest, lb->rest);

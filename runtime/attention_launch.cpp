@@ -61,7 +61,7 @@ ForwardPlan plan_forward(const compiler::GeneratedKernel& kernel, const ir::Prog
   int block_head_group = 1;
   if (shape) block_head_group = check_block_indices(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
   if (shape && options.block_mask)
-    check_block_mask(kernel, *options.block_mask, {shape->B, shape->Hq, shape->Tq, shape->Tkv}, device, problems);
+    check_block_mask(kernel, *options.block_mask, {shape->B, shape->Hq, shape->Tq, shape->Tkv}, device, env, problems);
   problems.raise_if_any(kernel.entry);
 
   ForwardPlan plan;

@@ -37,6 +37,40 @@ void check_shape(const MaskShape& s, Problems& problems) {
   positive("Tkv", s.Tkv);
 }
 
+std::uint64_t fnv1a(const std::string& text) {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ULL;
+  return h;
+}
+
+}  // namespace
+
+std::uint64_t block_mask_kernel_id(const compiler::GeneratedKernel& kernel) { return fnv1a(kernel.source); }
+
+// The scalars' values and the tensors' shapes (what the builder's classification depends on
+// besides the tensors' contents).
+std::uint64_t block_mask_bindings_id(const ir::Env& env) {
+  std::string text;
+  for (const auto& [name, value] : env.scalars) text += name + "=" + value.to_string() + ";";
+  for (const auto& [name, t] : env.tensors) {
+    text += name + ":";
+    for (auto d : t.shape) text += std::to_string(d) + ",";
+    text += ";";
+  }
+  return fnv1a(text);
+}
+
+namespace {
+
+bool contiguous(const TensorView& t) {
+  std::int64_t expect = 1;
+  for (int d = t.rank() - 1; d >= 0; --d) {
+    if (t.shape[static_cast<std::size_t>(d)] > 1 && t.stride(d) != expect) return false;
+    expect *= t.shape[static_cast<std::size_t>(d)];
+  }
+  return true;
+}
+
 std::string no_map_reason(const compiler::GeneratedKernel& kernel, const ir::Program& program) {
   if (!program.mask_mod) return "the program has no mask_mod, so every tile is visited and none needs classifying";
   if (program.block_indices) return "the program's BlockIndices list already decides which kv blocks are visited";
@@ -69,11 +103,8 @@ TileMapPlan plan_tile_map(const compiler::GeneratedKernel& kernel, const ir::Pro
     problems.add(fmt::format("storage holds {} bytes, but a map for B={} Hq={} Tq={} Tkv={} needs {} "
                              "(Kernel::block_mask_bytes)",
                              have, shape.B, shape.Hq, shape.Tq, shape.Tkv, need));
-  if (storage.rank() > 0 && storage.stride(storage.rank() - 1) != 1 && storage.numel() > 1)
-    problems.add("storage must be contiguous");
+  if (!contiguous(storage)) problems.add("storage must be contiguous (the map is written as one block)");
   ir::Env env = resolve_bindings(program, options.bind, device, problems);
-  if (need > 0 && geometry(kernel, shape).ints() > std::numeric_limits<int>::max() / 4)
-    problems.add("the map for this shape would exceed 2^31 entries");
   problems.raise_if_any(context);
 
   const MapGeometry g = geometry(kernel, shape);
@@ -108,6 +139,8 @@ TileMapPlan plan_tile_map(const compiler::GeneratedKernel& kernel, const ir::Pro
   m.per_head = kernel.tile_map_per_head;
   m.q_tiles = g.q_tiles;
   m.kv_tiles = g.kv_tiles;
+  m.kernel_id = block_mask_kernel_id(kernel);
+  m.bindings_id = block_mask_bindings_id(env);
   return plan;
 }
 
@@ -123,7 +156,7 @@ void launch_tile_map(const compiler::GeneratedKernel& kernel, ContextFunctions& 
 }
 
 void check_block_mask(const compiler::GeneratedKernel& kernel, const BlockMask& m, const MaskShape& s,
-                      const Device& device, Problems& problems) {
+                      const Device& device, const ir::Env& env, Problems& problems) {
   if (m.empty()) {
     problems.add("block_mask is empty (build it with Kernel::build_block_mask)");
     return;
@@ -137,6 +170,12 @@ void check_block_mask(const compiler::GeneratedKernel& kernel, const BlockMask& 
                              m.kernel, m.block_m, m.block_n, kernel.tile.block_m, kernel.tile.block_n));
     return;
   }
+  if (m.kernel_id != block_mask_kernel_id(kernel)) {
+    problems.add(fmt::format("block_mask was built by another program's kernel of the same name ({})", m.kernel));
+    return;
+  }
+  if (m.bindings_id != block_mask_bindings_id(env))
+    problems.add("block_mask was built with other scalar values or tensor shapes than this call binds; rebuild it");
   auto same = [&](const char* what, int built, int now) {
     if (built != now) problems.add(fmt::format("block_mask was built for {}={}, but this call has {}={}", what, built, what, now));
   };

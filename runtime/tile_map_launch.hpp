@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "compiler/codegen_cuda.hpp"
@@ -50,9 +51,14 @@ TileMapPlan plan_tile_map(const compiler::GeneratedKernel& kernel, const ir::Pro
 void launch_tile_map(const compiler::GeneratedKernel& kernel, ContextFunctions& functions, TileMapPlan& plan,
                      void* stream);
 
-// A map passed to forward: built by this kernel for this shape, on this device.
+// A map passed to forward: built by this kernel, for this shape and these scalar values and
+// tensor shapes, on this device.
 void check_block_mask(const compiler::GeneratedKernel& kernel, const BlockMask& mask, const MaskShape& shape,
-                      const Device& device, Problems& problems);
+                      const Device& device, const ir::Env& env, Problems& problems);
+// The fingerprints a built map records (BlockMask::kernel_id, bindings_id).
+std::uint64_t block_mask_kernel_id(const compiler::GeneratedKernel& kernel);
+std::uint64_t block_mask_bindings_id(const ir::Env& env);
+
 // Points the attention kernel's arguments at a checked map.
 void attach_block_mask(const BlockMask& mask, HostAttnArgs& args);
 

@@ -22,6 +22,11 @@ struct BlockMask {
   bool per_batch = false;   // the mask reads b: one map per batch entry (else shared)
   bool per_head = false;    // the mask reads h: one map per query head (else shared)
   int q_tiles = 0, kv_tiles = 0;
+  // Fingerprints forward checks: of the kernel's generated source, and of the bound scalars'
+  // values and tensors' shapes the map was built with (tensor contents cannot be checked: rebuild
+  // the map when they change).
+  std::uint64_t kernel_id = 0;
+  std::uint64_t bindings_id = 0;
 
   bool empty() const { return storage == nullptr; }
   // Layout in `storage` (int32): counts [maps_b][maps_h][q_tiles], then entries

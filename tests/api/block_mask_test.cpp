@@ -7,6 +7,9 @@
 #include <map>
 #include <string>
 
+#include "compiler/codegen_cuda.hpp"
+#include "runtime/api_program_impl.hpp"
+#include "runtime/tile_map_launch.hpp"
 #include "tests/api/api_test_support.hpp"
 
 namespace flexjit::test {
@@ -84,7 +87,9 @@ std::string forward_error(const std::string& name, const BlockMask& mask) {
   return error_of([&] { compiled(name).forward(a.q, a.k, a.v, a.out, o); });
 }
 
-BlockMask document_mask() {
+// What build_block_mask would return for document at q [2, 8, 128, 64] with doc_ids i32 [128]
+// (it cannot launch here): the fingerprints computed as the runtime computes them.
+BlockMask document_mask(std::int64_t doc_ids_length = 128) {
   BlockMask m;
   m.storage = fake(3);
   m.kernel = compiled("document").entry_name();
@@ -92,6 +97,13 @@ BlockMask document_mask() {
   m.block_n = 64;
   m.B = 2, m.Hq = 8, m.Tq = 128, m.Tkv = 128;
   m.q_tiles = 1, m.kv_tiles = 2;
+  const Program program = example("document");
+  const auto& impl = detail::ProgramAccess::impl(program);
+  m.kernel_id = runtime::block_mask_kernel_id(
+      compiler::generate_forward_kernel(impl.ir, {64, compiler::ElementType::BF16, "sm_90a"}, &impl.file));
+  ir::Env env;
+  env.tensors["doc_ids"] = ir::TensorBinding{ir::DType::Int32, {doc_ids_length}, {}, fake(9)};
+  m.bindings_id = runtime::block_mask_bindings_id(env);
   return m;
 }
 
@@ -113,6 +125,24 @@ TEST(BlockMaskForward, MustMatchTheCall) {
   EXPECT_THAT(forward_error("document", BlockMask{}), HasSubstr("block_mask is empty (build it with Kernel::build_block_mask)"));
   EXPECT_THAT(forward_error("causal", document_mask()),
               HasSubstr("block_mask given, but this kernel's mask reads no captured tensor and follows no block mask"));
+}
+
+TEST(BlockMaskForward, MustComeFromTheSameProgramAndBindings) {
+  // Another program whose kernel has the same name and tiles: refused by the source fingerprint.
+  BlockMask m = document_mask();
+  m.kernel_id ^= 1;
+  EXPECT_THAT(forward_error("document", m),
+              HasSubstr("block_mask was built by another program's kernel of the same name (flexjit_fwd_document_d64_bf16)"));
+  // Built for a doc_ids tensor of another length: rebuild.
+  EXPECT_THAT(forward_error("document", document_mask(256)),
+              HasSubstr("block_mask was built with other scalar values or tensor shapes than this call binds; rebuild it"));
+}
+
+TEST(BlockMaskBuild, StorageMustBeContiguous) {
+  // A [2, 2048] slice of a [2, 4096] buffer: big enough, but the map would overrun the gap.
+  const TensorView storage{fake(1), u8, {2, 2048}, {4096, 1}, Device::cuda(0)};
+  EXPECT_THAT(build_error("document", storage, 1, 2, 1000, 1000, {{"doc_ids", TensorView::contiguous(fake(2), i32, {1000})}}),
+              HasSubstr("storage must be contiguous (the map is written as one block)"));
 }
 
 }  // namespace

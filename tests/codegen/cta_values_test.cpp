@@ -6,6 +6,8 @@
 #include "compiler/codegen_cuda.hpp"
 #include "compiler/hoist.hpp"
 #include "compiler/pipeline.hpp"
+#include "runtime/generated_kernel_compile.hpp"
+#include "runtime/nvrtc_compiler.hpp"
 
 namespace flexjit {
 namespace {
@@ -86,6 +88,27 @@ TEST(CtaValues, GeneratedKernelComputesThemOnce) {
   const std::string score = src.substr(src.find("static float score("));
   EXPECT_THAT(score.substr(0, score.find("\n  }")), HasSubstr("c.hz0"));
   EXPECT_THAT(score.substr(0, score.find("\n  }")), Not(HasSubstr("__ldg")));
+}
+
+TEST(CtaValues, LetsOfBothModsDoNotCollide) {
+  // Each mod's shared subexpressions become Lets named t0, t1, ... per mod; hoisted from both
+  // mods into one cta(), they must still compile.
+  const std::string text =
+      "def mask_mod(b, h, q_idx, kv_idx):\n"
+      "    return (q_idx >= kv_idx) and ((h * 5 // 2) * (h * 5 // 2) > 3)\n"
+      "def score_mod(score, b, h, q_idx, kv_idx):\n"
+      "    return score + (float((h * 7 // 3) * (h * 7 // 3)) if q_idx >= kv_idx else 0.0)\n";
+  dsl::SourceFile file("p.py", text);
+  const auto k = compiler::generate_forward_kernel(compiler::build_ir(file), {64, compiler::ElementType::BF16, "sm_80"}, &file);
+  // Both guarded arms are hoisted whole, each with its own Let t0.
+  EXPECT_THAT(k.source, HasSubstr("hz1_ = [&]() {"));
+  std::string cta = k.source.substr(k.source.find("static Cta cta("));
+  cta = cta.substr(0, cta.find("\n  }"));
+  int lets = 0;
+  for (auto at = cta.find("const long long l_t0 ="); at != std::string::npos; at = cta.find("const long long l_t0 =", at + 1))
+    ++lets;
+  EXPECT_EQ(lets, 2);
+  EXPECT_NO_THROW(runtime::compile(runtime::compile_request(k)));
 }
 
 TEST(CtaValues, NoneNoCta) {
