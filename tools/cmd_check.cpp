@@ -3,6 +3,9 @@
 
 #include <iostream>
 
+#include "compiler/codegen_cuda.hpp"
+#include "compiler/ir_printer.hpp"
+#include "compiler/kv_range.hpp"
 #include "compiler/pipeline.hpp"
 #include "tools/commands.hpp"
 
@@ -25,6 +28,28 @@ std::string summary(const ir::Program& p) {
   return s;
 }
 
+// kv_range clips its bounds into [0, Tkv] as min(max(x, 0), Tkv) / max(min(x, Tkv), 0): x.
+ir::Expr unclipped(const ir::Expr& e) {
+  const auto* outer = e.as<ir::Binary>();
+  if (!outer || (outer->op != ir::BinaryOp::Min && outer->op != ir::BinaryOp::Max)) return e;
+  const auto* inner = outer->a.as<ir::Binary>();
+  if (!inner || (inner->op != ir::BinaryOp::Min && inner->op != ir::BinaryOp::Max) || inner->op == outer->op) return e;
+  return inner->a;
+}
+
+// How the kernel finds the keys of a query tile [q_lo, q_hi]: a closed-form range, a block mask
+// built from the tensors the mask reads, or every key.
+std::string key_plan(const ir::Program& p) {
+  if (p.block_indices) return fmt::format("the kv blocks listed in {}", p.block_indices->name);
+  const compiler::KvRange r = compiler::kv_range(p);
+  std::string s = compiler::kv_range_is_full(r)
+                      ? "every key (no closed-form range)"
+                      : fmt::format("[{}, {}) for the query tile [q_lo, q_hi], clipped to [0, Tkv)",
+                                    ir::to_string(unclipped(r.lo)), ir::to_string(unclipped(r.hi)));
+  if (compiler::needs_tile_map(p)) s += "; tiles classified by a block mask built from the tensors it reads";
+  return s;
+}
+
 }  // namespace
 
 void add_check_command(CLI::App& app, int& exit_code) {
@@ -38,7 +63,7 @@ void add_check_command(CLI::App& app, int& exit_code) {
       int rc = run_reporting_errors([&] {
         auto file = dsl::SourceFile::from_path(path);
         ir::Program p = compiler::build_ir(file);
-        if (!*quiet) std::cout << fmt::format("{}: ok ({})\n", path, summary(p));
+        if (!*quiet) std::cout << fmt::format("{}: ok ({})\n  keys: {}\n", path, summary(p), key_plan(p));
         return kExitOk;
       });
       exit_code = std::max(exit_code, rc);
