@@ -29,7 +29,7 @@ struct KernelSpec {
   int head_dim = 128;
   ElementType dtype = ElementType::BF16;
   std::string arch = "sm_90a";  // NVRTC architecture name: sm_80, sm_86, sm_89, sm_90a, ...
-  std::optional<TileRequest> tile;  // empty: the table's choice
+  std::optional<TileRequest> tile = std::nullopt;  // empty: the table's choice
 };
 
 // Throws std::invalid_argument naming the problem for unsupported head dims or archs.

@@ -1,31 +1,32 @@
 #include "runtime/sha256.hpp"
 
-#include <openssl/evp.h>
+// The SHA256_* functions are deprecated in OpenSSL 3 in favour of EVP, but supported; see the
+// header for why they are used.
+#define OPENSSL_SUPPRESS_DEPRECATED
+#include <openssl/sha.h>
 
 #include <stdexcept>
 
 namespace flexjit::runtime {
 
-Sha256::Sha256() : ctx_(EVP_MD_CTX_new()) {
-  if (ctx_ == nullptr || EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr) != 1) {
-    EVP_MD_CTX_free(ctx_);
+Sha256::Sha256() : ctx_(new SHA256_CTX) {
+  if (SHA256_Init(ctx_) != 1) {
+    delete ctx_;
     throw std::runtime_error("flexjit: OpenSSL could not initialise SHA-256");
   }
 }
 
-Sha256::~Sha256() { EVP_MD_CTX_free(ctx_); }
+Sha256::~Sha256() { delete ctx_; }
 
 Sha256& Sha256::update(const void* data, std::size_t size) {
-  if (size != 0 && EVP_DigestUpdate(ctx_, data, size) != 1)
+  if (size != 0 && SHA256_Update(ctx_, data, size) != 1)
     throw std::runtime_error("flexjit: OpenSSL SHA-256 update failed");
   return *this;
 }
 
 Sha256Digest Sha256::finish() {
   Sha256Digest out{};
-  unsigned int len = 0;
-  if (EVP_DigestFinal_ex(ctx_, out.data(), &len) != 1 || len != out.size())
-    throw std::runtime_error("flexjit: OpenSSL SHA-256 finalisation failed");
+  if (SHA256_Final(out.data(), ctx_) != 1) throw std::runtime_error("flexjit: OpenSSL SHA-256 finalisation failed");
   return out;
 }
 
