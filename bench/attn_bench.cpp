@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "bench/documents.hpp"
+#include "bench/event_timing.hpp"
 #include "flexjit/flexjit.hpp"
 #include "runtime/cuda_driver.hpp"
 #include "runtime/half_convert.hpp"
@@ -381,7 +382,7 @@ nlohmann::json run_config(const Config& c, const Options& opt, const Device& dev
   row["sets"] = sets_needed;
 
   flexjit::ForwardOptions fwd{.bind = setup.bind};
-  if (setup.prepare) {
+  if (setup.prepare && g_gpu) {
     setup.prepare(kernel, fwd);  // warm-up call
     synchronize();
     std::vector<double> t;
@@ -400,8 +401,9 @@ nlohmann::json run_config(const Config& c, const Options& opt, const Device& dev
                    fwd);
   };
 
-  if (!g_gpu) {  // dry run: forward checks every argument, then cannot launch
+  if (!g_gpu) {  // dry run: prepare and forward check every argument, then cannot launch
     try {
+      if (setup.prepare) setup.prepare(kernel, fwd);
       launch(sets[0]);
     } catch (const flexjit::ArgumentError&) {
       throw;
@@ -419,23 +421,8 @@ nlohmann::json run_config(const Config& c, const Options& opt, const Device& dev
     synchronize();
   }
 
-  // One event pair per launch, all enqueued before the first is read, so the host never waits
-  // on the device inside the timed region.
-  std::vector<CUevent> events(2 * static_cast<std::size_t>(opt.reps));
-  for (CUevent& e : events) check(driver().cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
-  for (int i = 0; i < opt.reps; ++i) {
-    check(driver().cuEventRecord(events[2 * i], nullptr), "cuEventRecord");
-    launch(sets[static_cast<std::size_t>(i) % sets.size()]);
-    check(driver().cuEventRecord(events[2 * i + 1], nullptr), "cuEventRecord");
-  }
-  check(driver().cuEventSynchronize(events.back()), "cuEventSynchronize (kernel execution)");
-  std::vector<double> ms;
-  for (int i = 0; i < opt.reps; ++i) {
-    float t = 0;
-    check(driver().cuEventElapsedTime(&t, events[2 * i], events[2 * i + 1]), "cuEventElapsedTime");
-    ms.push_back(t);
-  }
-  for (CUevent e : events) driver().cuEventDestroy(e);
+  const std::vector<double> ms =
+      bench::time_each_launch(opt.reps, [&](int i) { launch(sets[static_cast<std::size_t>(i) % sets.size()]); });
   const double med = median(ms);
   row["ms"] = med;
   row["ms_min"] = *std::min_element(ms.begin(), ms.end());

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "bench/documents.hpp"
+#include "bench/event_timing.hpp"
 #include "flexjit/flexjit.hpp"
 #include "runtime/block_mask_read.hpp"
 #include "runtime/cuda_driver.hpp"
@@ -74,17 +75,8 @@ int main(int argc, char** argv) {
       const TensorView storage_view = TensorView::contiguous(storage.get(), DType::u8, {static_cast<std::int64_t>(bytes)});
       const flexjit::BlockMaskOptions options{.bind = {{"doc_ids", TensorView::contiguous(ids_dev.get(), DType::i32, {c.T})}}};
       flexjit::BlockMask mask = doc.build_block_mask(storage_view, c.B, c.H, c.T, c.T, options);  // warm-up
-      std::vector<CUevent> events(2 * static_cast<std::size_t>(reps));
-      for (auto& e : events) check(driver().cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
-      for (int r = 0; r < reps; ++r) {
-        check(driver().cuEventRecord(events[2 * r], nullptr), "cuEventRecord");
-        mask = doc.build_block_mask(storage_view, c.B, c.H, c.T, c.T, options);
-        check(driver().cuEventRecord(events[2 * r + 1], nullptr), "cuEventRecord");
-      }
-      check(driver().cuEventSynchronize(events.back()), "block mask builds");
-      std::vector<float> ms(static_cast<std::size_t>(reps));
-      for (int r = 0; r < reps; ++r) check(driver().cuEventElapsedTime(&ms[r], events[2 * r], events[2 * r + 1]), "cuEventElapsedTime");
-      for (auto& e : events) driver().cuEventDestroy(e);
+      std::vector<double> ms = bench::time_each_launch(
+          reps, [&](int) { mask = doc.build_block_mask(storage_view, c.B, c.H, c.T, c.T, options); });
       std::sort(ms.begin(), ms.end());
       const double median = ms[ms.size() / 2];
 

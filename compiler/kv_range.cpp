@@ -459,12 +459,18 @@ KvRange kv_range(const ir::Program& p) {
   const Expr tkv = scalar_var(kKvRangeTkv);
   Solver solver(scalar_var(kKvRangeQLo), scalar_var(kKvRangeQHi));
   const Range r = solver.solve(p.mask_mod->body, false);
-  if (r.empty) return KvRange{mk_int(0), mk_int(0)};
+  if (r.empty) return KvRange{mk_int(0), mk_int(0), mk_int(0), mk_int(0)};
 
   // Clamp into [0, Tkv] so the kernel's int arithmetic never sees a wild value.
   KvRange out = full_range();
-  if (r.lo) out.lo = ir::simplify(mk_minmax(BinaryOp::Min, mk_minmax(BinaryOp::Max, r.lo, mk_int(0)), tkv));
-  if (r.hi) out.hi = ir::simplify(mk_minmax(BinaryOp::Max, mk_minmax(BinaryOp::Min, r.hi, tkv), mk_int(0)));
+  if (r.lo) {
+    out.unclipped_lo = ir::simplify(r.lo);
+    out.lo = ir::simplify(mk_minmax(BinaryOp::Min, mk_minmax(BinaryOp::Max, r.lo, mk_int(0)), tkv));
+  }
+  if (r.hi) {
+    out.unclipped_hi = ir::simplify(r.hi);
+    out.hi = ir::simplify(mk_minmax(BinaryOp::Max, mk_minmax(BinaryOp::Min, r.hi, tkv), mk_int(0)));
+  }
   return out;
 }
 

@@ -22,7 +22,9 @@ inline constexpr const char* kKvRangeQHi = "q_hi";
 inline constexpr const char* kKvRangeTkv = "Tkv";
 
 struct KvRange {
-  ir::Expr lo, hi;  // Int
+  ir::Expr lo, hi;  // Int, clipped into [0, Tkv]
+  // The same bounds before clipping, for display (null when unbounded on that side).
+  ir::Expr unclipped_lo{}, unclipped_hi{};
 };
 
 // Simplified bounds. When the program declares a scalar whose name is one of the three above, the

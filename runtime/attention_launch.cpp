@@ -86,24 +86,20 @@ ForwardPlan plan_forward(const compiler::GeneratedKernel& kernel, const ir::Prog
 
   plan.params = pack_params(kernel.params, env, block_head_group);
   const int block_m = kernel.tile.block_m;
-  plan.grid[0] = static_cast<unsigned>((shape->Tq + block_m - 1) / block_m);
-  plan.grid[1] = static_cast<unsigned>(shape->Hq);
-  plan.grid[2] = static_cast<unsigned>(shape->B);
-  plan.threads = static_cast<unsigned>(kernel.tile.threads());
-  plan.shared_bytes = static_cast<unsigned>(kernel.tile.shared_bytes(kernel.spec.head_dim));
+  plan.launch.grid[0] = static_cast<unsigned>((shape->Tq + block_m - 1) / block_m);
+  plan.launch.grid[1] = static_cast<unsigned>(shape->Hq);
+  plan.launch.grid[2] = static_cast<unsigned>(shape->B);
+  plan.launch.block[0] = static_cast<unsigned>(kernel.tile.threads());
+  plan.launch.shared_bytes = static_cast<unsigned>(kernel.tile.shared_bytes(kernel.spec.head_dim));
   plan.device = device.index;
   return plan;
 }
 
 void launch_forward(const compiler::GeneratedKernel& kernel, ContextFunctions& functions, ForwardPlan& plan,
                     void* stream) {
-  LaunchConfig config;
-  for (int i = 0; i < 3; ++i) config.grid[i] = plan.grid[i];
-  config.block[0] = plan.threads;
-  config.shared_bytes = plan.shared_bytes;
-  config.stream = static_cast<CUstream>(stream);
+  plan.launch.stream = static_cast<CUstream>(stream);
   void* args[] = {&plan.args, plan.params.data()};
-  launch_entry(kernel.entry, kernel.spec.arch, functions, plan.device, config, args);
+  launch_entry(kernel.entry, kernel.spec.arch, functions, plan.device, plan.launch, args);
 }
 
 void launch_entry(const std::string& entry, const std::string& compiled_arch, ContextFunctions& functions,

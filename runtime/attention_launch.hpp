@@ -39,9 +39,7 @@ static_assert(sizeof(HostAttnArgs) == 200 && alignof(HostAttnArgs) == 8, "AttnAr
 struct ForwardPlan {
   HostAttnArgs args{};
   PackedParams params;
-  unsigned grid[3] = {1, 1, 1};
-  unsigned threads = 0;
-  unsigned shared_bytes = 0;
+  LaunchConfig launch;  // grid, block, shared memory; the stream is set when launched
   int device = 0;  // CUDA ordinal of the tensors
 };
 

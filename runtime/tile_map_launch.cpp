@@ -71,10 +71,9 @@ bool contiguous(const TensorView& t) {
   return true;
 }
 
-std::string no_map_reason(const compiler::GeneratedKernel& kernel, const ir::Program& program) {
+std::string no_map_reason(const ir::Program& program) {
   if (!program.mask_mod) return "the program has no mask_mod, so every tile is visited and none needs classifying";
   if (program.block_indices) return "the program's BlockIndices list already decides which kv blocks are visited";
-  (void)kernel;
   return "its mask_mod reads no captured tensor: kv ranges and tile classes come in closed form, so there is "
          "nothing to build";
 }
@@ -91,7 +90,7 @@ TileMapPlan plan_tile_map(const compiler::GeneratedKernel& kernel, const ir::Pro
   const std::string context = kernel.entry + ": build_block_mask";
   Problems problems;
   if (kernel.tile_map_entry.empty()) {
-    problems.add(no_map_reason(kernel, program));
+    problems.add(no_map_reason(program));
     problems.raise_if_any(context);
   }
   check_shape(shape, problems);
@@ -120,10 +119,10 @@ TileMapPlan plan_tile_map(const compiler::GeneratedKernel& kernel, const ir::Pro
   plan.params = pack_params(kernel.params, env);
   for (const auto& f : compiler::extents_layout(program))
     plan.extents.push_back(static_cast<long long>(env.tensors.at(f.owner).shape.at(static_cast<std::size_t>(f.dim))));
-  plan.grid[0] = static_cast<unsigned>(g.q_tiles);
-  plan.grid[1] = static_cast<unsigned>(g.maps_h);
-  plan.grid[2] = static_cast<unsigned>(g.maps_b);
-  plan.threads = static_cast<unsigned>(kernel.tile_map_threads);
+  plan.launch.grid[0] = static_cast<unsigned>(g.q_tiles);
+  plan.launch.grid[1] = static_cast<unsigned>(g.maps_h);
+  plan.launch.grid[2] = static_cast<unsigned>(g.maps_b);
+  plan.launch.block[0] = static_cast<unsigned>(kernel.tile_map_threads);
 
   BlockMask& m = plan.mask;
   m.storage = storage.data;
@@ -146,13 +145,10 @@ TileMapPlan plan_tile_map(const compiler::GeneratedKernel& kernel, const ir::Pro
 
 void launch_tile_map(const compiler::GeneratedKernel& kernel, ContextFunctions& functions, TileMapPlan& plan,
                      void* stream) {
-  LaunchConfig config;
-  for (int i = 0; i < 3; ++i) config.grid[i] = plan.grid[i];
-  config.block[0] = plan.threads;
-  config.stream = static_cast<CUstream>(stream);
+  plan.launch.stream = static_cast<CUstream>(stream);
   // Extents is never empty: a builder exists only when the mask reads a capture.
   void* args[] = {&plan.args, plan.params.data(), plan.extents.data()};
-  launch_entry(kernel.tile_map_entry, kernel.spec.arch, functions, plan.mask.device, config, args);
+  launch_entry(kernel.tile_map_entry, kernel.spec.arch, functions, plan.mask.device, plan.launch, args);
 }
 
 void check_block_mask(const compiler::GeneratedKernel& kernel, const BlockMask& m, const MaskShape& s,

@@ -38,8 +38,7 @@ struct TileMapPlan {
   HostTileMapArgs args{};
   PackedParams params;
   std::vector<long long> extents;  // Mods::Extents
-  unsigned grid[3] = {1, 1, 1};
-  unsigned threads = 0;
+  LaunchConfig launch;  // grid and block; the stream is set when launched
   BlockMask mask;  // what the caller gets back once the launch is enqueued
 };
 

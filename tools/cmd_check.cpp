@@ -28,15 +28,6 @@ std::string summary(const ir::Program& p) {
   return s;
 }
 
-// kv_range clips its bounds into [0, Tkv] as min(max(x, 0), Tkv) / max(min(x, Tkv), 0): x.
-ir::Expr unclipped(const ir::Expr& e) {
-  const auto* outer = e.as<ir::Binary>();
-  if (!outer || (outer->op != ir::BinaryOp::Min && outer->op != ir::BinaryOp::Max)) return e;
-  const auto* inner = outer->a.as<ir::Binary>();
-  if (!inner || (inner->op != ir::BinaryOp::Min && inner->op != ir::BinaryOp::Max) || inner->op == outer->op) return e;
-  return inner->a;
-}
-
 // How the kernel finds the keys of a query tile [q_lo, q_hi]: a closed-form range, a block mask
 // built from the tensors the mask reads, or every key.
 std::string key_plan(const ir::Program& p) {
@@ -45,7 +36,8 @@ std::string key_plan(const ir::Program& p) {
   std::string s = compiler::kv_range_is_full(r)
                       ? "every key (no closed-form range)"
                       : fmt::format("[{}, {}) for the query tile [q_lo, q_hi], clipped to [0, Tkv)",
-                                    ir::to_string(unclipped(r.lo)), ir::to_string(unclipped(r.hi)));
+                                    r.unclipped_lo ? ir::to_string(r.unclipped_lo) : "0",
+                                    r.unclipped_hi ? ir::to_string(r.unclipped_hi) : "Tkv");
   if (compiler::needs_tile_map(p)) s += "; tiles classified by a block mask built from the tensors it reads";
   return s;
 }
