@@ -37,15 +37,15 @@
 #include "bench/documents.hpp"
 #include "bench/event_timing.hpp"
 #include "flexjit/flexjit.hpp"
-#include "runtime/cuda_driver.hpp"
-#include "runtime/half_convert.hpp"
+#include "jit/cuda_driver.hpp"
+#include "api/half_convert.hpp"
 
 namespace {
 
 using flexjit::DType;
 using flexjit::TensorView;
-using flexjit::runtime::check;
-using flexjit::runtime::driver;
+using flexjit::jit::check;
+using flexjit::jit::driver;
 
 bool g_gpu = false;  // a CUDA driver and device are there (else: dry run)
 
@@ -292,7 +292,7 @@ const std::vector<std::uint16_t>& random_pool(DType dtype, std::size_t elements)
     float sum = 0;
     for (int i = 0; i < 4; ++i) sum += static_cast<float>((z >> (16 * i)) & 0xffff) / 65536.0f;
     const float normal = 1.7320508f * (sum - 2.0f);
-    x = dtype == flexjit::bf16 ? flexjit::runtime::float_to_bf16_bits(normal) : flexjit::runtime::float_to_fp16_bits(normal);
+    x = dtype == flexjit::bf16 ? flexjit::api::float_to_bf16_bits(normal) : flexjit::api::float_to_fp16_bits(normal);
   }
   return pool;
 }
@@ -494,10 +494,10 @@ int main(int argc, char** argv) {
 
   Device dev;
   std::string why;
-  g_gpu = flexjit::runtime::driver_available(&why) && flexjit::runtime::device_count() > 0;
+  g_gpu = flexjit::jit::driver_available(&why) && flexjit::jit::device_count() > 0;
   if (g_gpu) {
     // Device 0's primary context stays current: our memory, the events and the launches share it.
-    check(driver().cuCtxPushCurrent(flexjit::runtime::primary_context(0)), "cuCtxPushCurrent");
+    check(driver().cuCtxPushCurrent(flexjit::jit::primary_context(0)), "cuCtxPushCurrent");
     CUdevice d;
     check(driver().cuDeviceGet(&d, 0), "cuDeviceGet");
     char name[256] = {};

@@ -16,15 +16,15 @@
 #include "bench/documents.hpp"
 #include "bench/event_timing.hpp"
 #include "flexjit/flexjit.hpp"
-#include "runtime/block_mask_read.hpp"
-#include "runtime/cuda_driver.hpp"
+#include "api/block_mask_read.hpp"
+#include "jit/cuda_driver.hpp"
 
 namespace {
 
 using flexjit::DType;
 using flexjit::TensorView;
-using flexjit::runtime::check;
-using flexjit::runtime::driver;
+using flexjit::jit::check;
+using flexjit::jit::driver;
 
 struct Buffer {
   CUdeviceptr ptr = 0;
@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
     }
   }
   try {
-    flexjit::runtime::ScopedContext context(flexjit::runtime::primary_context(0));
+    flexjit::jit::ScopedContext context(flexjit::jit::primary_context(0));
     flexjit::Engine jit;
     const std::string dir = FLEXJIT_SOURCE_DIR "/examples/";
     for (const char* name : {"causal", "sliding_window", "sink_window", "alibi", "softcap", "chunked"}) {
@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
 
       std::vector<std::int32_t> ints(bytes / 4);
       check(driver().cuMemcpyDtoH(ints.data(), storage.ptr, bytes), "cuMemcpyDtoH");
-      const auto counts = flexjit::runtime::count_block_mask(mask, flexjit::runtime::decode_block_mask(mask, ints));
+      const auto counts = flexjit::api::count_block_mask(mask, flexjit::api::decode_block_mask(mask, ints));
       fmt::print("| {} (B={} H={} T={}) | {:.4f} ms | {} of {} | {} |\n", c.name, c.B, c.H, c.T, median, counts.visited,
                  counts.pairs, counts.full);
       rows.push_back({{"cfg", c.name}, {"sys", "flexjit"}, {"block_mask_ms", median}, {"visited", counts.visited},

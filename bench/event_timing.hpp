@@ -6,14 +6,14 @@
 #include <functional>
 #include <vector>
 
-#include "runtime/cuda_driver.hpp"
+#include "jit/cuda_driver.hpp"
 
 namespace bench {
 
 // Calls launch(i) for i in [0, reps) on the default stream; returns each call's milliseconds.
 inline std::vector<double> time_each_launch(int reps, const std::function<void(int)>& launch) {
-  using flexjit::runtime::check;
-  using flexjit::runtime::driver;
+  using flexjit::jit::check;
+  using flexjit::jit::driver;
   std::vector<CUevent> events(2 * static_cast<std::size_t>(reps));
   for (CUevent& e : events) check(driver().cuEventCreate(&e, CU_EVENT_DEFAULT), "cuEventCreate");
   for (int i = 0; i < reps; ++i) {

@@ -16,10 +16,10 @@
 #include <thread>
 #include <vector>
 
-#include "compiler/codegen_cuda.hpp"
+#include "codegen/sm80_fwd/generate.hpp"
 #include "compiler/pipeline.hpp"
-#include "runtime/generated_kernel_compile.hpp"
-#include "runtime/kernel_cache.hpp"
+#include "api/generated_kernel_compile.hpp"
+#include "jit/kernel_cache.hpp"
 
 namespace fs = std::filesystem;
 using namespace flexjit;
@@ -34,21 +34,21 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-compiler::GeneratedKernel generate(const fs::path& program) {
+codegen::GeneratedKernel generate(const fs::path& program) {
   std::ifstream in(program);
   std::stringstream ss;
   ss << in.rdbuf();
   dsl::SourceFile file(program.filename().string(), ss.str());
-  return compiler::generate_forward_kernel(compiler::build_ir(file), {128, compiler::ElementType::BF16, "sm_90a"}, &file);
+  return codegen::generate_forward_kernel(compiler::build_ir(file), {128, codegen::ElementType::BF16, "sm_90a"}, &file);
 }
 
 // Child process: open the cache directory and fetch the kernel (key computed here too, as a
 // new process would), printing the seconds it took.
 int disk_hit_child(const fs::path& program, const fs::path& dir) {
-  compiler::GeneratedKernel k = generate(program);
+  codegen::GeneratedKernel k = generate(program);
   auto t0 = Clock::now();
-  runtime::KernelCache cache(runtime::KernelCacheOptions{dir, true, {}});
-  runtime::ArtifactPtr a = compile_generated(k, cache);
+  jit::KernelCache cache(jit::KernelCacheOptions{dir, true, {}});
+  jit::ArtifactPtr a = api::compile_generated(k, cache);
   double s = seconds_since(t0);
   if (cache.counters().disk_hits != 1) {
     fmt::print(stderr, "expected a disk hit\n");
@@ -80,7 +80,7 @@ int main(int argc, char** argv) {
 
   // Front end + codegen.
   std::vector<double> gen;
-  compiler::GeneratedKernel k;
+  codegen::GeneratedKernel k;
   for (int r = 0; r < reps; ++r) {
     auto t0 = Clock::now();
     k = generate(program);
@@ -90,15 +90,15 @@ int main(int argc, char** argv) {
   // Cold NVRTC compiles: a comment makes each source unique, so nothing can be reused.
   std::vector<double> ptx, cubin;
   for (int r = 0; r < reps; ++r) {
-    runtime::CompileRequest req = runtime::compile_request(k, runtime::OutputKind::ptx);
+    jit::CompileRequest req = api::compile_request(k, jit::OutputKind::ptx);
     req.source += fmt::format("// rep {} ptx\n", r);
     auto t0 = Clock::now();
-    runtime::compile(req);
+    jit::compile(req);
     ptx.push_back(seconds_since(t0));
-    req = runtime::compile_request(k, runtime::OutputKind::cubin);
+    req = api::compile_request(k, jit::OutputKind::cubin);
     req.source += fmt::format("// rep {} cubin\n", r);
     t0 = Clock::now();
-    runtime::compile(req);
+    jit::compile(req);
     cubin.push_back(seconds_since(t0));
   }
 
@@ -106,16 +106,16 @@ int main(int argc, char** argv) {
   fs::path dir = fs::temp_directory_path() / fmt::format("flexjit-bench-{}", getpid());
   fs::remove_all(dir);
   {
-    runtime::KernelCache cache(runtime::KernelCacheOptions{dir, true, {}});
-    compile_generated(k, cache);
+    jit::KernelCache cache(jit::KernelCacheOptions{dir, true, {}});
+    api::compile_generated(k, cache);
   }
   std::vector<double> disk;
   for (int r = 0; r < std::max(reps, 10); ++r) disk.push_back(run_child(argv[0], program, dir));
   fs::remove_all(dir);
 
   // Memory hit: the caller holds the CompileJob (its key is computed once per kernel).
-  runtime::KernelCache mem(runtime::KernelCacheOptions{std::nullopt, false, {}});
-  runtime::CompileJob job(runtime::compile_request(k), k.entry);
+  jit::KernelCache mem(jit::KernelCacheOptions{std::nullopt, false, {}});
+  jit::CompileJob job(api::compile_request(k), k.entry);
   mem.get_or_compile(job);
   std::vector<double> hit;
   for (int r = 0; r < 21; ++r) {

@@ -6,8 +6,8 @@
 #include <string>
 #include <unordered_map>
 
-#include "compiler/ir_visitor.hpp"
-#include "compiler/simplify.hpp"
+#include "ir/ir_visitor.hpp"
+#include "ir/simplify.hpp"
 
 namespace flexjit::compiler {
 

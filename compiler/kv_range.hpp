@@ -11,7 +11,7 @@
 //
 // Assumes the mask's Int arithmetic and the bounds' own do not wrap around (positions < 2^31 and
 // runtime scalars well inside int64), since the derivation solves the atoms over the integers.
-#include "compiler/ir.hpp"
+#include "ir/ir.hpp"
 
 namespace flexjit::compiler {
 

@@ -11,7 +11,7 @@
 #include "compiler/builtins.hpp"
 #include "compiler/lower_values.hpp"
 #include "compiler/python_ops.hpp"
-#include "compiler/simplify.hpp"
+#include "ir/simplify.hpp"
 #include "dsl/diagnostics.hpp"
 
 namespace flexjit::compiler {

@@ -3,7 +3,7 @@
 // indices), inlining of functions, factories, lambdas and mask combinators, Python's typing
 // rules, and the checks that make mask_mod/score_mod/sink well-formed. Reports the user's
 // mistakes as CompileError at the offending token.
-#include "compiler/ir.hpp"
+#include "ir/ir.hpp"
 #include "dsl/ast.hpp"
 #include "dsl/source.hpp"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "compiler/builtins.hpp"
-#include "compiler/ir.hpp"
+#include "ir/ir.hpp"
 #include "dsl/ast.hpp"
 
 namespace flexjit::compiler {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ir.hpp"
+#include "ir/ir.hpp"
 
 namespace flexjit::compiler {
 

@@ -1,8 +1,8 @@
 #include "compiler/pipeline.hpp"
 
-#include "compiler/cse.hpp"
+#include "ir/cse.hpp"
 #include "compiler/lower.hpp"
-#include "compiler/simplify.hpp"
+#include "ir/simplify.hpp"
 #include "dsl/parser.hpp"
 
 namespace flexjit::compiler {

@@ -1,7 +1,7 @@
 #pragma once
 // The front end as one straight line: text -> AST -> IR -> simplified IR with shared
 // subexpressions. Each step is one pass behind its own header.
-#include "compiler/ir.hpp"
+#include "ir/ir.hpp"
 #include "dsl/source.hpp"
 
 namespace flexjit::compiler {

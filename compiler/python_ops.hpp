@@ -5,7 +5,7 @@
 #include <functional>
 #include <string>
 
-#include "compiler/ir.hpp"
+#include "ir/ir.hpp"
 #include "dsl/ast.hpp"
 
 namespace flexjit::compiler {

@@ -21,7 +21,7 @@ TileClass classify_tile(const ir::Program& p, const TileQuery& t) {
   if (t.q0 >= q_end || t.k0 >= k_end) return TileClass::Empty;
   if (!p.mask_mod) return TileClass::Full;
 
-  BoundsEnv env;
+  ir::BoundsEnv env;
   env.set(ir::kParamBatch, iv_point(t.b)).set(ir::kParamHead, iv_point(t.h));
   env.set(ir::kParamQ, iv_make(t.q0, q_end - 1)).set(ir::kParamKv, iv_make(t.k0, k_end - 1));
   for (const auto& [name, value] : t.scalars) {
@@ -29,7 +29,7 @@ TileClass classify_tile(const ir::Program& p, const TileQuery& t) {
     else if (auto b = std::get_if<bool>(&value)) env.set(name, bi_const(*b));
     // float scalars are not analysed: left unbound
   }
-  return tile_class_of(bool_bounds(p.mask_mod->body, env));
+  return tile_class_of(ir::bool_bounds(p.mask_mod->body, env));
 }
 
 }  // namespace flexjit::compiler

@@ -11,8 +11,8 @@
 #include <string>
 #include <variant>
 
-#include "compiler/bounds.hpp"
-#include "compiler/ir.hpp"
+#include "ir/bounds.hpp"
+#include "ir/ir.hpp"
 
 namespace flexjit::compiler {
 

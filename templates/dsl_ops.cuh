@@ -1,5 +1,5 @@
 // flexjit kernel templates: the DSL's operations with the language's exact semantics
-// (docs/language.md, compiler/ir.hpp), for generated mask/score code.
+// (docs/language.md, ir/ir.hpp), for generated mask/score code.
 //
 // Compiled by NVRTC (no includes allowed there) and by the host compiler in tests, which
 // check these functions against the reference interpreter on random values.

@@ -1,17 +1,17 @@
-// flexjit: interval arithmetic over the mask IR, shared by the host analysis (compiler/bounds.cpp)
+// flexjit: interval arithmetic over the mask IR, shared by the host analysis (ir/bounds.cpp)
 // and the generated kernels (Mods::classify evaluates the same functions per tile at run time,
 // with the runtime scalars' real values). Both sides must agree, so there is exactly one copy.
 //
 // Compiled by g++, nvcc and NVRTC: it includes nothing and uses no std.
 //
-// Semantics (compiler/interpreter.hpp is the reference): Int is int64 and wraps on overflow, so an
+// Semantics (ir/interpreter.hpp is the reference): Int is int64 and wraps on overflow, so an
 // interval is a set of int64 values, [lo, hi] inclusive, lo <= hi. kIvMin / kIvMax double as -inf /
 // +inf ("no bound known"). Whenever an end point of a result would overflow, the true value may have
 // wrapped anywhere, so the result is the full range: never a saturated end point, which would be
 // wrong under wrapping. Every function is sound: the result contains op(x, y) for every x, y in
 // the operands; precision is best effort.
 //
-// Use from a generated Mods (one IR node -> one call; Let -> a local; see compiler/bounds.cpp for
+// Use from a generated Mods (one IR node -> one call; Let -> a local; see ir/bounds.cpp for
 // the exact mapping, e.g. `q_idx - kv_idx < window` with window a runtime scalar):
 //   static int classify(const Params& p, int b, int h, int q0, int q1, int k0, int k1) {
 //     const flexjit::IntInterval q = flexjit::iv_make(q0, q1 - 1), kv = flexjit::iv_make(k0, k1 - 1);

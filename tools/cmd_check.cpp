@@ -3,8 +3,8 @@
 
 #include <iostream>
 
-#include "compiler/codegen_cuda.hpp"
-#include "compiler/ir_printer.hpp"
+#include "codegen/sm80_fwd/generate.hpp"
+#include "ir/ir_printer.hpp"
 #include "compiler/kv_range.hpp"
 #include "compiler/pipeline.hpp"
 #include "tools/commands.hpp"
@@ -38,7 +38,7 @@ std::string key_plan(const ir::Program& p) {
                       : fmt::format("[{}, {}) for the query tile [q_lo, q_hi], clipped to [0, Tkv)",
                                     r.unclipped_lo ? ir::to_string(r.unclipped_lo) : "0",
                                     r.unclipped_hi ? ir::to_string(r.unclipped_hi) : "Tkv");
-  if (compiler::needs_tile_map(p)) s += "; tiles classified by a block mask built from the tensors it reads";
+  if (codegen::needs_tile_map(p)) s += "; tiles classified by a block mask built from the tensors it reads";
   return s;
 }
 

@@ -1,7 +1,7 @@
 // `flexjit emit ast|ir FILE`: print what a stage of the compiler produces for a program.
 #include <iostream>
 
-#include "compiler/ir_printer.hpp"
+#include "ir/ir_printer.hpp"
 #include "compiler/pipeline.hpp"
 #include "dsl/parser.hpp"
 #include "tools/commands.hpp"

@@ -4,9 +4,9 @@
 #include <fstream>
 #include <iostream>
 
-#include "compiler/codegen_cuda.hpp"
+#include "codegen/sm80_fwd/generate.hpp"
 #include "compiler/pipeline.hpp"
-#include "runtime/generated_kernel_compile.hpp"
+#include "api/generated_kernel_compile.hpp"
 #include "tools/commands.hpp"
 
 namespace flexjit::tools {
@@ -32,11 +32,11 @@ void add_kernel_options(CLI::App* cmd, KernelOptions& o) {
       ->capture_default_str();
 }
 
-compiler::GeneratedKernel generate(const KernelOptions& o, dsl::SourceFile& file) {
+codegen::GeneratedKernel generate(const KernelOptions& o, dsl::SourceFile& file) {
   ir::Program program = compiler::build_ir(file);
-  compiler::KernelSpec spec{o.head_dim, o.dtype == "fp16" ? compiler::ElementType::FP16 : compiler::ElementType::BF16,
+  codegen::KernelSpec spec{o.head_dim, o.dtype == "fp16" ? codegen::ElementType::FP16 : codegen::ElementType::BF16,
                             o.arch};
-  return compiler::generate_forward_kernel(program, spec, &file);
+  return codegen::generate_forward_kernel(program, spec, &file);
 }
 
 }  // namespace
@@ -51,7 +51,7 @@ void add_emit_kernel_commands(CLI::App* emit, int& exit_code) {
     exit_code = run_reporting_errors([&] {
       auto file = dsl::SourceFile::from_path(opts->file);
       auto kernel = generate(*opts, file);
-      std::cout << (opts->expand ? runtime::expand_includes(kernel.source) : kernel.source);
+      std::cout << (opts->expand ? api::expand_includes(kernel.source) : kernel.source);
       return kExitOk;
     });
   });
@@ -62,7 +62,7 @@ void add_emit_kernel_commands(CLI::App* emit, int& exit_code) {
     exit_code = run_reporting_errors([&] {
       auto file = dsl::SourceFile::from_path(opts->file);
       auto kernel = generate(*opts, file);
-      runtime::CompileResult r = runtime::compile(runtime::compile_request(kernel, runtime::OutputKind::ptx));
+      jit::CompileResult r = jit::compile(api::compile_request(kernel, jit::OutputKind::ptx));
       std::string text(r.image.begin(), r.image.end());
       if (!text.empty() && text.back() == '\0') text.pop_back();
       std::cout << text;
@@ -77,7 +77,7 @@ void add_emit_kernel_commands(CLI::App* emit, int& exit_code) {
     exit_code = run_reporting_errors([&] {
       auto file = dsl::SourceFile::from_path(opts->file);
       auto kernel = generate(*opts, file);
-      runtime::ArtifactPtr a = runtime::compile_generated(kernel);
+      jit::ArtifactPtr a = api::compile_generated(kernel);
       std::ofstream out(opts->output, std::ios::binary);
       out.write(a->image().data(), static_cast<std::streamsize>(a->image().size()));
       if (!out) throw std::runtime_error(fmt::format("cannot write '{}'", opts->output));

@@ -10,11 +10,11 @@
 #include <optional>
 #include <random>
 
-#include "compiler/cpu_attention.hpp"
+#include "cpu/attention.hpp"
 #include "flexjit/flexjit.hpp"
-#include "runtime/api_program_impl.hpp"
-#include "runtime/binding_resolve.hpp"
-#include "runtime/cuda_driver.hpp"
+#include "api/program_impl.hpp"
+#include "api/binding_resolve.hpp"
+#include "jit/cuda_driver.hpp"
 #include "tools/commands.hpp"
 #include "tools/npy.hpp"
 #include "tools/run_cuda.hpp"
@@ -43,8 +43,8 @@ struct CpuRun {
 
 CpuRun run_on_cpu(const ir::Program& ir, const AttentionData& d, const HostBindings& bindings,
                   std::optional<float> scale, cpu::CpuBackend backend) {
-  runtime::Problems problems;
-  const ir::Env env = runtime::resolve_bindings(ir, bindings.cpu_bindings(), std::nullopt, problems);
+  api::Problems problems;
+  const ir::Env env = api::resolve_bindings(ir, bindings.cpu_bindings(), std::nullopt, problems);
   problems.raise_if_any("cpu attention");
   cpu::CpuAttentionInputs in;
   in.q = d.q.data();
@@ -96,7 +96,7 @@ int run(const RunOptions& o) {
   std::string device = o.device;
   if (device.empty()) {
     std::string why;
-    device = runtime::driver_available(&why) && runtime::device_count() > 0 ? "cuda" : "cpu";
+    device = jit::driver_available(&why) && jit::device_count() > 0 ? "cuda" : "cpu";
     if (device == "cpu")
       std::cerr << fmt::format("flexjit run: note: no CUDA device ({}); running on the cpu\n",
                                why.empty() ? "none found" : why);

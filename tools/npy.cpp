@@ -10,7 +10,7 @@
 #include <regex>
 #include <stdexcept>
 
-#include "compiler/interpreter.hpp"
+#include "ir/interpreter.hpp"
 
 namespace flexjit::tools {
 namespace {

@@ -6,16 +6,16 @@
 #include <chrono>
 #include <cstring>
 
-#include "compiler/interpreter.hpp"
-#include "runtime/block_mask_read.hpp"
-#include "runtime/cuda_driver.hpp"
-#include "runtime/half_convert.hpp"
+#include "ir/interpreter.hpp"
+#include "api/block_mask_read.hpp"
+#include "jit/cuda_driver.hpp"
+#include "api/half_convert.hpp"
 
 namespace flexjit::tools {
 namespace {
 
-using runtime::check;
-using runtime::driver;
+using jit::check;
+using jit::driver;
 
 // Device memory in the current context, freed on scope exit.
 class DeviceBuffer {
@@ -37,10 +37,10 @@ std::vector<std::uint16_t> to_element(std::vector<float>& x, DType dtype) {
   std::vector<std::uint16_t> bits(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
     if (dtype == DType::bf16) {
-      bits[i] = runtime::float_to_bf16_bits(x[i]);
+      bits[i] = api::float_to_bf16_bits(x[i]);
       x[i] = ir::bfloat16_to_float(bits[i]);
     } else {
-      bits[i] = runtime::float_to_fp16_bits(x[i]);
+      bits[i] = api::float_to_fp16_bits(x[i]);
       x[i] = ir::half_to_float(bits[i]);
     }
   }
@@ -58,7 +58,7 @@ std::string device_description(int device, const std::string& arch) {
 std::string block_mask_summary(const BlockMask& mask, const DeviceBuffer& storage) {
   std::vector<std::int32_t> ints(static_cast<std::size_t>(mask.rows() * (1 + static_cast<std::int64_t>(mask.kv_tiles))));
   storage.download(ints.data(), ints.size() * sizeof(std::int32_t));
-  return runtime::describe(runtime::count_block_mask(mask, runtime::decode_block_mask(mask, ints)));
+  return api::describe(api::count_block_mask(mask, api::decode_block_mask(mask, ints)));
 }
 
 }  // namespace
@@ -66,7 +66,7 @@ std::string block_mask_summary(const BlockMask& mask, const DeviceBuffer& storag
 CudaRun run_on_cuda(const Program& program, AttentionData& d, const HostBindings& bindings, DType dtype,
                     std::optional<float> scale, int timed_calls) {
   CudaRun r;
-  runtime::ScopedContext context(runtime::primary_context(0));
+  jit::ScopedContext context(jit::primary_context(0));
 
   Engine jit;
   const auto before = jit.counters();

@@ -2,18 +2,18 @@
 // node kind: the interpreter's value at any point of the box lies in the computed interval.
 #include <gtest/gtest.h>
 
-#include "compiler/bounds.hpp"
-#include "compiler/interpreter.hpp"
-#include "compiler/ir_printer.hpp"
+#include "ir/bounds.hpp"
+#include "ir/interpreter.hpp"
+#include "ir/ir_printer.hpp"
 #include "tests/analysis/random_expr.hpp"
 #include "tests/analysis/support.hpp"
 
 namespace flexjit::analysis_test {
 namespace {
 
-using compiler::bool_bounds;
-using compiler::BoundsEnv;
-using compiler::int_bounds;
+using ir::bool_bounds;
+using ir::BoundsEnv;
+using ir::int_bounds;
 using ir::Type;
 
 bool is(IntInterval a, long long lo, long long hi) { return a.lo == lo && a.hi == hi; }

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "runtime/nvrtc_compiler.hpp"
+#include "jit/nvrtc_compiler.hpp"
 
 namespace {
 
@@ -18,17 +18,17 @@ std::string read_source(const std::string& rel) {
 
 TEST(IntervalNvrtc, CompilesEveryPrimitive) {
   for (const char* arch : {"sm_80", "sm_90a"}) {
-    flexjit::runtime::CompileRequest r;
+    flexjit::jit::CompileRequest r;
     r.source = "#include \"interval_device_kernel.cuh\"\n";
     r.source_name = "interval_all_ops.cu";
     r.headers = {{"interval.cuh", read_source("templates/interval.cuh")},
                  {"interval_device_kernel.cuh", read_source("tests/analysis/interval_device_kernel.cuh")}};
     ASSERT_FALSE(r.headers[0].content.empty());
     r.arch = arch;
-    flexjit::runtime::CompileResult out;
+    flexjit::jit::CompileResult out;
     try {
-      out = flexjit::runtime::compile(r);
-    } catch (const flexjit::runtime::CompileError& e) {
+      out = flexjit::jit::compile(r);
+    } catch (const flexjit::jit::CompileError& e) {
       FAIL() << arch << ": " << e.what();
     }
     EXPECT_FALSE(out.image.empty()) << arch;

@@ -6,7 +6,7 @@
 #include <limits>
 #include <random>
 
-#include "compiler/interpreter.hpp"
+#include "ir/interpreter.hpp"
 #include "templates/interval.cuh"
 #include "tests/analysis/support.hpp"
 

@@ -2,8 +2,8 @@
 // [lo, hi), and both ends lie in [0, Tkv]. Then the exact ranges expected for the common masks.
 #include <gtest/gtest.h>
 
-#include "compiler/interpreter.hpp"
-#include "compiler/ir_printer.hpp"
+#include "ir/interpreter.hpp"
+#include "ir/ir_printer.hpp"
 #include "compiler/kv_range.hpp"
 #include "tests/analysis/random_expr.hpp"
 #include "tests/analysis/support.hpp"

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "compiler/interpreter.hpp"
-#include "compiler/ir.hpp"
+#include "ir/interpreter.hpp"
+#include "ir/ir.hpp"
 #include "compiler/kv_range.hpp"
 #include "compiler/tile_class.hpp"
 

@@ -3,8 +3,8 @@
 // random worlds and tiles; then precision expectations for the masks users write.
 #include <gtest/gtest.h>
 
-#include "compiler/interpreter.hpp"
-#include "compiler/ir_printer.hpp"
+#include "ir/interpreter.hpp"
+#include "ir/ir_printer.hpp"
 #include "compiler/tile_class.hpp"
 #include "tests/analysis/random_expr.hpp"
 #include "tests/analysis/support.hpp"

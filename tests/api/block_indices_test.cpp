@@ -3,8 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "runtime/api_program_impl.hpp"
-#include "runtime/binding_resolve.hpp"
+#include "api/program_impl.hpp"
+#include "api/binding_resolve.hpp"
 #include "tests/api/api_test_support.hpp"
 
 namespace flexjit::test {
@@ -63,10 +63,10 @@ TEST(BlockIndices, HeadGroup) {
   const Program p = example("topk_causal");
   const ir::Program& ir = detail::ProgramAccess::impl(p).ir;
   for (auto [H, group] : {std::pair{8, 1}, std::pair{4, 2}}) {
-    runtime::Problems problems;
+    api::Problems problems;
     const TensorView t = TensorView::contiguous(fake(7), i32, {2, H, 2, 4});
-    const ir::Env env = runtime::resolve_bindings(ir, {{"selected", t}}, Device::cuda(0), problems);
-    EXPECT_EQ(runtime::check_block_indices(ir, env, 2, 8, 4, 128, problems), group);
+    const ir::Env env = api::resolve_bindings(ir, {{"selected", t}}, Device::cuda(0), problems);
+    EXPECT_EQ(api::check_block_indices(ir, env, 2, 8, 4, 128, problems), group);
     EXPECT_TRUE(problems.empty()) << problems.list().front();
   }
 }

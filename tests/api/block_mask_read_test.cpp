@@ -1,12 +1,12 @@
-// Reading a block mask back on the host (runtime/block_mask_read.hpp): the layout of
+// Reading a block mask back on the host (api/block_mask_read.hpp): the layout of
 // flexjit/block_mask.hpp decoded, and malformed maps (a builder bug, or storage that was never
 // written) reported instead of trusted.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "runtime/block_mask_read.hpp"
+#include "api/block_mask_read.hpp"
 
-namespace flexjit::runtime {
+namespace flexjit::api {
 namespace {
 
 using ::testing::HasSubstr;
@@ -73,4 +73,4 @@ TEST(BlockMaskRead, MalformedMapsAreReported) {
 }
 
 }  // namespace
-}  // namespace flexjit::runtime
+}  // namespace flexjit::api

@@ -7,9 +7,9 @@
 #include <map>
 #include <string>
 
-#include "compiler/codegen_cuda.hpp"
-#include "runtime/api_program_impl.hpp"
-#include "runtime/tile_map_launch.hpp"
+#include "codegen/sm80_fwd/generate.hpp"
+#include "api/program_impl.hpp"
+#include "api/tile_map_launch.hpp"
 #include "tests/api/api_test_support.hpp"
 
 namespace flexjit::test {
@@ -99,11 +99,11 @@ BlockMask document_mask(std::int64_t doc_ids_length = 128) {
   m.q_tiles = 1, m.kv_tiles = 2;
   const Program program = example("document");
   const auto& impl = detail::ProgramAccess::impl(program);
-  m.kernel_id = runtime::block_mask_kernel_id(
-      compiler::generate_forward_kernel(impl.ir, {64, compiler::ElementType::BF16, "sm_90a"}, &impl.file));
+  m.kernel_id = api::block_mask_kernel_id(
+      codegen::generate_forward_kernel(impl.ir, {64, codegen::ElementType::BF16, "sm_90a"}, &impl.file));
   ir::Env env;
   env.tensors["doc_ids"] = ir::TensorBinding{ir::DType::Int32, {doc_ids_length}, {}, fake(9)};
-  m.bindings_id = runtime::block_mask_bindings_id(env);
+  m.bindings_id = api::block_mask_bindings_id(env);
   return m;
 }
 

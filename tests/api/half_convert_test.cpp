@@ -6,10 +6,10 @@
 #include <cmath>
 #include <cstdint>
 
-#include "compiler/interpreter.hpp"
-#include "runtime/half_convert.hpp"
+#include "ir/interpreter.hpp"
+#include "api/half_convert.hpp"
 
-namespace flexjit::runtime {
+namespace flexjit::api {
 namespace {
 
 bool is_nan16(std::uint16_t h, int exp_bits) {
@@ -75,4 +75,4 @@ TEST(HalfConvert, OverflowAndSpecials) {
 }
 
 }  // namespace
-}  // namespace flexjit::runtime
+}  // namespace flexjit::api

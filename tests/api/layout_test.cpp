@@ -8,27 +8,27 @@
 #include <cstring>
 
 #include "compiler/param_layout.hpp"
-#include "runtime/attention_launch.hpp"
-#include "runtime/nvrtc_compiler.hpp"
-#include "runtime/param_packing.hpp"
-#include "runtime/tile_map_launch.hpp"
+#include "api/attention_launch.hpp"
+#include "jit/nvrtc_compiler.hpp"
+#include "api/param_packing.hpp"
+#include "api/tile_map_launch.hpp"
 #include "templates/embedded_templates.hpp"
 #include "tests/api/api_test_support.hpp"
 
 namespace flexjit::test {
 namespace {
 
-using runtime::HostAttnArgs;
+using api::HostAttnArgs;
 
 // Compiles `src` against the embedded templates with NVRTC (PTX only); its static_asserts are the test.
 void expect_nvrtc_accepts(const std::string& src) {
-  runtime::CompileRequest r;
+  jit::CompileRequest r;
   r.source = src;
   r.arch = "sm_80";
-  r.output = runtime::OutputKind::ptx;
+  r.output = jit::OutputKind::ptx;
   r.options = {"-std=c++20"};
   for (const auto& f : templates::embedded_templates()) r.headers.push_back({f.name, f.text});
-  EXPECT_NO_THROW(runtime::compile(r)) << src;
+  EXPECT_NO_THROW(jit::compile(r)) << src;
 }
 
 // NVRTC has no offsetof, so the device side is pinned down by C++20 rules instead: designated
@@ -75,7 +75,7 @@ TEST(Layout, HostTileMapArgsMatchesTheTemplate) {
       "static_assert(same<decltype(flexjit::TileMapArgs::entries), int*>::value, \"entries\");\n"
       "static_assert(same<decltype(flexjit::TileMapArgs::Hm), int>::value, \"Hm\");\n";
   src += fmt::format("static_assert(sizeof(flexjit::TileMapArgs) == {0}, \"TileMapArgs is not {0} bytes\");\n",
-                     sizeof(runtime::HostTileMapArgs));
+                     sizeof(api::HostTileMapArgs));
   expect_nvrtc_accepts(src);
 }
 
@@ -93,7 +93,7 @@ TEST(Layout, ParamsPackedByTheGeneratorsLayout) {
   env.scalars["temperature"] = ir::Value::real(0.75f);
   env.scalars["flag"] = ir::Value::boolean(true);
   env.tensors["sinks"] = ir::TensorBinding{ir::DType::Float32, {2, 3}, {}, data};
-  const runtime::PackedParams packed = runtime::pack_params(layout, env);
+  const api::PackedParams packed = api::pack_params(layout, env);
   ASSERT_EQ(packed.size, layout.size);
   const auto* bytes = static_cast<const unsigned char*>(packed.data());
   auto read = [&](compiler::ParamFieldKind kind, const char* owner, int dim, auto value) {
@@ -116,7 +116,7 @@ TEST(Layout, ParamsPackedByTheGeneratorsLayout) {
 TEST(Layout, PackingAMissingValueIsAnInternalError) {
   ir::Program x;
   x.scalars.push_back({"window", ir::Type::Int, {}});
-  EXPECT_THROW(runtime::pack_params(compiler::param_layout(x), ir::Env{}), std::logic_error);
+  EXPECT_THROW(api::pack_params(compiler::param_layout(x), ir::Env{}), std::logic_error);
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 
 #include <cmath>
 
-#include "runtime/cuda_driver.hpp"
+#include "jit/cuda_driver.hpp"
 #include "tests/api/api_test_support.hpp"
 
 namespace flexjit::test {
@@ -211,7 +211,7 @@ TEST(Validation, ErrorsAreArgumentErrors) {
 
 // With good arguments and no driver, the failure is the launch's, and says why.
 TEST(Validation, GoodArgumentsWithoutADriverFailAtLaunch) {
-  if (runtime::driver_available()) GTEST_SKIP() << "a CUDA driver is present (the fake pointers must not be launched)";
+  if (jit::driver_available()) GTEST_SKIP() << "a CUDA driver is present (the fake pointers must not be launched)";
   Args a = good_args();
   const std::string e = forward_error(a);
   EXPECT_THAT(e, HasSubstr("cannot launch"));

@@ -7,7 +7,7 @@
 #include <limits>
 #include <random>
 
-#include "compiler/interpreter.hpp"
+#include "ir/interpreter.hpp"
 #include "templates/dsl_ops.cuh"
 
 using namespace flexjit;

@@ -1,9 +1,9 @@
 // Common-subexpression sharing: output shape, naming, and that guarded loads stay guarded.
 #include <gtest/gtest.h>
 
-#include "compiler/cse.hpp"
-#include "compiler/interpreter.hpp"
-#include "compiler/ir_printer.hpp"
+#include "ir/cse.hpp"
+#include "ir/interpreter.hpp"
+#include "ir/ir_printer.hpp"
 #include "ir_builders.hpp"
 
 namespace {

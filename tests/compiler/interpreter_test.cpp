@@ -5,9 +5,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "compiler/internal_error.hpp"
-#include "compiler/interpreter.hpp"
-#include "compiler/ir_printer.hpp"
+#include "ir/internal_error.hpp"
+#include "ir/interpreter.hpp"
+#include "ir/ir_printer.hpp"
 #include "ir_builders.hpp"
 
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ir.hpp"
+#include "ir/ir.hpp"
 
 namespace ir_test {
 

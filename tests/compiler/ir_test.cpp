@@ -4,10 +4,10 @@
 #include <cmath>
 #include <functional>
 
-#include "compiler/internal_error.hpp"
-#include "compiler/ir.hpp"
-#include "compiler/ir_printer.hpp"
-#include "compiler/ir_visitor.hpp"
+#include "ir/internal_error.hpp"
+#include "ir/ir.hpp"
+#include "ir/ir_printer.hpp"
+#include "ir/ir_visitor.hpp"
 #include "ir_builders.hpp"
 
 namespace {

@@ -1,7 +1,7 @@
 // The printer's exact output: it feeds `flexjit emit ir` and the golden tests.
 #include <gtest/gtest.h>
 
-#include "compiler/ir_printer.hpp"
+#include "ir/ir_printer.hpp"
 #include "ir_builders.hpp"
 
 namespace {

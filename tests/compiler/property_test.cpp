@@ -9,11 +9,11 @@
 #include <bit>
 #include <random>
 
-#include "compiler/cse.hpp"
-#include "compiler/interpreter.hpp"
-#include "compiler/ir_printer.hpp"
-#include "compiler/ir_visitor.hpp"
-#include "compiler/simplify.hpp"
+#include "ir/cse.hpp"
+#include "ir/interpreter.hpp"
+#include "ir/ir_printer.hpp"
+#include "ir/ir_visitor.hpp"
+#include "ir/simplify.hpp"
 #include "ir_builders.hpp"
 
 namespace {

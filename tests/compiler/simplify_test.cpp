@@ -2,9 +2,9 @@
 // the value on a few environments (the property test covers random trees).
 #include <gtest/gtest.h>
 
-#include "compiler/interpreter.hpp"
-#include "compiler/ir_printer.hpp"
-#include "compiler/simplify.hpp"
+#include "ir/interpreter.hpp"
+#include "ir/ir_printer.hpp"
+#include "ir/simplify.hpp"
 #include "ir_builders.hpp"
 
 namespace {

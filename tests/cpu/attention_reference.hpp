@@ -4,7 +4,7 @@
 // through the interpreter, written straight from DESIGN.md with no shared code.
 #include <vector>
 
-#include "compiler/cpu_attention.hpp"
+#include "cpu/attention.hpp"
 
 namespace cpu_test {
 

@@ -12,8 +12,8 @@
 #include <random>
 #include <vector>
 
-#include "compiler/cpu_attention.hpp"
-#include "compiler/llvm_backend.hpp"
+#include "cpu/attention.hpp"
+#include "cpu/llvm_backend.hpp"
 #include "compiler/pipeline.hpp"
 #include "dsl/source.hpp"
 #include "random_program.hpp"

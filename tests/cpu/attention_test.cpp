@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "attention_reference.hpp"
-#include "compiler/cpu_attention.hpp"
-#include "compiler/llvm_backend.hpp"
+#include "cpu/attention.hpp"
+#include "cpu/llvm_backend.hpp"
 #include "random_program.hpp"
 #include "test_support.hpp"
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <stdexcept>
 
-#include "compiler/cpu_args.hpp"
-#include "compiler/llvm_backend.hpp"
+#include "cpu/args.hpp"
+#include "cpu/llvm_backend.hpp"
 #include "test_support.hpp"
 
 namespace {

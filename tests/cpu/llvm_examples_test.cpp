@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <vector>
 
-#include "compiler/cpu_args.hpp"
-#include "compiler/interpreter.hpp"
-#include "compiler/llvm_backend.hpp"
+#include "cpu/args.hpp"
+#include "ir/interpreter.hpp"
+#include "cpu/llvm_backend.hpp"
 #include "random_program.hpp"
 #include "test_support.hpp"
 

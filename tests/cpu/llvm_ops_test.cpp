@@ -10,10 +10,10 @@
 #include <random>
 #include <vector>
 
-#include "compiler/cpu_args.hpp"
-#include "compiler/interpreter.hpp"
-#include "compiler/ir_printer.hpp"
-#include "compiler/llvm_backend.hpp"
+#include "cpu/args.hpp"
+#include "ir/interpreter.hpp"
+#include "ir/ir_printer.hpp"
+#include "cpu/llvm_backend.hpp"
 #include "test_support.hpp"
 
 namespace {

@@ -9,10 +9,10 @@
 #include <random>
 #include <stdexcept>
 
-#include "compiler/cpu_args.hpp"
-#include "compiler/interpreter.hpp"
-#include "compiler/ir_printer.hpp"
-#include "compiler/llvm_backend.hpp"
+#include "cpu/args.hpp"
+#include "ir/interpreter.hpp"
+#include "ir/ir_printer.hpp"
+#include "cpu/llvm_backend.hpp"
 #include "random_program.hpp"
 #include "test_support.hpp"
 

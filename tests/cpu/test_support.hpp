@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/llvm_backend.hpp"
+#include "cpu/llvm_backend.hpp"
 #include "compiler/pipeline.hpp"
 #include "dsl/source.hpp"
 

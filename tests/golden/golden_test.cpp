@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "compiler/ir_printer.hpp"
+#include "ir/ir_printer.hpp"
 #include "compiler/pipeline.hpp"
 #include "dsl/diagnostics.hpp"
 

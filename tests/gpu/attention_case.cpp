@@ -7,9 +7,9 @@
 #include <iostream>
 #include <limits>
 
-#include "runtime/api_program_impl.hpp"
-#include "runtime/binding_resolve.hpp"
-#include "runtime/block_mask_read.hpp"
+#include "api/program_impl.hpp"
+#include "api/binding_resolve.hpp"
+#include "api/block_mask_read.hpp"
 #include "tests/gpu/reference_attention.hpp"
 
 namespace flexjit::gpu_test {
@@ -160,9 +160,9 @@ CaseFigures AttentionRun::run_and_check() {
   dev.lse.download(lse.data(), lse.size() * 4);
 
   // The reference on the same bindings.
-  runtime::Problems problems;
+  api::Problems problems;
   const ir::Program& ir = detail::ProgramAccess::impl(program_).ir;
-  const ir::Env env = runtime::resolve_bindings(ir, host_bind, std::nullopt, problems);
+  const ir::Env env = api::resolve_bindings(ir, host_bind, std::nullopt, problems);
   EXPECT_TRUE(problems.empty()) << problems.list().front();
   if (options.block_mask) check_block_mask(mask, env);
   ReferenceInputs in{q_.data(), k_.data(), v_.data(), c.B, c.Hq, c.Hkv, c.Tq, c.Tkv, c.D, 0.0, &env};
@@ -227,14 +227,14 @@ void AttentionRun::check_block_mask(const BlockMask& mask, const ir::Env& env) {
   const Case& c = case_;
   std::vector<std::int32_t> ints(static_cast<std::size_t>(kernel_.block_mask_bytes(c.B, c.Hq, c.Tq, c.Tkv) / 4));
   device_->mask_storage->download(ints.data(), ints.size() * 4);
-  std::vector<std::vector<runtime::VisitedTile>> rows;
+  std::vector<std::vector<api::VisitedTile>> rows;
   try {
-    rows = runtime::decode_block_mask(mask, ints);
+    rows = api::decode_block_mask(mask, ints);
   } catch (const std::exception& e) {
     ADD_FAILURE() << e.what();
     return;
   }
-  const runtime::BlockMaskCounts counts = runtime::count_block_mask(mask, rows);
+  const api::BlockMaskCounts counts = api::count_block_mask(mask, rows);
   map_figures_ = {counts.pairs, counts.visited, counts.full, -1};
   if (static_cast<std::int64_t>(mask.maps_b()) * mask.maps_h() * c.Tq * c.Tkv > kMaxBruteForce) return;
 

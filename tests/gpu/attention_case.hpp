@@ -12,7 +12,7 @@
 #include <random>
 #include <string>
 
-#include "compiler/interpreter.hpp"
+#include "ir/interpreter.hpp"
 #include "flexjit/flexjit.hpp"
 #include "tests/gpu/case_bindings.hpp"
 #include "tests/gpu/gpu_support.hpp"

@@ -1,6 +1,6 @@
 // Block-sparse top-k (examples/topk_causal.py: BlockIndices[64, 64] with a causal element mask) on
 // the GPU against the float64 reference, which applies the same block selection
-// (compiler/cpu_block_select.cpp): random lists with -1 padding and repeated entries, lists per
+// (cpu/block_select.cpp): random lists with -1 padding and repeated entries, lists per
 // query head and per kv head (GQA), lengths that are not multiples of the blocks; plus proof that
 // only the listed blocks are read (every other K/V row is NaN) and that a one-entry list equals a
 // dense mask restricted to that block.
@@ -11,8 +11,8 @@
 #include <cstring>
 #include <functional>
 
-#include "runtime/api_program_impl.hpp"
-#include "runtime/argument_problems.hpp"
+#include "api/program_impl.hpp"
+#include "api/argument_problems.hpp"
 #include "tests/gpu/attention_case.hpp"
 #include "tests/gpu/reference_attention.hpp"
 

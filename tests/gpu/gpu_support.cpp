@@ -6,19 +6,19 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "compiler/interpreter.hpp"
-#include "runtime/half_convert.hpp"
+#include "ir/interpreter.hpp"
+#include "api/half_convert.hpp"
 
 namespace flexjit::gpu_test {
 
-using runtime::check;
-using runtime::driver;
+using jit::check;
+using jit::driver;
 
 void GpuTest::SetUp() {
   std::string why;
-  if (!runtime::driver_available(&why)) GTEST_SKIP() << "no CUDA driver: " << why;
-  if (runtime::device_count() == 0) GTEST_SKIP() << "no CUDA device";
-  check(driver().cuCtxPushCurrent(runtime::primary_context(0)), "cuCtxPushCurrent");
+  if (!jit::driver_available(&why)) GTEST_SKIP() << "no CUDA driver: " << why;
+  if (jit::device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  check(driver().cuCtxPushCurrent(jit::primary_context(0)), "cuCtxPushCurrent");
   pushed_ = true;
 }
 
@@ -29,37 +29,37 @@ void GpuTest::TearDown() {
 }
 
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
-  runtime::ScopedContext scope(runtime::primary_context(0));
+  jit::ScopedContext scope(jit::primary_context(0));
   check(driver().cuMemAlloc(&ptr_, bytes == 0 ? 16 : bytes), "cuMemAlloc");
 }
 
 DeviceBuffer::~DeviceBuffer() {
-  runtime::ScopedContext scope(runtime::primary_context(0));
+  jit::ScopedContext scope(jit::primary_context(0));
   driver().cuMemFree(ptr_);
 }
 
 void DeviceBuffer::upload(const void* host, std::size_t bytes) {
-  runtime::ScopedContext scope(runtime::primary_context(0));
+  jit::ScopedContext scope(jit::primary_context(0));
   check(driver().cuMemcpyHtoD(ptr_, host, bytes), "cuMemcpyHtoD");
 }
 
 void DeviceBuffer::download(void* host, std::size_t bytes) const {
-  runtime::ScopedContext scope(runtime::primary_context(0));
+  jit::ScopedContext scope(jit::primary_context(0));
   check(driver().cuMemcpyDtoH(host, ptr_, bytes), "cuMemcpyDtoH");
 }
 
 void DeviceBuffer::fill_bytes(unsigned char value) {
-  runtime::ScopedContext scope(runtime::primary_context(0));
+  jit::ScopedContext scope(jit::primary_context(0));
   check(driver().cuMemsetD8(ptr_, value, bytes_), "cuMemsetD8");
 }
 
 void synchronize() {
-  runtime::ScopedContext scope(runtime::primary_context(0));
+  jit::ScopedContext scope(jit::primary_context(0));
   check(driver().cuCtxSynchronize(), "cuCtxSynchronize (kernel execution)");
 }
 
 std::uint16_t to_element(float x, DType dtype) {
-  return dtype == DType::bf16 ? runtime::float_to_bf16_bits(x) : runtime::float_to_fp16_bits(x);
+  return dtype == DType::bf16 ? api::float_to_bf16_bits(x) : api::float_to_fp16_bits(x);
 }
 
 float from_element(std::uint16_t bits, DType dtype) {

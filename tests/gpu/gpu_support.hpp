@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "flexjit/flexjit.hpp"
-#include "runtime/cuda_driver.hpp"
+#include "jit/cuda_driver.hpp"
 
 namespace flexjit::gpu_test {
 

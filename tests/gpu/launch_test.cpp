@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "runtime/cuda_driver.hpp"
+#include "jit/cuda_driver.hpp"
 #include "tests/gpu/attention_case.hpp"
 
 namespace flexjit::gpu_test {
@@ -15,11 +15,11 @@ TEST_F(Launch, WithoutACurrentContextUsesThePrimaryContext) {
   AttentionRun run({"causal", bf16, 64, 1, 2, 1, 100, 100}, 31);
   // GpuTest pushed the primary context; take it off so that none is current.
   CUcontext popped = nullptr;
-  runtime::check(runtime::driver().cuCtxPopCurrent(&popped), "cuCtxPopCurrent");
+  jit::check(jit::driver().cuCtxPopCurrent(&popped), "cuCtxPopCurrent");
   CUcontext current = reinterpret_cast<CUcontext>(1);
-  runtime::check(runtime::driver().cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+  jit::check(jit::driver().cuCtxGetCurrent(&current), "cuCtxGetCurrent");
   if (current == nullptr) run.run_and_check();
-  runtime::check(runtime::driver().cuCtxPushCurrent(popped), "cuCtxPushCurrent");
+  jit::check(jit::driver().cuCtxPushCurrent(popped), "cuCtxPushCurrent");
   EXPECT_EQ(current, nullptr) << "a context was still current; the case was not run";
 }
 
@@ -39,7 +39,7 @@ TEST_F(Launch, NothingIsLaunchedOnBadInput) {
 
 TEST_F(Launch, KernelArchIsTheDevicesWhenLeftEmpty) {
   Kernel k = engine().compile(load_program("causal"), {.head_dim = 64, .dtype = fp16});
-  EXPECT_EQ(k.arch(), runtime::device_arch(0));
+  EXPECT_EQ(k.arch(), jit::device_arch(0));
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <thread>
 
-#include "compiler/cpu_block_select.hpp"
+#include "cpu/block_select.hpp"
 
 namespace flexjit::gpu_test {
 namespace {

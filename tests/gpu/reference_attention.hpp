@@ -11,8 +11,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "compiler/interpreter.hpp"
-#include "compiler/ir.hpp"
+#include "ir/interpreter.hpp"
+#include "ir/ir.hpp"
 
 namespace flexjit::gpu_test {
 

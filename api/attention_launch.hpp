@@ -1,0 +1,70 @@
+// One forward call, in two halves: plan_forward checks every argument and builds the kernel
+// arguments on the host (no driver call, so bad input is reported identically with or without a
+// GPU, and nothing is launched); launch_forward picks the context and enqueues the kernel.
+#pragma once
+
+#include <string>
+
+#include "codegen/sm80_fwd/generate.hpp"
+#include "flexjit/options.hpp"
+#include "jit/context_functions.hpp"
+#include "jit/module.hpp"
+#include "api/param_packing.hpp"
+
+namespace flexjit::api {
+
+// The host image of flexjit::AttnArgs (templates/attention_common.cuh): same members, same
+// order, same types. tests/api compiles the template header with NVRTC against these offsets.
+struct HostAttnArgs {
+  const void* q;
+  const void* k;
+  const void* v;
+  void* o;
+  float* lse;
+  int B, Hq, Hkv, Tq, Tkv;
+  long long q_b, q_h, q_t;
+  long long k_b, k_h, k_t;
+  long long v_b, v_h, v_t;
+  long long o_b, o_h, o_t;
+  float scale;
+  float scale_log2;
+  const int* tile_counts;
+  const int* tile_entries;
+  int tm_b_stride, tm_h_stride;
+  int tm_kv_tiles;
+  int tm_unused;
+};
+static_assert(sizeof(HostAttnArgs) == 200 && alignof(HostAttnArgs) == 8, "AttnArgs layout");
+
+struct ForwardPlan {
+  HostAttnArgs args{};
+  PackedParams params;
+  jit::LaunchConfig launch;  // grid, block, shared memory; the stream is set when launched
+  int device = 0;  // CUDA ordinal of the tensors
+};
+
+struct ForwardTensors {
+  const TensorView& q;
+  const TensorView& k;
+  const TensorView& v;
+  const TensorView& out;
+};
+
+// Checks q, k, v, out and every option against the kernel and the program; throws
+// flexjit::ArgumentError naming each problem. Host only.
+ForwardPlan plan_forward(const codegen::GeneratedKernel& kernel, const ir::Program& program, DType dtype,
+                         const ForwardTensors& tensors, const ForwardOptions& options);
+
+// Enqueues the planned launch on `stream` in the current context (which must belong to the
+// tensors' device), or the device's primary context when none is current. Throws flexjit::Error
+// when there is no driver, the device or arch does not fit, or the launch fails.
+void launch_forward(const codegen::GeneratedKernel& kernel, jit::ContextFunctions& functions, ForwardPlan& plan,
+                    void* stream);
+
+// The shared tail of every launch: checks the device and its arch against the compiled one, picks
+// the current context (or the device's primary one) and enqueues `entry`'s function there.
+// Errors name `entry`.
+void launch_entry(const std::string& entry, const std::string& compiled_arch, jit::ContextFunctions& functions,
+                  int device, const jit::LaunchConfig& config, void** args);
+
+}  // namespace flexjit::api

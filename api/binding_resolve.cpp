@@ -1,0 +1,169 @@
+#include "api/binding_resolve.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <tuple>
+#include <vector>
+
+#include "api/convert.hpp"
+#include "api/forward_checks.hpp"
+
+namespace flexjit::api {
+namespace {
+
+// What a binding holds, in words: "a tensor", "an int (3)", "a float (1.5)", "a bool (true)".
+std::string describe(const Binding& b) {
+  if (const auto* t = std::get_if<TensorView>(&b)) return fmt::format("a tensor ({} with {} dims)", dtype_name(t->dtype), t->rank());
+  if (const auto* i = std::get_if<long long>(&b)) return fmt::format("an int ({})", *i);
+  if (const auto* d = std::get_if<double>(&b)) return fmt::format("a float ({})", *d);
+  return fmt::format("a bool ({})", std::get<bool>(b));
+}
+
+// Declared names in source order, for "declared: window, alibi_slopes".
+std::string declared_list(const ir::Program& p) {
+  std::vector<std::tuple<int, int, std::string>> names;
+  for (const auto& s : p.scalars) names.emplace_back(s.pos.line, s.pos.col, s.name);
+  for (const auto& c : p.captures) names.emplace_back(c.pos.line, c.pos.col, c.name);
+  if (p.block_indices) names.emplace_back(p.block_indices->pos.line, p.block_indices->pos.col, p.block_indices->name);
+  if (names.empty()) return "it declares no runtime scalars or tensors";
+  std::sort(names.begin(), names.end());
+  std::string out = "declared: ";
+  for (std::size_t i = 0; i < names.size(); ++i) out += (i ? ", " : "") + std::get<2>(names[i]);
+  return out;
+}
+
+std::optional<ir::Value> scalar_value(const ir::Scalar& s, const Binding& b, Problems& problems) {
+  switch (s.type) {
+    case ir::Type::Int:
+      if (const auto* i = std::get_if<long long>(&b)) return ir::Value::integer(*i);
+      break;
+    case ir::Type::Float:
+      if (const auto* d = std::get_if<double>(&b)) return ir::Value::real(static_cast<float>(*d));
+      if (const auto* i = std::get_if<long long>(&b)) return ir::Value::real(static_cast<float>(*i));
+      break;
+    case ir::Type::Bool:
+      if (const auto* x = std::get_if<bool>(&b)) return ir::Value::boolean(*x);
+      break;
+  }
+  problems.add(fmt::format("'{}' is a scalar {}, got {}", s.name, ir::type_name(s.type), describe(b)));
+  return std::nullopt;
+}
+
+// A tensor binding of the expected dtype and rank, placed where the launch needs it.
+std::optional<ir::TensorBinding> tensor_value(const std::string& name, const std::string& expected, ir::DType dtype,
+                                              int rank, const Binding& b, const std::optional<Device>& device,
+                                              Problems& problems) {
+  const auto* t = std::get_if<TensorView>(&b);
+  if (t == nullptr) {
+    problems.add(fmt::format("'{}' expects {}, got {}", name, expected, describe(b)));
+    return std::nullopt;
+  }
+  if (t->dtype != from_ir(dtype) || t->rank() != rank) {
+    problems.add(fmt::format("'{}' expects {}, got {} with {} dims", name, expected, dtype_name(t->dtype), t->rank()));
+    return std::nullopt;
+  }
+  const std::size_t before = problems.list().size();
+  const std::string what = fmt::format("'{}'", name);
+  if (device) {
+    check_placement(what, *t, *device, dtype_size(t->dtype), problems);
+  } else if (!t->strides.empty() && t->strides.size() != t->shape.size()) {
+    problems.add(fmt::format("{}: {} strides given for {} dims", what, t->strides.size(), t->shape.size()));
+  } else if (t->data == nullptr && t->numel() > 0) {
+    problems.add(fmt::format("{}: data is null", what));
+  }
+  for (std::int64_t n : t->shape)
+    if (n < 0) problems.add(fmt::format("{}: negative size in shape {}", what, format_dims(t->shape)));
+  if (problems.list().size() != before) return std::nullopt;
+  return ir::TensorBinding{dtype, t->shape, t->effective_strides(), t->data};
+}
+
+}  // namespace
+
+std::string declared_kind(const ir::Program& p, const std::string& name) {
+  if (const auto* s = p.find_scalar(name)) return fmt::format("a scalar {}", ir::type_name(s->type));
+  if (const auto* c = p.find_capture(name)) return fmt::format("Tensor[{}, {}]", ir::dtype_name(c->dtype), c->rank);
+  if (p.block_indices && p.block_indices->name == name)
+    return fmt::format("BlockIndices[{}, {}] (an int32 tensor [B, Hq or Hkv, q blocks, K])", p.block_indices->q_block,
+                       p.block_indices->kv_block);
+  return "nothing";
+}
+
+ir::Env resolve_bindings(const ir::Program& program, const std::map<std::string, Binding>& bind,
+                         const std::optional<Device>& device, Problems& problems) {
+  ir::Env env;
+  const bool is_block = program.block_indices.has_value();
+  for (const auto& [name, value] : bind) {
+    if (program.find_scalar(name) || program.find_capture(name) || (is_block && program.block_indices->name == name))
+      continue;
+    problems.add(fmt::format("'{}' is not declared by the program ({})", name, declared_list(program)));
+  }
+  for (const auto& s : program.scalars) {
+    auto it = bind.find(s.name);
+    if (it == bind.end()) {
+      problems.add(fmt::format("scalar '{}' is not bound (declared `{}: {}`)", s.name, s.name, ir::type_name(s.type)));
+      continue;
+    }
+    if (auto v = scalar_value(s, it->second, problems)) env.scalars[s.name] = *v;
+  }
+  for (const auto& c : program.captures) {
+    const std::string expected = declared_kind(program, c.name);
+    auto it = bind.find(c.name);
+    if (it == bind.end()) {
+      problems.add(fmt::format("tensor '{}' is not bound (declared `{}: {}`)", c.name, c.name, expected));
+      continue;
+    }
+    if (auto t = tensor_value(c.name, expected, c.dtype, c.rank, it->second, device, problems))
+      env.tensors[c.name] = std::move(*t);
+  }
+  if (is_block) {
+    // For the CPU back end unbound means every block is selected; the GPU kernel walks the list
+    // and so needs one.
+    const auto& bi = *program.block_indices;
+    if (auto it = bind.find(bi.name); it != bind.end()) {
+      if (auto t = tensor_value(bi.name, declared_kind(program, bi.name), ir::DType::Int32, 4, it->second, device,
+                                problems))
+        env.tensors[bi.name] = std::move(*t);
+    } else if (device) {
+      problems.add(fmt::format("block indices '{}' are not bound (declared `{}: {}`)", bi.name, bi.name,
+                               declared_kind(program, bi.name)));
+    }
+  }
+  return env;
+}
+
+int check_block_indices(const ir::Program& program, const ir::Env& env, int B, int Hq, int Hkv, int Tq,
+                        Problems& problems) {
+  if (!program.block_indices) return 1;
+  const auto& bi = *program.block_indices;
+  auto it = env.tensors.find(bi.name);
+  if (it == env.tensors.end()) return 1;  // unbound or unusable: reported by resolve_bindings
+  const ir::TensorBinding& t = it->second;
+  const std::int64_t nq = (static_cast<std::int64_t>(Tq) + bi.q_block - 1) / bi.q_block;
+  const std::string what = fmt::format("block indices '{}'", bi.name);
+  const std::string dims = fmt::format("[B={}, H (Hq={} or Hkv={}), ceil(Tq / {})={}, K]", B, Hq, Hkv, bi.q_block, nq);
+  if (t.shape.size() != 4) return 1;  // reported by resolve_bindings
+  int group = 1;
+  bool ok = t.shape[0] == B && t.shape[2] == nq && t.shape[3] >= 1;
+  if (t.shape[1] == Hq) {
+    group = 1;
+  } else if (t.shape[1] == Hkv && Hkv >= 1) {
+    group = Hq / Hkv;
+  } else {
+    ok = false;
+  }
+  if (!ok) {
+    problems.add(fmt::format("{}: expected shape {}, got {}", what, dims, format_dims(t.shape)));
+    return 1;
+  }
+  if (t.shape[3] > std::numeric_limits<int>::max())
+    problems.add(fmt::format("{}: K={} is too large", what, t.shape[3]));
+  const std::int64_t k_stride = t.strides.empty() ? 1 : t.strides[3];
+  if (t.shape[3] > 1 && k_stride != 1)
+    problems.add(fmt::format("{}: the K dimension must be contiguous (stride 1), got {}", what, k_stride));
+  return group;
+}
+
+}  // namespace flexjit::api

@@ -1,0 +1,16 @@
+// Conversions between the public API's types (include/flexjit/) and the compiler's. The public
+// headers never see compiler types; this header is where the two meet.
+#pragma once
+
+#include "ir/ir.hpp"
+#include "codegen/sm80_fwd/tiles.hpp"
+#include "flexjit/dtype.hpp"
+
+namespace flexjit::api {
+
+ir::DType to_ir(DType d);
+DType from_ir(ir::DType d);
+// bf16 / fp16; throws flexjit::Error for any other dtype.
+codegen::ElementType element_type(DType d);
+
+}  // namespace flexjit::api

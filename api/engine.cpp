@@ -1,0 +1,77 @@
+// Engine::compile: program -> generated CUDA -> cubin through the cache -> Kernel.
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "codegen/sm80_fwd/generate.hpp"
+#include "flexjit/error.hpp"
+#include "api/convert.hpp"
+#include "api/kernel_impl.hpp"
+#include "jit/cuda_driver.hpp"
+#include "jit/driver_extras.hpp"
+#include "api/generated_kernel_compile.hpp"
+
+namespace flexjit {
+namespace {
+
+// What code generation assumes when there is no driver to ask: the GPU host's arch. The source
+// can be read and compiled; a launch needs the driver anyway.
+constexpr const char* kArchWithoutDriver = "sm_90a";
+
+std::string default_arch() {
+  if (!jit::driver_available()) return kArchWithoutDriver;
+  try {
+    const int current = jit::current_context_device();
+    return jit::device_arch(current >= 0 ? current : 0);
+  } catch (const std::exception& e) {
+    throw Error(fmt::format("cannot find the current device's architecture (pass CompileOptions::arch): {}", e.what()));
+  }
+}
+
+jit::KernelCacheOptions cache_options(const EngineOptions& o) {
+  jit::KernelCacheOptions c;
+  if (o.cache_dir) c.directory = *o.cache_dir;
+  const char* env = std::getenv("FLEXJIT_DISK_CACHE");
+  c.use_disk = o.disk_cache && (env == nullptr || std::strcmp(env, "0") != 0);
+  return c;
+}
+
+}  // namespace
+
+Engine::Engine() : Engine(EngineOptions{}) {}
+Engine::Engine(EngineOptions options) : state_(std::make_shared<State>(cache_options(options))) {}
+Engine::~Engine() = default;
+Engine::Engine(Engine&&) noexcept = default;
+Engine& Engine::operator=(Engine&&) noexcept = default;
+
+Kernel Engine::compile(const Program& program, const CompileOptions& options) {
+  auto source = detail::ProgramAccess::shared(program);
+  codegen::KernelSpec spec;
+  spec.head_dim = options.head_dim;
+  spec.dtype = api::element_type(options.dtype);
+  spec.arch = options.arch.empty() ? default_arch() : options.arch;
+  if (options.tile)
+    spec.tile = codegen::TileRequest{options.tile->block_m, options.tile->block_n, options.tile->warps,
+                                      options.tile->stages, options.tile->q_in_registers};
+  codegen::GeneratedKernel generated;
+  try {
+    generated = codegen::generate_forward_kernel(source->ir, spec, &source->file);
+  } catch (const std::invalid_argument& e) {
+    throw Error(fmt::format("{}: {}", program.name(), e.what()));
+  }
+  jit::ArtifactPtr artifact;
+  try {
+    artifact = api::compile_generated(generated, state_->cache);
+  } catch (const jit::CompileError& e) {
+    throw Error(fmt::format("{}: NVRTC could not compile {}:\n{}", program.name(), generated.entry, e.what()));
+  }
+  return Kernel(std::make_shared<const Kernel::Impl>(source, std::move(generated), std::move(artifact), options.dtype));
+}
+
+EngineCounters Engine::counters() const {
+  const jit::CacheCounters c = state_->cache.counters();
+  return {c.compiles, c.memory_hits, c.disk_hits};
+}
+
+}  // namespace flexjit

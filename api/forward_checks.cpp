@@ -1,0 +1,149 @@
+#include "api/forward_checks.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+namespace flexjit::api {
+namespace {
+
+constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
+constexpr std::int64_t kGridYZMax = 65535;  // gridDim.y (Hq) and gridDim.z (B)
+constexpr int kVectorElements = 8;          // 16-byte cp.async vectors of 2-byte elements
+
+struct Tensor4 {
+  const char* name;
+  const TensorView* t;
+  const char* dims;  // "[B, Hq, Tq, D]"
+  const char* axis[4];
+};
+
+bool check_rank(const Tensor4& x, Problems& problems) {
+  if (x.t->rank() != 4) {
+    problems.add(fmt::format("{}: expected 4 dims {}, got {}", x.name, x.dims, format_dims(x.t->shape)));
+    return false;
+  }
+  return true;
+}
+
+void check_strides(const Tensor4& x, bool is_output, Problems& problems) {
+  const TensorView& t = *x.t;
+  if (!t.strides.empty() && t.strides.size() != t.shape.size()) return;  // reported by check_placement
+  if (t.stride(3) != 1) {
+    problems.add(fmt::format("{}: last dimension must be contiguous (stride 1), got {}", x.name, t.stride(3)));
+  }
+  for (int d = 0; d < 3; ++d) {
+    if (t.shape[static_cast<std::size_t>(d)] <= 1) continue;  // the stride of a size-1 dim is never used
+    const std::int64_t s = t.stride(d);
+    if (s % kVectorElements != 0)
+      problems.add(fmt::format("{}: stride {} of dimension {} ({}) is not a multiple of {} elements (the kernel "
+                               "moves 16-byte vectors)",
+                               x.name, s, d, x.axis[d], kVectorElements));
+    if (is_output && s == 0)
+      problems.add(fmt::format("{}: stride 0 in dimension {} ({}) would make rows overlap", x.name, d, x.axis[d]));
+  }
+}
+
+void check_sizes(const Tensor4& x, Problems& problems) {
+  for (int d = 0; d < 4; ++d) {
+    const std::int64_t n = x.t->shape[static_cast<std::size_t>(d)];
+    if (n < 1)
+      problems.add(fmt::format("{}: {} must be >= 1, got {}", x.name, x.axis[d], n));
+    else if (n > kIntMax)
+      problems.add(fmt::format("{}: {}={} is too large (at most {})", x.name, x.axis[d], n, kIntMax));
+  }
+}
+
+}  // namespace
+
+void check_placement(const std::string& what, const TensorView& t, const Device& device, int alignment,
+                     Problems& problems) {
+  if (!t.strides.empty() && t.strides.size() != t.shape.size())
+    problems.add(fmt::format("{}: {} strides given for {} dims", what, t.strides.size(), t.shape.size()));
+  if (!t.device.is_cuda()) {
+    problems.add(fmt::format("{}: is on the cpu, but the kernel needs CUDA device memory", what));
+    return;
+  }
+  if (t.device != device) problems.add(fmt::format("{}: is on {} but q is on {}", what, t.device.str(), device.str()));
+  if (t.data == nullptr) {
+    problems.add(fmt::format("{}: data is null", what));
+    return;
+  }
+  const auto address = reinterpret_cast<std::uintptr_t>(t.data);
+  if (address % static_cast<std::uintptr_t>(alignment) != 0)
+    problems.add(fmt::format("{}: data must be {}-byte aligned, got address {:#x}", what, alignment, address));
+}
+
+std::optional<AttentionShape> check_attention_tensors(const TensorView& q, const TensorView& k, const TensorView& v,
+                                                      const TensorView& out, const std::optional<TensorView>& lse,
+                                                      std::optional<float> scale, int head_dim, DType dtype,
+                                                      Problems& problems) {
+  const Tensor4 tq{"q", &q, "[B, Hq, Tq, D]", {"B", "Hq", "Tq", "D"}};
+  const Tensor4 tk{"k", &k, "[B, Hkv, Tkv, D]", {"B", "Hkv", "Tkv", "D"}};
+  const Tensor4 tv{"v", &v, "[B, Hkv, Tkv, D]", {"B", "Hkv", "Tkv", "D"}};
+  const Tensor4 to{"out", &out, "[B, Hq, Tq, D]", {"B", "Hq", "Tq", "D"}};
+
+  // Element types: q against the kernel, the others against q (or the kernel when q is off too).
+  if (q.dtype != dtype)
+    problems.add(fmt::format("q: dtype {} does not match the kernel's {}", dtype_name(q.dtype), dtype_name(dtype)));
+  for (const Tensor4* x : {&tk, &tv, &to}) {
+    if (x->t->dtype == dtype) continue;
+    if (q.dtype == dtype)
+      problems.add(fmt::format("q and {}: dtype {} vs {}", x->name, dtype_name(q.dtype), dtype_name(x->t->dtype)));
+    else
+      problems.add(fmt::format("{}: dtype {} does not match the kernel's {}", x->name, dtype_name(x->t->dtype),
+                               dtype_name(dtype)));
+  }
+
+  // Where the memory is: every tensor next to q, on a CUDA device.
+  for (const Tensor4* x : {&tq, &tk, &tv, &to}) check_placement(x->name, *x->t, q.device, 16, problems);
+
+  bool ranks_ok = true;
+  for (const Tensor4* x : {&tq, &tk, &tv, &to}) ranks_ok = check_rank(*x, problems) && ranks_ok;
+  if (!ranks_ok) return std::nullopt;
+
+  for (const Tensor4* x : {&tq, &tk, &tv, &to}) {
+    check_sizes(*x, problems);
+    check_strides(*x, x == &to, problems);
+    if (x->t->shape[3] != head_dim)
+      problems.add(fmt::format("head dim {} of {} does not match the kernel's {}", x->t->shape[3], x->name, head_dim));
+  }
+  if (k.shape[0] != q.shape[0]) problems.add(fmt::format("q and k: batch size B {} vs {}", q.shape[0], k.shape[0]));
+  if (v.shape != k.shape)
+    problems.add(fmt::format("v: expected the shape of k {}, got {}", format_dims(k.shape), format_dims(v.shape)));
+  if (out.shape != q.shape)
+    problems.add(fmt::format("out: expected the shape of q {}, got {}", format_dims(q.shape), format_dims(out.shape)));
+  const std::int64_t Hq = q.shape[1], Hkv = k.shape[1];
+  if (Hq >= 1 && Hkv >= 1 && Hq % Hkv != 0) problems.add(fmt::format("Hq={} is not a multiple of Hkv={}", Hq, Hkv));
+  if (Hq > kGridYZMax) problems.add(fmt::format("Hq={} is more than the {} heads one launch can cover", Hq, kGridYZMax));
+  if (q.shape[0] > kGridYZMax)
+    problems.add(fmt::format("B={} is more than the {} batch entries one launch can cover", q.shape[0], kGridYZMax));
+
+  if (lse) {
+    const std::vector<std::int64_t> want{q.shape[0], q.shape[1], q.shape[2]};
+    if (lse->dtype != DType::f32) problems.add(fmt::format("lse: dtype must be f32, got {}", dtype_name(lse->dtype)));
+    if (lse->shape != want)
+      problems.add(fmt::format("lse: expected shape {} ([B, Hq, Tq]), got {}", format_dims(want), format_dims(lse->shape)));
+    check_placement("lse", *lse, q.device, 4, problems);
+    if (lse->shape == want && (lse->strides.empty() || lse->strides.size() == want.size())) {
+      const std::vector<std::int64_t> contiguous = TensorView{nullptr, DType::f32, want, {}, {}}.effective_strides();
+      bool ok = true;
+      for (std::size_t d = 0; d < want.size(); ++d)
+        ok = ok && (want[d] <= 1 || lse->stride(static_cast<int>(d)) == contiguous[d]);
+      if (!ok)
+        problems.add(fmt::format("lse: must be contiguous (strides {}), got strides {}", format_dims(contiguous),
+                                 format_dims(lse->effective_strides())));
+    }
+  }
+  if (scale && !(std::isfinite(*scale) && *scale > 0.f))
+    problems.add(fmt::format("scale must be finite and > 0, got {}", *scale));
+
+  auto as_int = [](std::int64_t x) { return static_cast<int>(std::clamp<std::int64_t>(x, 0, kIntMax)); };
+  return AttentionShape{as_int(q.shape[0]), as_int(Hq), as_int(Hkv), as_int(q.shape[2]), as_int(k.shape[2]),
+                        as_int(q.shape[3]), q.device};
+}
+
+}  // namespace flexjit::api

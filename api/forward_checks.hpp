@@ -1,0 +1,30 @@
+// Host-side checks of the tensors of one forward call against what the kernel needs
+// (templates/attention_common.cuh, AttnArgs). Pure host code: no driver call, so every mistake
+// is reported the same way on machines with and without a GPU.
+#pragma once
+
+#include <optional>
+
+#include "flexjit/tensor_view.hpp"
+#include "api/argument_problems.hpp"
+
+namespace flexjit::api {
+
+struct AttentionShape {
+  int B = 0, Hq = 0, Hkv = 0, Tq = 0, Tkv = 0, D = 0;
+  Device device;
+};
+
+// Adds one problem per mistake in q, k, v, out, lse and scale. Returns the shape when q, k, v
+// and out are at least 4-D (whether or not other problems were found), else nullopt.
+std::optional<AttentionShape> check_attention_tensors(const TensorView& q, const TensorView& k, const TensorView& v,
+                                                      const TensorView& out, const std::optional<TensorView>& lse,
+                                                      std::optional<float> scale, int head_dim, DType dtype,
+                                                      Problems& problems);
+
+// Checks that `t` is usable device memory next to q: CUDA, on q's device, non-null, aligned to
+// `alignment` bytes, strides given for every dim. `what` prefixes each message ("q", "'doc_ids'").
+void check_placement(const std::string& what, const TensorView& t, const Device& device, int alignment,
+                     Problems& problems);
+
+}  // namespace flexjit::api

@@ -1,0 +1,21 @@
+#pragma once
+// Bridges the code generator and NVRTC: a generated kernel becomes a compile request carrying
+// the embedded template headers, compiled through the kernel cache.
+#include <string>
+
+#include "codegen/sm80_fwd/generate.hpp"
+#include "jit/kernel_cache.hpp"
+#include "jit/nvrtc_compiler.hpp"
+
+namespace flexjit::api {
+
+jit::CompileRequest compile_request(const codegen::GeneratedKernel& kernel, jit::OutputKind output = jit::OutputKind::cubin);
+
+// Memory cache, then disk cache, then NVRTC.
+jit::ArtifactPtr compile_generated(const codegen::GeneratedKernel& kernel, jit::KernelCache& cache = jit::KernelCache::global());
+
+// The source with each #include of an embedded template replaced by the template's text
+// (recursively, each header once), for reading the whole kernel in one file.
+std::string expand_includes(const std::string& source);
+
+}  // namespace flexjit::api

@@ -1,0 +1,69 @@
+// Kernel: the generated source for reading, and forward() = check everything, then launch.
+#include <fmt/format.h>
+
+#include "flexjit/error.hpp"
+#include "jit/cuda_driver.hpp"
+#include "api/kernel_impl.hpp"
+#include "api/attention_launch.hpp"
+#include "api/generated_kernel_compile.hpp"
+#include "api/tile_map_launch.hpp"
+
+namespace flexjit {
+
+Kernel::Kernel(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
+
+std::string Kernel::cuda_source(bool with_templates) const {
+  return with_templates ? api::expand_includes(impl_->generated.source) : impl_->generated.source;
+}
+const std::string& Kernel::entry_name() const { return impl_->generated.entry; }
+int Kernel::head_dim() const { return impl_->generated.spec.head_dim; }
+DType Kernel::dtype() const { return impl_->dtype; }
+const std::string& Kernel::arch() const { return impl_->generated.spec.arch; }
+
+TileShape Kernel::tile() const {
+  const codegen::TileConfig& t = impl_->generated.tile;
+  return {t.block_m, t.block_n, t.warps, t.stages, t.q_in_registers};
+}
+
+Kernel::Resources Kernel::resources(int device) const {
+  const codegen::GeneratedKernel& g = impl_->generated;
+  try {
+    jit::ScopedContext context(jit::primary_context(device));
+    const CUfunction f = impl_->artifact->module(device).function(impl_->artifact->symbol(g.entry));
+    Resources r;
+    jit::check(jit::driver().cuFuncGetAttribute(&r.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, f),
+                   "cuFuncGetAttribute(NUM_REGS)");
+    jit::check(jit::driver().cuFuncGetAttribute(&r.local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f),
+                   "cuFuncGetAttribute(LOCAL_SIZE_BYTES)");
+    r.shared_bytes = g.tile.shared_bytes(g.spec.head_dim);
+    return r;
+  } catch (const jit::DriverUnavailable& e) {
+    throw Error(fmt::format("{}: cannot load the kernel: {}", g.entry, e.what()));
+  } catch (const jit::CudaError& e) {
+    throw Error(fmt::format("{}: {}", g.entry, e.what()));
+  }
+}
+
+void Kernel::forward(const TensorView& q, const TensorView& k, const TensorView& v, const TensorView& out,
+                     const ForwardOptions& options) const {
+  // Every check happens here, on the host, before the driver is touched.
+  api::ForwardPlan plan =
+      api::plan_forward(impl_->generated, impl_->program->ir, impl_->dtype, {q, k, v, out}, options);
+  api::launch_forward(impl_->generated, impl_->functions, plan, options.stream);
+}
+
+bool Kernel::needs_block_mask() const { return !impl_->generated.tile_map_entry.empty(); }
+
+std::size_t Kernel::block_mask_bytes(int B, int Hq, int Tq, int Tkv) const {
+  return api::tile_map_bytes(impl_->generated, {B, Hq, Tq, Tkv});
+}
+
+BlockMask Kernel::build_block_mask(const TensorView& storage, int B, int Hq, int Tq, int Tkv,
+                                   const BlockMaskOptions& options) const {
+  api::TileMapPlan plan =
+      api::plan_tile_map(impl_->generated, impl_->program->ir, storage, {B, Hq, Tq, Tkv}, options);
+  api::launch_tile_map(impl_->generated, impl_->tile_map_functions, plan, options.stream);
+  return plan.mask;
+}
+
+}  // namespace flexjit

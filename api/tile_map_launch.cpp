@@ -1,0 +1,199 @@
+#include "api/tile_map_launch.hpp"
+
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <limits>
+
+#include "compiler/param_layout.hpp"
+#include "api/binding_resolve.hpp"
+#include "api/forward_checks.hpp"
+
+namespace flexjit::api {
+namespace {
+
+static_assert(offsetof(HostTileMapArgs, Tq) == 16 && offsetof(HostTileMapArgs, Hm) == 32, "TileMapArgs layout");
+
+int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+struct MapGeometry {
+  int q_tiles, kv_tiles, maps_b, maps_h;
+  std::int64_t rows() const { return static_cast<std::int64_t>(maps_b) * maps_h * q_tiles; }
+  std::int64_t ints() const { return rows() * (1 + static_cast<std::int64_t>(kv_tiles)); }
+};
+
+MapGeometry geometry(const codegen::GeneratedKernel& kernel, const MaskShape& s) {
+  return {ceil_div(s.Tq, kernel.tile.block_m), ceil_div(s.Tkv, kernel.tile.block_n),
+          kernel.tile_map_per_batch ? s.B : 1, kernel.tile_map_per_head ? s.Hq : 1};
+}
+
+void check_shape(const MaskShape& s, Problems& problems) {
+  auto positive = [&](const char* name, int v) {
+    if (v < 1) problems.add(fmt::format("{} must be >= 1, got {}", name, v));
+  };
+  positive("B", s.B);
+  positive("Hq", s.Hq);
+  positive("Tq", s.Tq);
+  positive("Tkv", s.Tkv);
+}
+
+std::uint64_t fnv1a(const std::string& text) {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ULL;
+  return h;
+}
+
+}  // namespace
+
+std::uint64_t block_mask_kernel_id(const codegen::GeneratedKernel& kernel) { return fnv1a(kernel.source); }
+
+// The scalars' values and the tensors' shapes (what the builder's classification depends on
+// besides the tensors' contents).
+std::uint64_t block_mask_bindings_id(const ir::Env& env) {
+  std::string text;
+  for (const auto& [name, value] : env.scalars) text += name + "=" + value.to_string() + ";";
+  for (const auto& [name, t] : env.tensors) {
+    text += name + ":";
+    for (auto d : t.shape) text += std::to_string(d) + ",";
+    text += ";";
+  }
+  return fnv1a(text);
+}
+
+namespace {
+
+bool contiguous(const TensorView& t) {
+  std::int64_t expect = 1;
+  for (int d = t.rank() - 1; d >= 0; --d) {
+    if (t.shape[static_cast<std::size_t>(d)] > 1 && t.stride(d) != expect) return false;
+    expect *= t.shape[static_cast<std::size_t>(d)];
+  }
+  return true;
+}
+
+std::string no_map_reason(const ir::Program& program) {
+  if (!program.mask_mod) return "the program has no mask_mod, so every tile is visited and none needs classifying";
+  if (program.block_indices) return "the program's BlockIndices list already decides which kv blocks are visited";
+  return "its mask_mod reads no captured tensor: kv ranges and tile classes come in closed form, so there is "
+         "nothing to build";
+}
+
+}  // namespace
+
+std::size_t tile_map_bytes(const codegen::GeneratedKernel& kernel, const MaskShape& shape) {
+  if (kernel.tile_map_entry.empty() || shape.B < 1 || shape.Hq < 1 || shape.Tq < 1 || shape.Tkv < 1) return 0;
+  return static_cast<std::size_t>(geometry(kernel, shape).ints()) * sizeof(int);
+}
+
+TileMapPlan plan_tile_map(const codegen::GeneratedKernel& kernel, const ir::Program& program,
+                          const TensorView& storage, const MaskShape& shape, const BlockMaskOptions& options) {
+  const std::string context = kernel.entry + ": build_block_mask";
+  Problems problems;
+  if (kernel.tile_map_entry.empty()) {
+    problems.add(no_map_reason(program));
+    problems.raise_if_any(context);
+  }
+  check_shape(shape, problems);
+  const Device device = storage.device.is_cuda() ? storage.device : Device::cuda(0);
+  check_placement("storage", storage, device, 4, problems);
+  const std::size_t need = tile_map_bytes(kernel, shape);
+  const std::size_t have = static_cast<std::size_t>(storage.numel()) * static_cast<std::size_t>(dtype_size(storage.dtype));
+  if (need > 0 && have < need)
+    problems.add(fmt::format("storage holds {} bytes, but a map for B={} Hq={} Tq={} Tkv={} needs {} "
+                             "(Kernel::block_mask_bytes)",
+                             have, shape.B, shape.Hq, shape.Tq, shape.Tkv, need));
+  if (!contiguous(storage)) problems.add("storage must be contiguous (the map is written as one block)");
+  ir::Env env = resolve_bindings(program, options.bind, device, problems);
+  problems.raise_if_any(context);
+
+  const MapGeometry g = geometry(kernel, shape);
+  TileMapPlan plan;
+  int* base = static_cast<int*>(storage.data);
+  plan.args.counts = base;
+  plan.args.entries = base + g.rows();
+  plan.args.Tq = shape.Tq;
+  plan.args.Tkv = shape.Tkv;
+  plan.args.n_q_tiles = g.q_tiles;
+  plan.args.n_kv_tiles = g.kv_tiles;
+  plan.args.Hm = g.maps_h;
+  plan.params = pack_params(kernel.params, env);
+  for (const auto& f : compiler::extents_layout(program))
+    plan.extents.push_back(static_cast<long long>(env.tensors.at(f.owner).shape.at(static_cast<std::size_t>(f.dim))));
+  plan.launch.grid[0] = static_cast<unsigned>(g.q_tiles);
+  plan.launch.grid[1] = static_cast<unsigned>(g.maps_h);
+  plan.launch.grid[2] = static_cast<unsigned>(g.maps_b);
+  plan.launch.block[0] = static_cast<unsigned>(kernel.tile_map_threads);
+
+  BlockMask& m = plan.mask;
+  m.storage = storage.data;
+  m.device = device.index;
+  m.kernel = kernel.entry;
+  m.block_m = kernel.tile.block_m;
+  m.block_n = kernel.tile.block_n;
+  m.B = shape.B;
+  m.Hq = shape.Hq;
+  m.Tq = shape.Tq;
+  m.Tkv = shape.Tkv;
+  m.per_batch = kernel.tile_map_per_batch;
+  m.per_head = kernel.tile_map_per_head;
+  m.q_tiles = g.q_tiles;
+  m.kv_tiles = g.kv_tiles;
+  m.kernel_id = block_mask_kernel_id(kernel);
+  m.bindings_id = block_mask_bindings_id(env);
+  return plan;
+}
+
+void launch_tile_map(const codegen::GeneratedKernel& kernel, jit::ContextFunctions& functions, TileMapPlan& plan,
+                     void* stream) {
+  plan.launch.stream = static_cast<CUstream>(stream);
+  // Extents is never empty: a builder exists only when the mask reads a capture.
+  void* args[] = {&plan.args, plan.params.data(), plan.extents.data()};
+  launch_entry(kernel.tile_map_entry, kernel.spec.arch, functions, plan.mask.device, plan.launch, args);
+}
+
+void check_block_mask(const codegen::GeneratedKernel& kernel, const BlockMask& m, const MaskShape& s,
+                      const Device& device, const ir::Env& env, Problems& problems) {
+  if (m.empty()) {
+    problems.add("block_mask is empty (build it with Kernel::build_block_mask)");
+    return;
+  }
+  if (kernel.tile_map_entry.empty()) {
+    problems.add("block_mask given, but this kernel's mask reads no captured tensor and follows no block mask");
+    return;
+  }
+  if (m.kernel != kernel.entry || m.block_m != kernel.tile.block_m || m.block_n != kernel.tile.block_n) {
+    problems.add(fmt::format("block_mask was built by kernel {} with {}x{} tiles, not by this one ({}x{} tiles)",
+                             m.kernel, m.block_m, m.block_n, kernel.tile.block_m, kernel.tile.block_n));
+    return;
+  }
+  if (m.kernel_id != block_mask_kernel_id(kernel)) {
+    problems.add(fmt::format("block_mask was built by another program's kernel of the same name ({})", m.kernel));
+    return;
+  }
+  if (m.bindings_id != block_mask_bindings_id(env))
+    problems.add("block_mask was built with other scalar values or tensor shapes than this call binds; rebuild it");
+  auto same = [&](const char* what, int built, int now) {
+    if (built != now) problems.add(fmt::format("block_mask was built for {}={}, but this call has {}={}", what, built, what, now));
+  };
+  same("Tq", m.Tq, s.Tq);
+  same("Tkv", m.Tkv, s.Tkv);
+  if (m.per_batch) same("B", m.B, s.B);
+  if (m.per_head) same("Hq", m.Hq, s.Hq);
+  if (device.is_cuda() && m.device != device.index)
+    problems.add(fmt::format("block_mask lives on cuda:{}, but q is on cuda:{}", m.device, device.index));
+  const MapGeometry g = geometry(kernel, s);
+  if (m.q_tiles != g.q_tiles || m.kv_tiles != g.kv_tiles || m.per_batch != kernel.tile_map_per_batch ||
+      m.per_head != kernel.tile_map_per_head)
+    problems.add("block_mask's geometry does not match its shape (was it modified after build_block_mask?)");
+}
+
+void attach_block_mask(const BlockMask& m, HostAttnArgs& a) {
+  const int* base = static_cast<const int*>(m.storage);
+  a.tile_counts = base;
+  a.tile_entries = base + m.rows();
+  a.tm_h_stride = m.per_head ? m.q_tiles : 0;
+  a.tm_b_stride = m.per_batch ? m.maps_h() * m.q_tiles : 0;
+  a.tm_kv_tiles = m.kv_tiles;
+}
+
+}  // namespace flexjit::api

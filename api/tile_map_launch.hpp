@@ -1,0 +1,64 @@
+// Block masks on the runtime side: planning and launching the generated tile-map builder
+// (templates/tile_map.cuh), and checking a built map against a forward call before the attention
+// kernel is pointed at it. Planning is host only, like plan_forward: bad input is reported the
+// same with or without a GPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "codegen/sm80_fwd/generate.hpp"
+#include "flexjit/block_mask.hpp"
+#include "flexjit/options.hpp"
+#include "api/argument_problems.hpp"
+#include "api/attention_launch.hpp"
+#include "api/param_packing.hpp"
+
+namespace flexjit::api {
+
+// The host image of flexjit::TileMapArgs (templates/tile_map.cuh).
+struct HostTileMapArgs {
+  int* counts;
+  int* entries;
+  int Tq, Tkv;
+  int n_q_tiles, n_kv_tiles;
+  int Hm;
+};
+static_assert(sizeof(HostTileMapArgs) == 40 && alignof(HostTileMapArgs) == 8, "TileMapArgs layout");
+
+struct MaskShape {
+  int B, Hq, Tq, Tkv;
+};
+
+// Bytes of a map for `shape` (counts, then entries; see flexjit/block_mask.hpp).
+std::size_t tile_map_bytes(const codegen::GeneratedKernel& kernel, const MaskShape& shape);
+
+struct TileMapPlan {
+  HostTileMapArgs args{};
+  PackedParams params;
+  std::vector<long long> extents;  // Mods::Extents
+  jit::LaunchConfig launch;  // grid and block; the stream is set when launched
+  BlockMask mask;  // what the caller gets back once the launch is enqueued
+};
+
+// Checks the kernel (it must have a builder), the shape, the storage and the bindings; throws
+// flexjit::ArgumentError naming every problem.
+TileMapPlan plan_tile_map(const codegen::GeneratedKernel& kernel, const ir::Program& program,
+                          const TensorView& storage, const MaskShape& shape, const BlockMaskOptions& options);
+
+void launch_tile_map(const codegen::GeneratedKernel& kernel, jit::ContextFunctions& functions, TileMapPlan& plan,
+                     void* stream);
+
+// A map passed to forward: built by this kernel, for this shape and these scalar values and
+// tensor shapes, on this device.
+void check_block_mask(const codegen::GeneratedKernel& kernel, const BlockMask& mask, const MaskShape& shape,
+                      const Device& device, const ir::Env& env, Problems& problems);
+// The fingerprints a built map records (BlockMask::kernel_id, bindings_id).
+std::uint64_t block_mask_kernel_id(const codegen::GeneratedKernel& kernel);
+std::uint64_t block_mask_bindings_id(const ir::Env& env);
+
+// Points the attention kernel's arguments at a checked map.
+void attach_block_mask(const BlockMask& mask, HostAttnArgs& args);
+
+}  // namespace flexjit::api

@@ -1,0 +1,132 @@
+// CompiledMods / CompiledExprs with LLVM: build the module (llvm_mods), JIT it (llvm_jit), keep
+// the function pointers. Each instance owns its own LLVMContext and LLJIT, so instances compile
+// and run independently on any thread.
+#include "cpu/llvm_backend.hpp"
+
+#include <bit>
+#include <cstring>
+
+#include <llvm/IR/LLVMContext.h>
+
+#include "cpu/llvm_jit.hpp"
+#include "cpu/llvm_mods.hpp"
+
+namespace flexjit::cpu {
+
+using detail::i64;
+
+bool llvm_backend_available() {
+  static const bool usable = detail::host_target_usable();
+  return usable;
+}
+
+namespace {
+
+template <class Fn> Fn function(detail::Jit& jit, const char* name) { return reinterpret_cast<Fn>(jit.lookup(name)); }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// CompiledMods
+
+struct CompiledMods::Impl {
+  detail::Jit jit;
+  bool has_mask = false, has_score = false, has_sink = false;
+  detail::MaskFn mask = nullptr;
+  detail::ScoreFn score = nullptr;
+  detail::SinkFn sink = nullptr;
+  detail::MaskRowFn mask_row = nullptr;
+  detail::ScoreRowFn score_row = nullptr;
+};
+
+CompiledMods::CompiledMods(const ir::Program& p) : impl_(std::make_unique<Impl>()) {
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto m = impl_->jit.new_module(*ctx, p.name.empty() ? "flexjit_mods" : p.name);
+  detail::build_mod_functions(*m, p);
+  impl_->jit.add(std::move(ctx), std::move(m));
+  Impl& f = *impl_;
+  f.has_mask = p.mask_mod.has_value();
+  f.has_score = p.score_mod.has_value();
+  f.has_sink = p.sink.has_value();
+  f.mask = function<detail::MaskFn>(f.jit, detail::kMaskFn);
+  f.score = function<detail::ScoreFn>(f.jit, detail::kScoreFn);
+  f.sink = function<detail::SinkFn>(f.jit, detail::kSinkFn);
+  f.mask_row = function<detail::MaskRowFn>(f.jit, detail::kMaskRowFn);
+  f.score_row = function<detail::ScoreRowFn>(f.jit, detail::kScoreRowFn);
+}
+
+CompiledMods::~CompiledMods() = default;
+CompiledMods::CompiledMods(CompiledMods&&) noexcept = default;
+CompiledMods& CompiledMods::operator=(CompiledMods&&) noexcept = default;
+
+bool CompiledMods::has_mask() const { return impl_->has_mask; }
+bool CompiledMods::has_score() const { return impl_->has_score; }
+bool CompiledMods::has_sink() const { return impl_->has_sink; }
+
+bool CompiledMods::mask(const CpuBinding& a, i64 b, i64 h, i64 q, i64 kv) const {
+  const bool r = impl_->mask(a.args(), b, h, q, kv) != 0;
+  a.check();
+  return r;
+}
+
+float CompiledMods::score(const CpuBinding& a, i64 b, i64 h, i64 q, i64 kv, float s) const {
+  const float r = impl_->score(a.args(), b, h, q, kv, s);
+  a.check();
+  return r;
+}
+
+float CompiledMods::sink(const CpuBinding& a, i64 b, i64 h) const {
+  const float r = impl_->sink(a.args(), b, h);
+  a.check();
+  return r;
+}
+
+void CompiledMods::mask_row(const CpuBinding& a, i64 b, i64 h, i64 q, i64 kv0, i64 n, std::uint8_t* keep) const {
+  impl_->mask_row(a.args(), b, h, q, kv0, n, keep);
+}
+
+void CompiledMods::score_row(const CpuBinding& a, i64 b, i64 h, i64 q, i64 kv0, i64 n, const std::uint8_t* keep,
+                             float* s) const {
+  impl_->score_row(a.args(), b, h, q, kv0, n, keep, s);
+}
+
+// ---------------------------------------------------------------------------------------------
+// CompiledExprs
+
+struct CompiledExprs::Impl {
+  detail::Jit jit;
+  std::vector<ir::Type> types;
+  std::vector<detail::ExprFn> fns;
+};
+
+CompiledExprs::CompiledExprs(const ir::Program& decls, const std::vector<ir::Expr>& exprs)
+    : impl_(std::make_unique<Impl>()) {
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto m = impl_->jit.new_module(*ctx, "flexjit_exprs");
+  for (std::size_t i = 0; i < exprs.size(); ++i)
+    detail::build_expr_function(*m, decls, exprs[i], detail::expr_function_name(i));
+  impl_->jit.add(std::move(ctx), std::move(m));
+  for (std::size_t i = 0; i < exprs.size(); ++i) {
+    impl_->types.push_back(exprs[i].type());
+    impl_->fns.push_back(function<detail::ExprFn>(impl_->jit, detail::expr_function_name(i).c_str()));
+  }
+}
+
+CompiledExprs::~CompiledExprs() = default;
+CompiledExprs::CompiledExprs(CompiledExprs&&) noexcept = default;
+CompiledExprs& CompiledExprs::operator=(CompiledExprs&&) noexcept = default;
+
+std::size_t CompiledExprs::size() const { return impl_->fns.size(); }
+
+ir::Value CompiledExprs::evaluate(std::size_t i, const CpuBinding& a, const ir::Env& params) const {
+  const std::uint64_t bits = impl_->fns.at(i)(a.args(), params.b, params.h, params.q_idx, params.kv_idx, params.score);
+  a.check();
+  switch (impl_->types[i]) {
+    case ir::Type::Bool: return ir::Value::boolean(bits != 0);
+    case ir::Type::Int: return ir::Value::integer(static_cast<std::int64_t>(bits));
+    case ir::Type::Float: return ir::Value::real(std::bit_cast<float>(static_cast<std::uint32_t>(bits)));
+  }
+  return {};
+}
+
+}  // namespace flexjit::cpu

@@ -1,0 +1,79 @@
+#pragma once
+// The LLVM CPU back end: a program's mods JIT-compiled with ORC (LLJIT) to native functions that
+// compute exactly what the interpreter computes (interpreter.hpp states the semantics; the
+// property tests in tests/cpu check it bit for bit). No LLVM type appears here: the build may
+// leave LLVM out (FLEXJIT_WITH_LLVM), and then llvm_backend_available() is false and the
+// constructors throw.
+//
+// Compile once per program, bind per call:
+//   CompiledMods mods(program);            // JIT, optimised at O2 (tens of ms)
+//   CpuBinding bound(program, env);        // scalars and tensors (cpu_args.hpp)
+//   bool keep = mods.mask(bound, b, h, q, kv);
+// A missing mask_mod keeps every key, a missing score_mod returns score, a missing sink returns
+// -inf (as eval_mask / eval_score / eval_sink). Every call may run concurrently from any thread.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "cpu/args.hpp"
+#include "ir/interpreter.hpp"
+#include "ir/ir.hpp"
+
+namespace flexjit::cpu {
+
+// Whether this build has the LLVM back end (FLEXJIT_HAVE_LLVM) and it can target the host.
+bool llvm_backend_available();
+
+class CompiledMods {
+ public:
+  // Throws std::runtime_error when LLVM is unavailable or code generation fails.
+  explicit CompiledMods(const ir::Program& p);
+  ~CompiledMods();
+  CompiledMods(CompiledMods&&) noexcept;
+  CompiledMods& operator=(CompiledMods&&) noexcept;
+
+  bool has_mask() const;
+  bool has_score() const;
+  bool has_sink() const;
+
+  // One position. Throw std::runtime_error when a load went out of range (CpuBinding::check).
+  bool mask(const CpuBinding& a, std::int64_t b, std::int64_t h, std::int64_t q, std::int64_t kv) const;
+  float score(const CpuBinding& a, std::int64_t b, std::int64_t h, std::int64_t q, std::int64_t kv, float s) const;
+  float sink(const CpuBinding& a, std::int64_t b, std::int64_t h) const;
+
+  // A row of keys kv0 .. kv0 + n - 1 in one call, the mod inlined into the loop (the attention's
+  // hot path). keep[j] = mask(kv0 + j) as 0 / 1; s[j] = score(kv0 + j, s[j]) where keep[j] != 0,
+  // s[j] untouched elsewhere. Out-of-range loads are recorded, not thrown: call a.check().
+  void mask_row(const CpuBinding& a, std::int64_t b, std::int64_t h, std::int64_t q, std::int64_t kv0, std::int64_t n,
+                std::uint8_t* keep) const;
+  void score_row(const CpuBinding& a, std::int64_t b, std::int64_t h, std::int64_t q, std::int64_t kv0,
+                 std::int64_t n, const std::uint8_t* keep, float* s) const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Expressions of any type JIT-compiled together (one module, one compile) over a program's
+// declarations (its scalars and captures; its mods are ignored), each evaluated at given
+// parameters. The unit the property tests compare with ir::evaluate().
+class CompiledExprs {
+ public:
+  CompiledExprs(const ir::Program& decls, const std::vector<ir::Expr>& exprs);
+  ~CompiledExprs();
+  CompiledExprs(CompiledExprs&&) noexcept;
+  CompiledExprs& operator=(CompiledExprs&&) noexcept;
+
+  std::size_t size() const;
+  // Expression i at env's b, h, q_idx, kv_idx and score (its scalars and tensors come from the
+  // binding). Throws like CompiledMods::mask.
+  ir::Value evaluate(std::size_t i, const CpuBinding& a, const ir::Env& params) const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace flexjit::cpu

@@ -1,0 +1,204 @@
+// Default traversals. The dispatch is a switch on NodeKind: nodes carry no virtual accept(),
+// which keeps ir.hpp free of visitor types.
+#include "ir/ir_visitor.hpp"
+
+#include "ir/internal_error.hpp"
+
+namespace flexjit::ir {
+
+// ---------------------------------------------------------------------------------------------
+// IRVisitor
+
+void IRVisitor::walk(const Expr& e) {
+  internal_assert(e, "IRVisitor: undefined expression");
+  switch (e.kind()) {
+    case NodeKind::IntImm: return visit(e.as<IntImm>(), e);
+    case NodeKind::FloatImm: return visit(e.as<FloatImm>(), e);
+    case NodeKind::BoolImm: return visit(e.as<BoolImm>(), e);
+    case NodeKind::Var: return visit(e.as<Var>(), e);
+    case NodeKind::Load: return visit(e.as<Load>(), e);
+    case NodeKind::Cast: return visit(e.as<Cast>(), e);
+    case NodeKind::Unary: return visit(e.as<Unary>(), e);
+    case NodeKind::Binary: return visit(e.as<Binary>(), e);
+    case NodeKind::Compare: return visit(e.as<Compare>(), e);
+    case NodeKind::Select: return visit(e.as<Select>(), e);
+    case NodeKind::Call: return visit(e.as<Call>(), e);
+    case NodeKind::Let: return visit(e.as<Let>(), e);
+  }
+  internal_error("IRVisitor: bad node kind");
+}
+
+void IRVisitor::visit(const IntImm*, const Expr&) {}
+void IRVisitor::visit(const FloatImm*, const Expr&) {}
+void IRVisitor::visit(const BoolImm*, const Expr&) {}
+void IRVisitor::visit(const Var*, const Expr&) {}
+void IRVisitor::visit(const Load* op, const Expr&) {
+  for (const Expr& i : op->indices) walk(i);
+}
+void IRVisitor::visit(const Cast* op, const Expr&) { walk(op->value); }
+void IRVisitor::visit(const Unary* op, const Expr&) { walk(op->a); }
+void IRVisitor::visit(const Binary* op, const Expr&) {
+  walk(op->a);
+  walk(op->b);
+}
+void IRVisitor::visit(const Compare* op, const Expr&) {
+  walk(op->a);
+  walk(op->b);
+}
+void IRVisitor::visit(const Select* op, const Expr&) {
+  walk(op->cond);
+  walk(op->t);
+  walk(op->f);
+}
+void IRVisitor::visit(const Call* op, const Expr&) {
+  for (const Expr& a : op->args) walk(a);
+}
+void IRVisitor::visit(const Let* op, const Expr&) {
+  walk(op->value);
+  walk(op->body);
+}
+
+// ---------------------------------------------------------------------------------------------
+// IRMutator
+
+Expr IRMutator::mutate(const Expr& e) {
+  internal_assert(e, "IRMutator: undefined expression");
+  switch (e.kind()) {
+    case NodeKind::IntImm: return visit(e.as<IntImm>(), e);
+    case NodeKind::FloatImm: return visit(e.as<FloatImm>(), e);
+    case NodeKind::BoolImm: return visit(e.as<BoolImm>(), e);
+    case NodeKind::Var: return visit(e.as<Var>(), e);
+    case NodeKind::Load: return visit(e.as<Load>(), e);
+    case NodeKind::Cast: return visit(e.as<Cast>(), e);
+    case NodeKind::Unary: return visit(e.as<Unary>(), e);
+    case NodeKind::Binary: return visit(e.as<Binary>(), e);
+    case NodeKind::Compare: return visit(e.as<Compare>(), e);
+    case NodeKind::Select: return visit(e.as<Select>(), e);
+    case NodeKind::Call: return visit(e.as<Call>(), e);
+    case NodeKind::Let: return visit(e.as<Let>(), e);
+  }
+  internal_error("IRMutator: bad node kind");
+}
+
+namespace {
+
+// Mutates each element; returns whether any changed.
+bool mutate_list(IRMutator& m, const std::vector<Expr>& in, std::vector<Expr>& out) {
+  bool changed = false;
+  out.reserve(in.size());
+  for (const Expr& x : in) {
+    out.push_back(m.mutate(x));
+    changed = changed || !out.back().same_as(x);
+  }
+  return changed;
+}
+
+}  // namespace
+
+Expr IRMutator::visit(const IntImm*, const Expr& e) { return e; }
+Expr IRMutator::visit(const FloatImm*, const Expr& e) { return e; }
+Expr IRMutator::visit(const BoolImm*, const Expr& e) { return e; }
+Expr IRMutator::visit(const Var*, const Expr& e) { return e; }
+
+Expr IRMutator::visit(const Load* op, const Expr& e) {
+  std::vector<Expr> idx;
+  if (!mutate_list(*this, op->indices, idx)) return e;
+  return Load::make(op->tensor, op->dtype, std::move(idx), op->pos);
+}
+
+Expr IRMutator::visit(const Cast* op, const Expr& e) {
+  Expr v = mutate(op->value);
+  if (v.same_as(op->value)) return e;
+  return Cast::make(op->type, std::move(v), op->pos);
+}
+
+Expr IRMutator::visit(const Unary* op, const Expr& e) {
+  Expr a = mutate(op->a);
+  if (a.same_as(op->a)) return e;
+  return Unary::make(op->op, std::move(a), op->pos);
+}
+
+Expr IRMutator::visit(const Binary* op, const Expr& e) {
+  Expr a = mutate(op->a), b = mutate(op->b);
+  if (a.same_as(op->a) && b.same_as(op->b)) return e;
+  return Binary::make(op->op, std::move(a), std::move(b), op->pos);
+}
+
+Expr IRMutator::visit(const Compare* op, const Expr& e) {
+  Expr a = mutate(op->a), b = mutate(op->b);
+  if (a.same_as(op->a) && b.same_as(op->b)) return e;
+  return Compare::make(op->op, std::move(a), std::move(b), op->pos);
+}
+
+Expr IRMutator::visit(const Select* op, const Expr& e) {
+  Expr c = mutate(op->cond), t = mutate(op->t), f = mutate(op->f);
+  if (c.same_as(op->cond) && t.same_as(op->t) && f.same_as(op->f)) return e;
+  return Select::make(std::move(c), std::move(t), std::move(f), op->pos);
+}
+
+Expr IRMutator::visit(const Call* op, const Expr& e) {
+  std::vector<Expr> args;
+  if (!mutate_list(*this, op->args, args)) return e;
+  return Call::make(op->fn, std::move(args), op->pos);
+}
+
+Expr IRMutator::visit(const Let* op, const Expr& e) {
+  Expr v = mutate(op->value), b = mutate(op->body);
+  if (v.same_as(op->value) && b.same_as(op->body)) return e;
+  return Let::make(op->name, std::move(v), std::move(b), op->pos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generic children
+
+std::vector<Expr> children(const Expr& e) {
+  switch (e.kind()) {
+    case NodeKind::IntImm:
+    case NodeKind::FloatImm:
+    case NodeKind::BoolImm:
+    case NodeKind::Var: return {};
+    case NodeKind::Load: return e.as<Load>()->indices;
+    case NodeKind::Cast: return {e.as<Cast>()->value};
+    case NodeKind::Unary: return {e.as<Unary>()->a};
+    case NodeKind::Binary: return {e.as<Binary>()->a, e.as<Binary>()->b};
+    case NodeKind::Compare: return {e.as<Compare>()->a, e.as<Compare>()->b};
+    case NodeKind::Select: return {e.as<Select>()->cond, e.as<Select>()->t, e.as<Select>()->f};
+    case NodeKind::Call: return e.as<Call>()->args;
+    case NodeKind::Let: return {e.as<Let>()->value, e.as<Let>()->body};
+  }
+  internal_error("children: bad node kind");
+}
+
+Expr with_children(const Expr& e, const std::vector<Expr>& kids) {
+  const std::vector<Expr> old = children(e);
+  internal_assert(old.size() == kids.size(), "with_children: wrong number of children");
+  bool changed = false;
+  for (std::size_t i = 0; i < old.size(); ++i) changed = changed || !old[i].same_as(kids[i]);
+  if (!changed) return e;
+  const SourcePos p = e->pos;
+  switch (e.kind()) {
+    case NodeKind::Load: return Load::make(e.as<Load>()->tensor, e.as<Load>()->dtype, kids, p);
+    case NodeKind::Cast: return Cast::make(e.type(), kids[0], p);
+    case NodeKind::Unary: return Unary::make(e.as<Unary>()->op, kids[0], p);
+    case NodeKind::Binary: return Binary::make(e.as<Binary>()->op, kids[0], kids[1], p);
+    case NodeKind::Compare: return Compare::make(e.as<Compare>()->op, kids[0], kids[1], p);
+    case NodeKind::Select: return Select::make(kids[0], kids[1], kids[2], p);
+    case NodeKind::Call: return Call::make(e.as<Call>()->fn, kids, p);
+    case NodeKind::Let: return Let::make(e.as<Let>()->name, kids[0], kids[1], p);
+    default: internal_error("with_children: leaf node has no children");
+  }
+}
+
+bool is_conditional_child(const Expr& e, std::size_t i) {
+  if (const Binary* b = e.as<Binary>()) return i == 1 && (b->op == BinaryOp::And || b->op == BinaryOp::Or);
+  if (e.as<Select>()) return i == 1 || i == 2;
+  return false;
+}
+
+Program transform_mods(Program p, const std::function<Expr(const Expr&)>& pass) {
+  for (std::optional<Mod>* m : {&p.mask_mod, &p.score_mod, &p.sink})
+    if (*m && (*m)->body) (*m)->body = pass((*m)->body);
+  return p;
+}
+
+}  // namespace flexjit::ir

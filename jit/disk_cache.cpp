@@ -1,0 +1,280 @@
+#include "jit/disk_cache.hpp"
+
+#include "jit/sha256.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <stdexcept>
+#include <utility>
+
+namespace flexjit::jit {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr char kMagic[8] = {'F', 'J', 'K', 'C', 'A', 'C', 'H', 'E'};
+constexpr const char* kTempPrefix = ".tmp-";
+// clear() leaves younger temp files alone: they may belong to a writer that is still running.
+constexpr auto kStaleTempAge = std::chrono::minutes(10);
+
+struct FileHeader {
+  std::uint32_t version = 0;
+  std::uint32_t header_size = 0;
+  std::uint64_t payload_size = 0;
+  Sha256Digest key_digest{};
+  Sha256Digest payload_digest{};
+};
+
+void put_le(unsigned char* p, std::uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) p[i] = static_cast<unsigned char>(v >> (8 * i));
+}
+
+std::uint64_t get_le(const unsigned char* p, int bytes) {
+  std::uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= std::uint64_t(p[i]) << (8 * i);
+  return v;
+}
+
+void encode(const FileHeader& h, unsigned char (&out)[DiskCache::kHeaderSize]) {
+  std::memset(out, 0, sizeof out);
+  std::memcpy(out, kMagic, 8);
+  put_le(out + 8, h.version, 4);
+  put_le(out + 12, h.header_size, 4);
+  put_le(out + 16, h.payload_size, 8);
+  std::memcpy(out + 24, h.key_digest.data(), 32);
+  std::memcpy(out + 56, h.payload_digest.data(), 32);
+}
+
+bool decode(const unsigned char (&in)[DiskCache::kHeaderSize], FileHeader& h) {
+  if (std::memcmp(in, kMagic, 8) != 0) return false;
+  h.version = static_cast<std::uint32_t>(get_le(in + 8, 4));
+  h.header_size = static_cast<std::uint32_t>(get_le(in + 12, 4));
+  h.payload_size = get_le(in + 16, 8);
+  std::memcpy(h.key_digest.data(), in + 24, 32);
+  std::memcpy(h.payload_digest.data(), in + 56, 32);
+  return true;
+}
+
+bool write_all(int fd, const void* data, std::size_t size) {
+  auto* p = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+bool read_all(int fd, void* data, std::size_t size) {
+  auto* p = static_cast<char*>(data);
+  while (size > 0) {
+    ssize_t n = ::read(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;  // error or unexpected end of file (truncated)
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) : fd_(fd) {}
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileDescriptor(const FileDescriptor&) = delete;
+  FileDescriptor& operator=(const FileDescriptor&) = delete;
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+void validate_key(const std::string& key) {
+  if (key.empty() || key.front() == '.' || key.find('/') != std::string::npos ||
+      key.find('\0') != std::string::npos || key.size() > 200)
+    throw std::invalid_argument("flexjit: '" + key + "' cannot name a kernel cache file");
+}
+
+std::chrono::system_clock::time_point to_time_point(const struct timespec& ts) {
+  using namespace std::chrono;
+  return system_clock::time_point(duration_cast<system_clock::duration>(seconds(ts.tv_sec) + nanoseconds(ts.tv_nsec)));
+}
+
+bool ends_with(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+DiskCache::DiskCache(fs::path directory, WarnFn warn)
+    : directory_(std::move(directory)), warn_(std::move(warn)) {
+  if (!warn_) warn_ = [](const std::string& message) { std::cerr << message << std::endl; };
+}
+
+void DiskCache::disable(const std::string& reason) {
+  usable_.store(false);
+  {
+    std::lock_guard lock(reason_mutex_);
+    if (reason_.empty()) reason_ = reason;
+  }
+  if (!warned_.exchange(true))
+    warn_(fmt::format("flexjit: kernel cache directory '{}' is not usable ({}); caching in memory only",
+                      directory_.string(), reason));
+}
+
+bool DiskCache::usable() {
+  std::call_once(checked_, [this] {
+    if (directory_.empty()) {
+      disable("no home directory; set FLEXJIT_CACHE_DIR");
+      return;
+    }
+    std::error_code ec;
+    fs::create_directories(directory_, ec);
+    if (ec) {
+      disable("cannot create it: " + ec.message());
+    } else if (!fs::is_directory(directory_, ec)) {
+      disable("not a directory");
+    } else if (::access(directory_.c_str(), R_OK | W_OK | X_OK) != 0) {
+      disable(std::string("cannot write to it: ") + std::strerror(errno));
+    } else {
+      usable_.store(true);
+    }
+  });
+  return usable_.load(std::memory_order_relaxed);
+}
+
+std::string DiskCache::unusable_reason() {
+  if (usable()) return {};
+  std::lock_guard lock(reason_mutex_);
+  return reason_;
+}
+
+fs::path DiskCache::path_for(const std::string& key) const {
+  validate_key(key);
+  return directory_ / (key + kExtension);
+}
+
+DiskLookup DiskCache::load(const std::string& key, std::vector<char>& payload) {
+  fs::path path = path_for(key);
+  if (!usable()) return DiskLookup::disabled;
+  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return DiskLookup::miss;  // ENOENT, or unreadable: either way not a hit
+
+  struct stat st {};
+  unsigned char raw[kHeaderSize];
+  FileHeader header;
+  if (::fstat(fd.get(), &st) != 0 || static_cast<std::uint64_t>(st.st_size) < kHeaderSize ||
+      !read_all(fd.get(), raw, kHeaderSize) || !decode(raw, header) ||
+      header.version != kFileFormatVersion || header.header_size != kHeaderSize ||
+      header.payload_size != static_cast<std::uint64_t>(st.st_size) - kHeaderSize ||
+      header.key_digest != sha256(key))
+    return DiskLookup::rejected;
+
+  payload.resize(header.payload_size);
+  if (!read_all(fd.get(), payload.data(), payload.size()) || sha256(payload) != header.payload_digest) {
+    payload.clear();
+    return DiskLookup::rejected;
+  }
+  return DiskLookup::hit;
+}
+
+bool DiskCache::store(const std::string& key, std::span<const char> payload) {
+  fs::path path = path_for(key);
+  if (!usable()) return false;
+
+  std::string temp = (directory_ / (kTempPrefix + key + "-XXXXXX")).string();
+  FileDescriptor fd(::mkostemp(temp.data(), O_CLOEXEC));
+  if (fd.get() < 0) {
+    disable(std::string("cannot create a file in it: ") + std::strerror(errno));
+    return false;
+  }
+  ::fchmod(fd.get(), 0644);  // mkstemp makes 0600; a shared cache directory wants readable entries
+
+  FileHeader header;
+  header.version = kFileFormatVersion;
+  header.header_size = kHeaderSize;
+  header.payload_size = payload.size();
+  header.key_digest = sha256(key);
+  header.payload_digest = sha256(payload);
+  unsigned char raw[kHeaderSize];
+  encode(header, raw);
+
+  bool ok = write_all(fd.get(), raw, sizeof raw) && write_all(fd.get(), payload.data(), payload.size());
+  int saved = errno;
+  if (::close(fd.release()) != 0 && ok) {
+    ok = false;
+    saved = errno;
+  }
+  if (ok && ::rename(temp.c_str(), path.c_str()) != 0) {
+    ok = false;
+    saved = errno;
+  }
+  if (!ok) {
+    ::unlink(temp.c_str());
+    disable(fmt::format("cannot write '{}': {}", path.filename().string(), std::strerror(saved)));
+  }
+  return ok;
+}
+
+bool DiskCache::remove(const std::string& key) {
+  std::error_code ec;
+  return fs::remove(path_for(key), ec);
+}
+
+std::vector<DiskEntry> DiskCache::list() const {
+  std::vector<DiskEntry> entries;
+  std::error_code ec;
+  for (fs::directory_iterator it(directory_, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    struct stat st {};
+    if (name.front() == '.' || !ends_with(name, kExtension) || ::lstat(it->path().c_str(), &st) != 0 ||
+        !S_ISREG(st.st_mode))
+      continue;
+    name.resize(name.size() - std::strlen(kExtension));
+    entries.push_back({std::move(name), static_cast<std::uintmax_t>(st.st_size), to_time_point(st.st_mtim)});
+  }
+  std::sort(entries.begin(), entries.end(), [](const DiskEntry& a, const DiskEntry& b) { return a.key < b.key; });
+  return entries;
+}
+
+DiskStats DiskCache::stats() const {
+  DiskStats s;
+  s.directory = directory_;
+  std::error_code ec;
+  s.usable = !directory_.empty() && fs::is_directory(directory_, ec) &&
+             ::access(directory_.c_str(), R_OK | W_OK | X_OK) == 0;
+  for (const DiskEntry& e : list()) {
+    ++s.entries;
+    s.bytes += e.bytes;
+  }
+  return s;
+}
+
+std::size_t DiskCache::clear() {
+  std::size_t removed = 0;
+  std::error_code ec;
+  auto stale_before = std::chrono::system_clock::now() - kStaleTempAge;
+  for (fs::directory_iterator it(directory_, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    struct stat st {};
+    if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    bool entry = name.front() != '.' && ends_with(name, kExtension);
+    bool stale_temp = name.starts_with(kTempPrefix) && to_time_point(st.st_mtim) < stale_before;
+    if ((entry || stale_temp) && ::unlink(it->path().c_str()) == 0) ++removed;
+  }
+  return removed;
+}
+
+}  // namespace flexjit::jit
