@@ -54,7 +54,7 @@ DeviceFacts& facts() {
 ForwardPlan plan_forward(const codegen::GeneratedKernel& kernel, const ir::Program& program, DType dtype,
                          const ForwardTensors& t, const ForwardOptions& options) {
   Problems problems;
-  auto shape = check_attention_tensors(t.q, t.k, t.v, t.out, options.lse, options.scale, kernel.spec.head_dim, dtype,
+  auto shape = check_attention_tensors(t.q, t.k, t.v, t.out, options.lse, options.scale, kernel.target.head_dim, dtype,
                                        problems);
   const Device device = t.q.device.is_cuda() ? t.q.device : Device::cuda(0);
   ir::Env env = resolve_bindings(program, options.bind, device, problems);
@@ -80,7 +80,7 @@ ForwardPlan plan_forward(const codegen::GeneratedKernel& kernel, const ir::Progr
   a.k_b = t.k.stride(0), a.k_h = t.k.stride(1), a.k_t = t.k.stride(2);
   a.v_b = t.v.stride(0), a.v_h = t.v.stride(1), a.v_t = t.v.stride(2);
   a.o_b = t.out.stride(0), a.o_h = t.out.stride(1), a.o_t = t.out.stride(2);
-  a.scale = options.scale ? *options.scale : 1.0f / std::sqrt(static_cast<float>(kernel.spec.head_dim));
+  a.scale = options.scale ? *options.scale : 1.0f / std::sqrt(static_cast<float>(kernel.target.head_dim));
   a.scale_log2 = a.scale * kLog2e;
   if (options.block_mask) attach_block_mask(*options.block_mask, a);
 
@@ -90,7 +90,7 @@ ForwardPlan plan_forward(const codegen::GeneratedKernel& kernel, const ir::Progr
   plan.launch.grid[1] = static_cast<unsigned>(shape->Hq);
   plan.launch.grid[2] = static_cast<unsigned>(shape->B);
   plan.launch.block[0] = static_cast<unsigned>(kernel.tile.threads());
-  plan.launch.shared_bytes = static_cast<unsigned>(kernel.tile.shared_bytes(kernel.spec.head_dim));
+  plan.launch.shared_bytes = static_cast<unsigned>(kernel.shared_bytes);
   plan.device = device.index;
   return plan;
 }
@@ -99,7 +99,7 @@ void launch_forward(const codegen::GeneratedKernel& kernel, jit::ContextFunction
                     void* stream) {
   plan.launch.stream = static_cast<CUstream>(stream);
   void* args[] = {&plan.args, plan.params.data()};
-  launch_entry(kernel.entry, kernel.spec.arch, functions, plan.device, plan.launch, args);
+  launch_entry(kernel.entry, kernel.target.arch, functions, plan.device, plan.launch, args);
 }
 
 void launch_entry(const std::string& entry, const std::string& compiled_arch, jit::ContextFunctions& functions,

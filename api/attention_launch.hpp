@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "codegen/sm80_fwd/generate.hpp"
+#include "codegen/families.hpp"
 #include "flexjit/options.hpp"
 #include "jit/context_functions.hpp"
 #include "jit/module.hpp"

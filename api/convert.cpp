@@ -72,9 +72,9 @@ DType from_ir(ir::DType d) {
   return DType::f32;
 }
 
-codegen::ElementType element_type(DType d) {
-  if (d == DType::bf16) return codegen::ElementType::BF16;
-  if (d == DType::fp16) return codegen::ElementType::FP16;
+compiler::ElementType element_type(DType d) {
+  if (d == DType::bf16) return compiler::ElementType::BF16;
+  if (d == DType::fp16) return compiler::ElementType::FP16;
   throw Error(fmt::format("dtype {} is not supported for q, k, v and out: kernels take bf16 or fp16", dtype_name(d)));
 }
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "ir/ir.hpp"
-#include "codegen/sm80_fwd/tiles.hpp"
+#include "compiler/target.hpp"
 #include "flexjit/dtype.hpp"
 
 namespace flexjit::api {
@@ -11,6 +11,6 @@ namespace flexjit::api {
 ir::DType to_ir(DType d);
 DType from_ir(ir::DType d);
 // bf16 / fp16; throws flexjit::Error for any other dtype.
-codegen::ElementType element_type(DType d);
+compiler::ElementType element_type(DType d);
 
 }  // namespace flexjit::api

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "codegen/sm80_fwd/generate.hpp"
+#include "codegen/families.hpp"
 #include "flexjit/error.hpp"
 #include "api/convert.hpp"
 #include "api/kernel_impl.hpp"
@@ -15,12 +15,8 @@
 namespace flexjit {
 namespace {
 
-// What code generation assumes when there is no driver to ask: the GPU host's arch. The source
-// can be read and compiled; a launch needs the driver anyway.
-constexpr const char* kArchWithoutDriver = "sm_90a";
-
 std::string default_arch() {
-  if (!jit::driver_available()) return kArchWithoutDriver;
+  if (!jit::driver_available()) return compiler::kArchWithoutDriver;
   try {
     const int current = jit::current_context_device();
     return jit::device_arch(current >= 0 ? current : 0);
@@ -47,17 +43,17 @@ Engine& Engine::operator=(Engine&&) noexcept = default;
 
 Kernel Engine::compile(const Program& program, const CompileOptions& options) {
   auto source = detail::ProgramAccess::shared(program);
-  codegen::KernelSpec spec;
-  spec.head_dim = options.head_dim;
-  spec.dtype = api::element_type(options.dtype);
-  spec.arch = options.arch.empty() ? default_arch() : options.arch;
+  compiler::KernelTarget target;
+  target.head_dim = options.head_dim;
+  target.dtype = api::element_type(options.dtype);
+  target.arch = options.arch.empty() ? default_arch() : options.arch;
   if (options.tile)
-    spec.tile = codegen::TileRequest{options.tile->block_m, options.tile->block_n, options.tile->warps,
+    target.tile = compiler::TileRequest{options.tile->block_m, options.tile->block_n, options.tile->warps,
                                       options.tile->stages, options.tile->q_in_registers};
   codegen::GeneratedKernel generated;
   try {
-    generated = codegen::generate_forward_kernel(source->ir, spec, &source->file);
-  } catch (const std::invalid_argument& e) {
+    generated = codegen::generate_kernel(source->ir, target, &source->file);
+  } catch (const Error& e) {
     throw Error(fmt::format("{}: {}", program.name(), e.what()));
   }
   jit::ArtifactPtr artifact;

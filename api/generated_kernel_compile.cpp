@@ -51,7 +51,7 @@ jit::CompileRequest compile_request(const codegen::GeneratedKernel& kernel, jit:
   jit::CompileRequest r;
   r.source = kernel.source;
   r.source_name = kernel.entry + ".cu";
-  r.arch = kernel.spec.arch;
+  r.arch = kernel.target.arch;
   r.output = output;
   // Every embedded template travels with the request (and so into the cache key), so a change
   // to any template invalidates cached kernels.

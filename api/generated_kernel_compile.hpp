@@ -3,7 +3,7 @@
 // the embedded template headers, compiled through the kernel cache.
 #include <string>
 
-#include "codegen/sm80_fwd/generate.hpp"
+#include "codegen/families.hpp"
 #include "jit/kernel_cache.hpp"
 #include "jit/nvrtc_compiler.hpp"
 

@@ -16,9 +16,9 @@ std::string Kernel::cuda_source(bool with_templates) const {
   return with_templates ? api::expand_includes(impl_->generated.source) : impl_->generated.source;
 }
 const std::string& Kernel::entry_name() const { return impl_->generated.entry; }
-int Kernel::head_dim() const { return impl_->generated.spec.head_dim; }
+int Kernel::head_dim() const { return impl_->generated.target.head_dim; }
 DType Kernel::dtype() const { return impl_->dtype; }
-const std::string& Kernel::arch() const { return impl_->generated.spec.arch; }
+const std::string& Kernel::arch() const { return impl_->generated.target.arch; }
 
 TileShape Kernel::tile() const {
   const codegen::TileConfig& t = impl_->generated.tile;
@@ -35,7 +35,7 @@ Kernel::Resources Kernel::resources(int device) const {
                    "cuFuncGetAttribute(NUM_REGS)");
     jit::check(jit::driver().cuFuncGetAttribute(&r.local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f),
                    "cuFuncGetAttribute(LOCAL_SIZE_BYTES)");
-    r.shared_bytes = g.tile.shared_bytes(g.spec.head_dim);
+    r.shared_bytes = g.shared_bytes;
     return r;
   } catch (const jit::DriverUnavailable& e) {
     throw Error(fmt::format("{}: cannot load the kernel: {}", g.entry, e.what()));

@@ -3,7 +3,7 @@
 
 #include <memory>
 
-#include "codegen/sm80_fwd/generate.hpp"
+#include "codegen/families.hpp"
 #include "flexjit/engine.hpp"
 #include "flexjit/kernel.hpp"
 #include "api/program_impl.hpp"
@@ -20,7 +20,7 @@ struct Engine::State {
 struct Kernel::Impl {
   Impl(std::shared_ptr<const Program::Impl> p, codegen::GeneratedKernel g, jit::ArtifactPtr a, DType d)
       : program(std::move(p)), generated(std::move(g)), artifact(a), dtype(d),
-        functions(a, generated.entry, generated.tile.shared_bytes(generated.spec.head_dim)),
+        functions(a, generated.entry, generated.shared_bytes),
         tile_map_functions(std::move(a), generated.tile_map_entry, 0) {}
 
   std::shared_ptr<const Program::Impl> program;  // the bindings are checked against its declarations

@@ -148,7 +148,7 @@ void launch_tile_map(const codegen::GeneratedKernel& kernel, jit::ContextFunctio
   plan.launch.stream = static_cast<CUstream>(stream);
   // Extents is never empty: a builder exists only when the mask reads a capture.
   void* args[] = {&plan.args, plan.params.data(), plan.extents.data()};
-  launch_entry(kernel.tile_map_entry, kernel.spec.arch, functions, plan.mask.device, plan.launch, args);
+  launch_entry(kernel.tile_map_entry, kernel.target.arch, functions, plan.mask.device, plan.launch, args);
 }
 
 void check_block_mask(const codegen::GeneratedKernel& kernel, const BlockMask& m, const MaskShape& s,

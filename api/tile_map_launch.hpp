@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "codegen/sm80_fwd/generate.hpp"
+#include "codegen/families.hpp"
 #include "flexjit/block_mask.hpp"
 #include "flexjit/options.hpp"
 #include "api/argument_problems.hpp"

@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "codegen/sm80_fwd/generate.hpp"
+#include "codegen/families.hpp"
 #include "compiler/pipeline.hpp"
 #include "api/generated_kernel_compile.hpp"
 #include "jit/kernel_cache.hpp"
@@ -39,7 +39,7 @@ codegen::GeneratedKernel generate(const fs::path& program) {
   std::stringstream ss;
   ss << in.rdbuf();
   dsl::SourceFile file(program.filename().string(), ss.str());
-  return codegen::generate_forward_kernel(compiler::build_ir(file), {128, codegen::ElementType::BF16, "sm_90a"}, &file);
+  return codegen::generate_kernel(compiler::build_ir(file), {128, compiler::ElementType::BF16, "sm_90a"}, &file);
 }
 
 // Child process: open the cache directory and fetch the kernel (key computed here too, as a

@@ -90,16 +90,6 @@ std::string load_expr(const ir::Load& n, const std::string& offset, const VarSpe
 // What the mod parameters can be: the kernel passes q_idx and kv_idx as non-negative ints, and b
 // and h are grid indices (gridDim.z and .y are at most 65535). Everything else (scalars, loads,
 // kv_range's variables) stays unbounded.
-const ir::BoundsEnv& mod_param_ranges() {
-  static const ir::BoundsEnv env = [] {
-    ir::BoundsEnv e;
-    const IntInterval index{0, std::numeric_limits<std::int32_t>::max()}, grid{0, 65534};
-    e.set(ir::kParamQ, index).set(ir::kParamKv, index).set(ir::kParamBatch, grid).set(ir::kParamHead, grid);
-    return e;
-  }();
-  return env;
-}
-
 class ValueEmitter {
  public:
   ValueEmitter(CudaWriter& w, const VarSpelling& vars, const Precomputed* done, const ir::IntRanges* ranges)
@@ -480,8 +470,8 @@ class BoundsEmitter {
 
 }  // namespace
 
-std::string emit_value(const Expr& e, CudaWriter& w, const VarSpelling& vars, const Precomputed* done) {
-  const ir::IntRanges ranges = ir::int_ranges(e, mod_param_ranges());
+std::string emit_value(const Expr& e, CudaWriter& w, const VarSpelling& vars, const ir::IntRanges& ranges,
+                       const Precomputed* done) {
   ValueEmitter emitter(w, vars, done, &ranges);
   return emitter.emit(e);
 }

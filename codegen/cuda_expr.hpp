@@ -8,6 +8,7 @@
 #include <string>
 
 #include "codegen/cuda_writer.hpp"
+#include "ir/bounds.hpp"
 #include "ir/ir.hpp"
 
 namespace flexjit::codegen {
@@ -21,7 +22,9 @@ const char* cuda_type(ir::Type t);  // "bool", "long long", "float"
 using Precomputed = std::map<const ir::Node*, std::string>;
 
 // Returns a C++ expression computing e; Let bindings are written to w as statements first.
-std::string emit_value(const ir::Expr& e, CudaWriter& w, const VarSpelling& vars, const Precomputed* done = nullptr);
+// `ranges` (the plan's int_ranges) says which Int operations are exact in 32 bits.
+std::string emit_value(const ir::Expr& e, CudaWriter& w, const VarSpelling& vars, const ir::IntRanges& ranges,
+                       const Precomputed* done = nullptr);
 
 // How the bounds of a load from a captured tensor are taken:
 //   DtypeRange: any value of its dtype (what the host analysis assumes; per-tile classify).

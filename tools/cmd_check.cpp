@@ -3,7 +3,7 @@
 
 #include <iostream>
 
-#include "codegen/sm80_fwd/generate.hpp"
+#include "compiler/plan.hpp"
 #include "ir/ir_printer.hpp"
 #include "compiler/kv_range.hpp"
 #include "compiler/pipeline.hpp"
@@ -38,7 +38,7 @@ std::string key_plan(const ir::Program& p) {
                       : fmt::format("[{}, {}) for the query tile [q_lo, q_hi], clipped to [0, Tkv)",
                                     r.unclipped_lo ? ir::to_string(r.unclipped_lo) : "0",
                                     r.unclipped_hi ? ir::to_string(r.unclipped_hi) : "Tkv");
-  if (codegen::needs_tile_map(p)) s += "; tiles classified by a block mask built from the tensors it reads";
+  if (compiler::tile_map_needs(p).needed) s += "; tiles classified by a block mask built from the tensors it reads";
   return s;
 }
 

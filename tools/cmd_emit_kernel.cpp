@@ -4,7 +4,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "codegen/sm80_fwd/generate.hpp"
+#include "codegen/families.hpp"
 #include "compiler/pipeline.hpp"
 #include "api/generated_kernel_compile.hpp"
 #include "tools/commands.hpp"
@@ -34,9 +34,9 @@ void add_kernel_options(CLI::App* cmd, KernelOptions& o) {
 
 codegen::GeneratedKernel generate(const KernelOptions& o, dsl::SourceFile& file) {
   ir::Program program = compiler::build_ir(file);
-  codegen::KernelSpec spec{o.head_dim, o.dtype == "fp16" ? codegen::ElementType::FP16 : codegen::ElementType::BF16,
+  compiler::KernelTarget spec{o.head_dim, o.dtype == "fp16" ? compiler::ElementType::FP16 : compiler::ElementType::BF16,
                             o.arch};
-  return codegen::generate_forward_kernel(program, spec, &file);
+  return codegen::generate_kernel(program, spec, &file);
 }
 
 }  // namespace
@@ -82,7 +82,7 @@ void add_emit_kernel_commands(CLI::App* emit, int& exit_code) {
       out.write(a->image().data(), static_cast<std::streamsize>(a->image().size()));
       if (!out) throw std::runtime_error(fmt::format("cannot write '{}'", opts->output));
       std::cerr << fmt::format("{}: kernel {} ({} bytes, {})\n", opts->output, kernel.entry, a->image().size(),
-                               kernel.spec.arch);
+                               kernel.target.arch);
       return kExitOk;
     });
   });

@@ -1,48 +1,30 @@
 #include "codegen/sm80_fwd/tiles.hpp"
 
+#include "flexjit/error.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <stdexcept>
 
-namespace flexjit::codegen {
 
-const char* element_name(ElementType t) { return t == ElementType::BF16 ? "bf16" : "fp16"; }
-const char* element_cuda_type(ElementType t) { return t == ElementType::BF16 ? "flexjit::bf16_t" : "flexjit::fp16_t"; }
+namespace flexjit::codegen::sm80_fwd {
 
-int TileConfig::shared_bytes(int head_dim) const {
+int shared_bytes(const TileConfig& t, int head_dim) {
   // Mirrors FwdConfig::kSmemBytes in templates/attention_fwd_sm80.cuh: a K and a V ring of
   // `stages` tiles, plus a Q tile unless Q is staged in the ring; rows padded by 8 elements.
   const int stride = head_dim + 8;
-  const bool q_aliased = q_in_registers && block_m <= 2 * block_n;
-  return (2 * stages * block_n + (q_aliased ? 0 : block_m)) * stride * 2;
-}
-
-void validate(const KernelSpec& spec) {
-  if (spec.head_dim < 16 || spec.head_dim > 256 || spec.head_dim % 16 != 0)
-    throw std::invalid_argument(
-        fmt::format("head dim {} is not supported: it must be a multiple of 16 between 16 and 256", spec.head_dim));
-  if (spec.arch.rfind("sm_", 0) != 0)
-    throw std::invalid_argument(fmt::format("architecture '{}' is not of the form sm_XY (e.g. sm_80, sm_90a)", spec.arch));
-  int number = 0;
-  try {
-    number = std::stoi(spec.arch.substr(3));
-  } catch (...) {
-    throw std::invalid_argument(fmt::format("architecture '{}' is not of the form sm_XY (e.g. sm_80, sm_90a)", spec.arch));
-  }
-  if (number < 80)
-    throw std::invalid_argument(fmt::format("architecture '{}' is not supported: flexjit kernels need sm_80 or newer "
-                                            "(cp.async, bf16 tensor cores)", spec.arch));
+  const bool q_aliased = t.q_in_registers && t.block_m <= 2 * t.block_n;
+  return (2 * t.stages * t.block_n + (q_aliased ? 0 : t.block_m)) * stride * 2;
 }
 
 namespace {
 
 constexpr int kMaxSharedBytes = 227 * 1024;  // per CTA on sm_90 (sm_80: 163 KB, checked at launch)
 
-TileConfig requested_tile(const KernelSpec& spec, const TileRequest& r) {
+TileConfig requested_tile(const compiler::KernelTarget& spec, const compiler::TileRequest& r) {
   const std::string what = fmt::format("tile {}x{} with {} warps and {} stages{}", r.block_m, r.block_n, r.warps, r.stages,
                                        r.q_in_registers ? ", Q in registers" : "");
-  auto fail = [&](const std::string& why) { throw std::invalid_argument(what + ": " + why); };
+  auto fail = [&](const std::string& why) { throw Error(what + ": " + why); };
   if (r.warps != 1 && r.warps != 2 && r.warps != 4 && r.warps != 8) fail("warps must be 1, 2, 4 or 8");
   if (r.block_m < 16 * r.warps || r.block_m > 256 || r.block_m % (16 * r.warps) != 0)
     fail(fmt::format("block_m must be a multiple of 16 * warps = {} in [{}, 256] (each warp owns whole m16 tiles)",
@@ -50,7 +32,7 @@ TileConfig requested_tile(const KernelSpec& spec, const TileRequest& r) {
   if (r.block_n < 16 || r.block_n > 256 || r.block_n % 16 != 0) fail("block_n must be a multiple of 16 in [16, 256]");
   if (r.stages < 2 || r.stages > 4) fail("stages must be 2, 3 or 4");
   TileConfig t{r.block_m, r.block_n, r.warps, r.stages, r.q_in_registers, 1};
-  const int smem = t.shared_bytes(spec.head_dim);
+  const int smem = shared_bytes(t, spec.head_dim);
   if (smem > kMaxSharedBytes)
     fail(fmt::format("needs {} bytes of shared memory at head dim {}, more than {}", smem, spec.head_dim, kMaxSharedBytes));
   // Two CTAs per SM when their shared memory fits and 4 warps or fewer leave <= 255 registers each.
@@ -60,8 +42,7 @@ TileConfig requested_tile(const KernelSpec& spec, const TileRequest& r) {
 
 }  // namespace
 
-TileConfig choose_tile_config(const KernelSpec& spec) {
-  validate(spec);
+TileConfig choose_tile(const compiler::KernelTarget& spec) {
   if (spec.tile) return requested_tile(spec, *spec.tile);
   // Per head-dim bucket, measured on an H200 (tests/templates/README.md and bench/NOTES.md have
   // the sweeps), the same for bf16 and fp16 and for sm_80..sm_90a until the Hopper family lands.
@@ -76,10 +57,10 @@ TileConfig choose_tile_config(const KernelSpec& spec) {
   return {64, 32, 4, 2, false, 2};
 }
 
-TileConfig choose_block_sparse_tile_config(const KernelSpec& spec, int q_block, int kv_block) {
-  TileConfig t = choose_tile_config(spec);
+TileConfig choose_block_sparse_tile(const compiler::KernelTarget& spec, int q_block, int kv_block) {
+  TileConfig t = choose_tile(spec);
   if (q_block <= 0 || q_block % 16 != 0 || kv_block <= 0 || kv_block % 16 != 0)
-    throw std::invalid_argument(fmt::format("BlockIndices[{}, {}]: the block sizes must be positive multiples of 16 "
+    throw Error(fmt::format("BlockIndices[{}, {}]: the block sizes must be positive multiples of 16 "
                                             "(whole m16/k16 tensor-core tiles)", q_block, kv_block));
   // Fewer rows per CTA: keep each warp at 16 * MT rows, dropping to one m16 tile per warp and then
   // to fewer warps (BM = 64: 4 warps x 16 rows; 32: 2 x 16; 16: 1 x 16).
@@ -89,9 +70,9 @@ TileConfig choose_block_sparse_tile_config(const KernelSpec& spec, int q_block, 
   }
   while (kv_block % t.block_n != 0) t.block_n /= 2;
   if (t.block_m < 16 || t.block_n < 16 || t.block_m % (16 * t.warps) != 0)
-    throw std::invalid_argument(fmt::format("BlockIndices[{}, {}]: no kernel tile fits these block sizes", q_block,
+    throw Error(fmt::format("BlockIndices[{}, {}]: no kernel tile fits these block sizes", q_block,
                                             kv_block));
   return t;
 }
 
-}  // namespace flexjit::codegen
+}  // namespace flexjit::codegen::sm80_fwd

@@ -1,46 +1,22 @@
 #pragma once
-// Which kernel family and tile shape to generate for a (head dim, dtype, arch). The table in
-// kernel_config.cpp is the single place tile choices live; bench/ keeps the tuning behind it.
-#include <optional>
-#include <string>
+// The sm80 forward family's tile table and tile rules (bench/NOTES.md and bench/tile-sweep keep
+// the measurements behind the table).
+#include "codegen/generated_kernel.hpp"
+#include "compiler/target.hpp"
 
-namespace flexjit::codegen {
+namespace flexjit::codegen::sm80_fwd {
 
-enum class ElementType { BF16, FP16 };
-const char* element_name(ElementType t);      // "bf16", "fp16"
-const char* element_cuda_type(ElementType t); // "flexjit::bf16_t", "flexjit::fp16_t"
+// Dynamic shared memory of templates/sm80/attention_fwd.cuh (FwdConfig::kSmemBytes) for a tile.
+int shared_bytes(const TileConfig& tile, int head_dim);
 
-struct TileConfig {
-  int block_m, block_n, warps, stages;
-  bool q_in_registers;
-  int min_blocks_per_sm;  // __launch_bounds__ occupancy hint: CTAs per SM the registers must allow
-  int threads() const { return warps * 32; }
-  // Dynamic shared memory of the sm80 forward template for this tile and head dim.
-  int shared_bytes(int head_dim) const;
-};
+// The table's tile for the target's head dim, or target.tile when given (throws flexjit::Error
+// naming the constraint a requested tile breaks).
+TileConfig choose_tile(const compiler::KernelTarget& target);
 
-// A requested tile (CompileOptions::tile, for tuning): rows and keys per tile, warps, ring depth.
-struct TileRequest {
-  int block_m, block_n, warps, stages;
-  bool q_in_registers = false;
-};
+// For a block-sparse program (`BlockIndices[q_block, kv_block]`): the tile shrunk until a query
+// tile lies inside one query block (q_block % block_m == 0) and a kv block is a whole number of kv
+// tiles (kv_block % block_n == 0). Throws flexjit::Error when no tile fits (the block sizes must
+// be positive multiples of 16).
+TileConfig choose_block_sparse_tile(const compiler::KernelTarget& target, int q_block, int kv_block);
 
-struct KernelSpec {
-  int head_dim = 128;
-  ElementType dtype = ElementType::BF16;
-  std::string arch = "sm_90a";  // NVRTC architecture name: sm_80, sm_86, sm_89, sm_90a, ...
-  std::optional<TileRequest> tile = std::nullopt;  // empty: the table's choice
-};
-
-// Throws std::invalid_argument naming the problem for unsupported head dims or archs.
-void validate(const KernelSpec& spec);
-// The table's tile for the head dim, or spec.tile when given (throws std::invalid_argument naming
-// the constraint a requested tile breaks).
-TileConfig choose_tile_config(const KernelSpec& spec);
-// For a block-sparse program (`BlockIndices[q_block, kv_block]`): the default tile shrunk until a
-// query tile lies inside one query block (q_block % block_m == 0) and a kv block is a whole number
-// of kv tiles (kv_block % block_n == 0). Throws std::invalid_argument when no tile fits (the block
-// sizes must be positive multiples of 16).
-TileConfig choose_block_sparse_tile_config(const KernelSpec& spec, int q_block, int kv_block);
-
-}  // namespace flexjit::codegen
+}  // namespace flexjit::codegen::sm80_fwd

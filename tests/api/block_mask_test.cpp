@@ -7,7 +7,7 @@
 #include <map>
 #include <string>
 
-#include "codegen/sm80_fwd/generate.hpp"
+#include "codegen/families.hpp"
 #include "api/program_impl.hpp"
 #include "api/tile_map_launch.hpp"
 #include "tests/api/api_test_support.hpp"
@@ -100,7 +100,7 @@ BlockMask document_mask(std::int64_t doc_ids_length = 128) {
   const Program program = example("document");
   const auto& impl = detail::ProgramAccess::impl(program);
   m.kernel_id = api::block_mask_kernel_id(
-      codegen::generate_forward_kernel(impl.ir, {64, codegen::ElementType::BF16, "sm_90a"}, &impl.file));
+      codegen::generate_kernel(impl.ir, {64, compiler::ElementType::BF16, "sm_90a"}, &impl.file));
   ir::Env env;
   env.tensors["doc_ids"] = ir::TensorBinding{ir::DType::Int32, {doc_ids_length}, {}, fake(9)};
   m.bindings_id = api::block_mask_bindings_id(env);

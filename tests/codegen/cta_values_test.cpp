@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "codegen/sm80_fwd/generate.hpp"
+#include "codegen/families.hpp"
 #include "compiler/hoist.hpp"
 #include "compiler/pipeline.hpp"
 #include "api/generated_kernel_compile.hpp"
@@ -81,7 +81,7 @@ TEST(CtaValues, GeneratedKernelComputesThemOnce) {
       "slopes: Tensor[float32, 1]\n"
       "def score_mod(score, b, h, q_idx, kv_idx):\n"
       "    return score + slopes[h] * (kv_idx - q_idx)\n");
-  const std::string src = codegen::generate_forward_kernel(p, {}).source;
+  const std::string src = codegen::generate_kernel(p, {}).source;
   EXPECT_THAT(src, HasSubstr("struct Cta {"));
   EXPECT_THAT(src, HasSubstr("__device__ static Cta cta(const Params& p, int b_, int h_) {"));
   EXPECT_THAT(src, HasSubstr("__device__ static float score(const Cta& c, float score_,"));
@@ -99,7 +99,7 @@ TEST(CtaValues, LetsOfBothModsDoNotCollide) {
       "def score_mod(score, b, h, q_idx, kv_idx):\n"
       "    return score + (float((h * 7 // 3) * (h * 7 // 3)) if q_idx >= kv_idx else 0.0)\n";
   dsl::SourceFile file("p.py", text);
-  const auto k = codegen::generate_forward_kernel(compiler::build_ir(file), {64, codegen::ElementType::BF16, "sm_80"}, &file);
+  const auto k = codegen::generate_kernel(compiler::build_ir(file), {64, compiler::ElementType::BF16, "sm_80"}, &file);
   // Both guarded arms are hoisted whole, each with its own Let t0.
   EXPECT_THAT(k.source, HasSubstr("hz1_ = [&]() {"));
   std::string cta = k.source.substr(k.source.find("static Cta cta("));
@@ -113,7 +113,7 @@ TEST(CtaValues, LetsOfBothModsDoNotCollide) {
 
 TEST(CtaValues, NoneNoCta) {
   const ir::Program p = program_of("def mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n");
-  const std::string src = codegen::generate_forward_kernel(p, {}).source;
+  const std::string src = codegen::generate_kernel(p, {}).source;
   EXPECT_THAT(src, Not(HasSubstr("struct Cta")));
   EXPECT_THAT(src, HasSubstr("__device__ static bool mask(const Params& p,"));
 }

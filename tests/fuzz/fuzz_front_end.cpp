@@ -6,7 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "codegen/sm80_fwd/generate.hpp"
+#include "codegen/families.hpp"
+#include "flexjit/error.hpp"
 #include "compiler/kv_range.hpp"
 #include "compiler/pipeline.hpp"
 #include "compiler/tile_class.hpp"
@@ -30,8 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     compiler::classify_tile(program, t);
   }
   try {
-    codegen::generate_forward_kernel(program, {64, codegen::ElementType::BF16, "sm_80"}, &file);
-  } catch (const std::invalid_argument&) {
+    codegen::generate_kernel(program, {64, compiler::ElementType::BF16, "sm_80"}, &file);
+  } catch (const flexjit::Error&) {
     // A program the kernel family cannot tile (e.g. block sizes it cannot split): a named
     // configuration error, not a crash.
   }

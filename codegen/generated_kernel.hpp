@@ -1,0 +1,40 @@
+#pragma once
+// What a kernel family hands back: the generated translation unit and everything the host needs
+// to compile and launch it. Plain data; the API keeps it for the kernel's lifetime.
+#include <string>
+#include <vector>
+
+#include "compiler/param_layout.hpp"
+#include "compiler/target.hpp"
+
+namespace flexjit::codegen {
+
+// The forward tile of the generated kernel: query rows and keys per tile, warps per CTA, depth of
+// the K/V ring, whether Q stays in registers, and the CTAs per SM its registers must allow.
+struct TileConfig {
+  int block_m, block_n, warps, stages;
+  bool q_in_registers;
+  int min_blocks_per_sm;
+  int threads() const { return warps * 32; }
+};
+
+struct GeneratedKernel {
+  std::string family;                // the family that generated it ("sm80_fwd")
+  std::string entry;                 // extern "C" kernel name
+  std::string source;                // the generated translation unit
+  std::vector<std::string> headers;  // template headers it includes (embedded in the library)
+  compiler::KernelTarget target;
+  TileConfig tile;
+  int threads = 0;                   // per CTA
+  int shared_bytes = 0;              // dynamic shared memory per CTA
+  compiler::ParamLayout params;      // layout of Mods::Params (second kernel argument)
+  bool kv_range_is_full = true;      // true when the mask gives no closed-form kv bound
+  // Masks that read captured tensors get a tile-map builder in the same translation unit
+  // (templates/common/tile_map.cuh); empty for index-arithmetic masks.
+  std::string tile_map_entry;
+  int tile_map_threads = 0;
+  bool tile_map_per_batch = false;   // the mask reads b: one map per batch entry
+  bool tile_map_per_head = false;    // the mask reads h: one map per query head
+};
+
+}  // namespace flexjit::codegen

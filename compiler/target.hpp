@@ -1,0 +1,40 @@
+#pragma once
+// What a kernel is asked to be: which pass of attention, for which head dim, element type and
+// GPU architecture, and optionally which tile (for tuning). Which kernel family serves a target
+// is codegen's choice (codegen/families.hpp); everything here is family-neutral.
+#include <optional>
+#include <string>
+
+namespace flexjit::compiler {
+
+enum class ElementType { BF16, FP16 };
+const char* element_name(ElementType t);       // "bf16", "fp16"
+const char* element_cuda_type(ElementType t);  // "flexjit::bf16_t", "flexjit::fp16_t"
+
+enum class KernelPass { Forward };
+const char* pass_name(KernelPass p);  // "forward"
+
+// A requested tile (CompileOptions::tile): query rows and keys per tile, warps, K/V ring depth.
+struct TileRequest {
+  int block_m, block_n, warps, stages;
+  bool q_in_registers = false;
+};
+
+// The architecture code generation assumes when no CUDA driver can be asked: the source can be
+// read and compiled, and a launch needs a driver anyway.
+inline constexpr const char* kArchWithoutDriver = "sm_90a";
+
+struct KernelTarget {
+  int head_dim = 128;
+  ElementType dtype = ElementType::BF16;
+  std::string arch = kArchWithoutDriver;  // NVRTC architecture name: sm_80, sm_86, sm_89, sm_90a, ...
+  std::optional<TileRequest> tile = std::nullopt;  // empty: the family's table decides
+  KernelPass pass = KernelPass::Forward;
+};
+
+// An architecture name exactly of the form sm_<2 or 3 digits>[a]: its number (80, 90, 100).
+// Anything else (other suffixes, spaces, text after it) is nullopt, so a name that reaches
+// generated code or NVRTC options is always one of these.
+std::optional<int> arch_number(const std::string& arch);
+
+}  // namespace flexjit::compiler
