@@ -18,10 +18,6 @@
 namespace flexjit::api {
 namespace {
 
-static_assert(offsetof(HostAttnArgs, B) == 40 && offsetof(HostAttnArgs, q_b) == 64 &&
-                  offsetof(HostAttnArgs, scale) == 160,
-              "AttnArgs layout");
-
 constexpr float kLog2e = 1.4426950408889634f;
 
 // Device count and archs do not change while a process runs: ask the driver once.
@@ -65,7 +61,7 @@ ForwardPlan plan_forward(const codegen::GeneratedKernel& kernel, const ir::Progr
   problems.raise_if_any(kernel.entry);
 
   ForwardPlan plan;
-  HostAttnArgs& a = plan.args;
+  AttnArgs& a = plan.args;
   a.q = t.q.data;
   a.k = t.k.data;
   a.v = t.v.data;

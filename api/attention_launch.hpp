@@ -10,34 +10,13 @@
 #include "jit/context_functions.hpp"
 #include "jit/module.hpp"
 #include "api/param_packing.hpp"
+#include "templates/common/kernel_args.cuh"
 
 namespace flexjit::api {
 
-// The host image of flexjit::AttnArgs (templates/attention_common.cuh): same members, same
-// order, same types. tests/api compiles the template header with NVRTC against these offsets.
-struct HostAttnArgs {
-  const void* q;
-  const void* k;
-  const void* v;
-  void* o;
-  float* lse;
-  int B, Hq, Hkv, Tq, Tkv;
-  long long q_b, q_h, q_t;
-  long long k_b, k_h, k_t;
-  long long v_b, v_h, v_t;
-  long long o_b, o_h, o_t;
-  float scale;
-  float scale_log2;
-  const int* tile_counts;
-  const int* tile_entries;
-  int tm_b_stride, tm_h_stride;
-  int tm_kv_tiles;
-  int tm_unused;
-};
-static_assert(sizeof(HostAttnArgs) == 200 && alignof(HostAttnArgs) == 8, "AttnArgs layout");
 
 struct ForwardPlan {
-  HostAttnArgs args{};
+  AttnArgs args{};
   PackedParams params;
   jit::LaunchConfig launch;  // grid, block, shared memory; the stream is set when launched
   int device = 0;  // CUDA ordinal of the tensors

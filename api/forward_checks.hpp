@@ -1,5 +1,5 @@
 // Host-side checks of the tensors of one forward call against what the kernel needs
-// (templates/attention_common.cuh, AttnArgs). Pure host code: no driver call, so every mistake
+// (templates/common/attention_common.cuh, AttnArgs). Pure host code: no driver call, so every mistake
 // is reported the same way on machines with and without a GPU.
 #pragma once
 

@@ -12,8 +12,6 @@
 namespace flexjit::api {
 namespace {
 
-static_assert(offsetof(HostTileMapArgs, Tq) == 16 && offsetof(HostTileMapArgs, Hm) == 32, "TileMapArgs layout");
-
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 struct MapGeometry {
@@ -187,7 +185,7 @@ void check_block_mask(const codegen::GeneratedKernel& kernel, const BlockMask& m
     problems.add("block_mask's geometry does not match its shape (was it modified after build_block_mask?)");
 }
 
-void attach_block_mask(const BlockMask& m, HostAttnArgs& a) {
+void attach_block_mask(const BlockMask& m, AttnArgs& a) {
   const int* base = static_cast<const int*>(m.storage);
   a.tile_counts = base;
   a.tile_entries = base + m.rows();

@@ -1,5 +1,5 @@
 // Block masks on the runtime side: planning and launching the generated tile-map builder
-// (templates/tile_map.cuh), and checking a built map against a forward call before the attention
+// (templates/common/tile_map.cuh), and checking a built map against a forward call before the attention
 // kernel is pointed at it. Planning is host only, like plan_forward: bad input is reported the
 // same with or without a GPU.
 #pragma once
@@ -17,15 +17,6 @@
 
 namespace flexjit::api {
 
-// The host image of flexjit::TileMapArgs (templates/tile_map.cuh).
-struct HostTileMapArgs {
-  int* counts;
-  int* entries;
-  int Tq, Tkv;
-  int n_q_tiles, n_kv_tiles;
-  int Hm;
-};
-static_assert(sizeof(HostTileMapArgs) == 40 && alignof(HostTileMapArgs) == 8, "TileMapArgs layout");
 
 struct MaskShape {
   int B, Hq, Tq, Tkv;
@@ -35,7 +26,7 @@ struct MaskShape {
 std::size_t tile_map_bytes(const codegen::GeneratedKernel& kernel, const MaskShape& shape);
 
 struct TileMapPlan {
-  HostTileMapArgs args{};
+  TileMapArgs args{};
   PackedParams params;
   std::vector<long long> extents;  // Mods::Extents
   jit::LaunchConfig launch;  // grid and block; the stream is set when launched
@@ -59,6 +50,6 @@ std::uint64_t block_mask_kernel_id(const codegen::GeneratedKernel& kernel);
 std::uint64_t block_mask_bindings_id(const ir::Env& env);
 
 // Points the attention kernel's arguments at a checked map.
-void attach_block_mask(const BlockMask& mask, HostAttnArgs& args);
+void attach_block_mask(const BlockMask& mask, AttnArgs& args);
 
 }  // namespace flexjit::api

@@ -433,7 +433,7 @@ class BoundsEmitter {
     }
   }
 
-  // "base, {index intervals}, {strides}, {extents}" of a box read (templates/tile_map.cuh).
+  // "base, {index intervals}, {strides}, {extents}" of a box read (templates/common/tile_map.cuh).
   std::string box_args(const ir::Load& n) {
     std::string idx, strides, sizes;
     for (std::size_t d = 0; d < n.indices.size(); ++d) {

@@ -1,7 +1,7 @@
 #pragma once
 // IR -> CUDA C++ for the generated Mods: values (mask, score, sink, kv range bounds) and
 // interval bounds (the per-tile classifier, mirroring ir/bounds.cpp node for node with
-// the primitives of templates/interval.cuh). Let nodes (shared subexpressions) become named
+// the primitives of templates/common/interval.cuh). Let nodes (shared subexpressions) become named
 // `const` locals; everything else is emitted inline, fully parenthesized.
 #include <functional>
 #include <map>
@@ -29,7 +29,7 @@ std::string emit_value(const ir::Expr& e, CudaWriter& w, const VarSpelling& vars
 // How the bounds of a load from a captured tensor are taken:
 //   DtypeRange: any value of its dtype (what the host analysis assumes; per-tile classify).
 //   ReadBoxes:  the min / max of the values over the box of indices the tile reaches, read by the
-//               whole warp (templates/tile_map.cuh); the generated code then needs `x`, the
+//               whole warp (templates/common/tile_map.cuh); the generated code then needs `x`, the
 //               Mods::Extents of the captures, and must run warp-uniformly.
 enum class BoundsLoads { DtypeRange, ReadBoxes };
 

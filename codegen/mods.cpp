@@ -371,7 +371,7 @@ void emit_tile_map_entry(const std::string& entry, const std::string& block_m, c
                          CudaWriter& w) {
   w.line();
   w.line("// The tile-map builder: one launch classifies every (query tile, kv tile) pair, reading the");
-  w.line("// captured tensors over each tile's index box (templates/tile_map.cuh).");
+  w.line("// captured tensors over each tile's index box (templates/common/tile_map.cuh).");
   w.line(fmt::format("extern \"C\" __global__ void __launch_bounds__({})", kTileMapThreads));
   w.line(fmt::format("{}(const __grid_constant__ flexjit::TileMapArgs margs,", entry));
   w.line("    const __grid_constant__ fj_generated::Mods::Params params,");

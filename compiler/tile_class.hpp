@@ -4,7 +4,7 @@
 // (Empty: the kernel skips the tile), true everywhere (Full: the kernel skips mask_mod) or neither
 // (Partial). Anything unproven is Partial: imprecise is allowed, wrong never.
 //
-// The generated Mods::classify runs the same analysis on the GPU (templates/interval.cuh); this is
+// The generated Mods::classify runs the same analysis on the GPU (templates/common/interval.cuh); this is
 // the host copy, for tests, tools and launch-time decisions.
 #include <cstdint>
 #include <map>

@@ -2,6 +2,8 @@
 
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
 
 #include "ir/internal_error.hpp"
 #include "ir/ir_visitor.hpp"
@@ -191,6 +193,22 @@ class Walker {
 };
 
 }  // namespace
+
+struct IntervalAnalysis::State {
+  explicit State(const BoundsEnv& env) : walker(env) {}
+  Walker walker;
+  std::unordered_set<const ir::Node*> asked;
+  std::vector<Expr> kept;  // every node asked about, alive (a node holds its children)
+};
+
+IntervalAnalysis::IntervalAnalysis(const BoundsEnv& env) : state_(std::make_unique<State>(env)) {}
+IntervalAnalysis::~IntervalAnalysis() = default;
+
+IntInterval IntervalAnalysis::of(const ir::Expr& e) {
+  if (!e || e.type() != Type::Int) return iv_full();
+  if (state_->asked.insert(e.get()).second) state_->kept.push_back(e);
+  return state_->walker.ints(e);
+}
 
 IntInterval int_bounds(const ir::Expr& e, const BoundsEnv& env) { return Walker(env).ints(e); }
 

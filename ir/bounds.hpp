@@ -1,5 +1,5 @@
 #pragma once
-// Interval analysis of IR expressions (the host side of templates/interval.cuh).
+// Interval analysis of IR expressions (the host side of templates/common/interval.cuh).
 //
 // int_bounds(e, env) returns an interval holding every value e can take when each variable
 // ranges over its interval in env; bool_bounds(e, env) says whether e can be false / true.
@@ -8,11 +8,13 @@
 //
 // Each IR op maps to exactly one primitive of interval.cuh, so the generated Mods::classify can
 // evaluate the same expression per tile on the GPU and get the same answer as this file.
+#include <memory>
 #include <string>
+#include <vector>
 #include <unordered_map>
 
 #include "ir/ir.hpp"
-#include "templates/interval.cuh"
+#include "templates/common/interval.cuh"
 
 namespace flexjit::ir {
 
@@ -41,5 +43,22 @@ BoolInterval bool_bounds(const ir::Expr& e, const BoundsEnv& env); // e must be 
 // Let variables bound to their values' intervals. For the code generator's 32-bit narrowing.
 using IntRanges = std::unordered_map<const ir::Node*, IntInterval>;
 IntRanges int_ranges(const ir::Expr& e, const BoundsEnv& env);
+
+// The same analysis for a pass that asks about many nodes while it rebuilds an expression (the
+// simplifier): answers are memoized by node, and every node asked about is kept alive so that a
+// node built later can never reuse a remembered address. Non-Int expressions are "anything".
+class IntervalAnalysis {
+ public:
+  explicit IntervalAnalysis(const BoundsEnv& env);
+  ~IntervalAnalysis();
+  IntervalAnalysis(const IntervalAnalysis&) = delete;
+  IntervalAnalysis& operator=(const IntervalAnalysis&) = delete;
+
+  IntInterval of(const ir::Expr& e);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace flexjit::ir

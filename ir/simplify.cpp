@@ -13,6 +13,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "ir/bounds.hpp"
 #include "ir/internal_error.hpp"
 #include "ir/interpreter.hpp"
 #include "ir/ir_visitor.hpp"
@@ -70,24 +71,12 @@ Expr make_const(const Value& v, SourcePos p) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Int ranges (TVM's const_int_bound in miniature): a conservative [lo, hi] for an Int
-// expression; anything not understood is the full range, so the answers are never wrong.
+// Int ranges come from the one interval engine (bounds.hpp); the simplifier only asks whether an
+// operation provably does not wrap.
 
-struct Range {
-  I64 lo = kMin, hi = kMax;
-};
+using Range = IntInterval;
 
-Range point(I64 v) { return {v, v}; }
-
-Range dtype_range(DType d) {
-  switch (d) {
-    case DType::Int8: return {-128, 127};
-    case DType::UInt8: return {0, 255};
-    case DType::Int16: return {-32768, 32767};
-    case DType::Int32: return {std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()};
-    default: return {};
-  }
-}
+Range point(I64 v) { return iv_point(v); }
 
 // Whether x + y (x - y) cannot wrap for any x in a, y in b.
 bool add_fits(Range a, Range b) {
@@ -99,112 +88,13 @@ bool sub_fits(Range a, Range b) {
   return !__builtin_sub_overflow(a.lo, b.hi, &r) && !__builtin_sub_overflow(a.hi, b.lo, &r);
 }
 
-Range range_add(Range a, Range b) {
-  Range r;
-  if (__builtin_add_overflow(a.lo, b.lo, &r.lo) || __builtin_add_overflow(a.hi, b.hi, &r.hi)) return {};
-  return r;
+// What the simplifier may assume: Int mod parameters are positions in [0, 2^31).
+BoundsEnv param_ranges() {
+  const IntInterval position = iv_make(0, kParamMax);
+  BoundsEnv env;
+  env.set(kParamBatch, position).set(kParamHead, position).set(kParamQ, position).set(kParamKv, position);
+  return env;
 }
-
-Range range_sub(Range a, Range b) {
-  Range r;
-  if (__builtin_sub_overflow(a.lo, b.hi, &r.lo) || __builtin_sub_overflow(a.hi, b.lo, &r.hi)) return {};
-  return r;
-}
-
-Range range_mul(Range a, Range b) {
-  I64 p[4];
-  if (__builtin_mul_overflow(a.lo, b.lo, &p[0]) || __builtin_mul_overflow(a.lo, b.hi, &p[1]) ||
-      __builtin_mul_overflow(a.hi, b.lo, &p[2]) || __builtin_mul_overflow(a.hi, b.hi, &p[3]))
-    return {};
-  return {std::min({p[0], p[1], p[2], p[3]}), std::max({p[0], p[1], p[2], p[3]})};
-}
-
-I64 floor_div_exact(I64 a, I64 b) { return eval_binary(BinaryOp::FloorDiv, Value::integer(a), Value::integer(b)).i; }
-
-class RangeCache {
- public:
-  Range of(const Expr& e) {
-    auto it = cache_.find(e.get());
-    if (it != cache_.end()) return it->second.second;
-    const Range r = compute(e);
-    cache_.emplace(e.get(), std::make_pair(e, r));  // holding e keeps the key alive
-    return r;
-  }
-
- private:
-  Range compute(const Expr& e) {
-    switch (e.kind()) {
-      case NodeKind::IntImm: return point(e.as<IntImm>()->value);
-      case NodeKind::Var: {
-        const Var* v = e.as<Var>();
-        if (v->var_kind == VarKind::Param && v->type == Type::Int) return {0, kParamMax};
-        return {};
-      }
-      case NodeKind::Load: return dtype_range(e.as<Load>()->dtype);
-      case NodeKind::Cast:
-        if (e.as<Cast>()->value.type() == Type::Bool) return {0, 1};
-        if (e.as<Cast>()->value.type() == Type::Int) return of(e.as<Cast>()->value);
-        return {};
-      case NodeKind::Unary: {
-        const Unary* u = e.as<Unary>();
-        const Range a = of(u->a);
-        if (u->op == UnaryOp::Neg) return a.lo == kMin ? Range{} : Range{-a.hi, -a.lo};
-        if (u->op == UnaryOp::BitNot) return {~a.hi, ~a.lo};
-        return {};
-      }
-      case NodeKind::Binary: return binary(e.as<Binary>());
-      case NodeKind::Select: {
-        const Range t = of(e.as<Select>()->t), f = of(e.as<Select>()->f);
-        return {std::min(t.lo, f.lo), std::max(t.hi, f.hi)};
-      }
-      case NodeKind::Call: {
-        const Call* c = e.as<Call>();
-        if (c->fn != Intrinsic::Abs) return {};
-        const Range a = of(c->args[0]);
-        if (a.lo >= 0) return a;
-        if (a.lo == kMin) return {};
-        if (a.hi <= 0) return {-a.hi, -a.lo};
-        return {0, std::max(-a.lo, a.hi)};
-      }
-      case NodeKind::Let: return of(e.as<Let>()->body);
-      default: return {};
-    }
-  }
-
-  Range binary(const Binary* op) {
-    const Range a = of(op->a), b = of(op->b);
-    const std::optional<I64> c = const_int(op->b);
-    switch (op->op) {
-      case BinaryOp::Add: return range_add(a, b);
-      case BinaryOp::Sub: return range_sub(a, b);
-      case BinaryOp::Mul: return range_mul(a, b);
-      case BinaryOp::Min: return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
-      case BinaryOp::Max: return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
-      case BinaryOp::FloorDiv:
-        if (!c) return {};
-        if (*c == 0) return point(0);
-        if (*c > 0) return {floor_div_exact(a.lo, *c), floor_div_exact(a.hi, *c)};
-        return {floor_div_exact(a.hi, *c), floor_div_exact(a.lo, *c)};
-      case BinaryOp::Mod:
-        if (!c) return {};
-        if (*c == 0) return point(0);
-        if (*c > 0) return (a.lo >= 0 && a.hi < *c) ? a : Range{0, *c - 1};
-        return {*c + 1, 0};
-      case BinaryOp::BitAnd:
-        // A non-negative operand bounds the result: its bits are a superset of the result's.
-        if (a.lo >= 0 && b.lo >= 0) return {0, std::min(a.hi, b.hi)};
-        if (a.lo >= 0) return {0, a.hi};
-        if (b.lo >= 0) return {0, b.hi};
-        return {};
-      case BinaryOp::Shr:
-        if (c && *c >= 0 && *c <= 63) return {a.lo >> *c, a.hi >> *c};
-        return {};
-      default: return {};
-    }
-  }
-
-  std::unordered_map<const Node*, std::pair<Expr, Range>> cache_;
-};
 
 // ---------------------------------------------------------------------------------------------
 // Substitution of a let-bound name (names are unique within a mod; an inner Let of the same
@@ -724,7 +614,7 @@ class Simplifier : public IRMutator {
     }
   }
 
-  RangeCache ranges_;
+  IntervalAnalysis ranges_{param_ranges()};
 };
 
 }  // namespace

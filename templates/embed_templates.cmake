@@ -1,10 +1,11 @@
 # Writes OUTPUT: a C++ file defining flexjit::templates::embedded_templates() with the text of
-# each file in INPUTS. Raw string literals are split into chunks to stay under compilers'
+# each file in INPUTS, named by its path relative to ROOT. Raw string literals are split into chunks to stay under compilers'
 # string-literal length limits.
 string(REPLACE "|" ";" INPUTS "${INPUTS}")
 set(body "")
 foreach(path ${INPUTS})
-  get_filename_component(name ${path} NAME)
+  # The name #include uses: the path below templates/ ("common/interval.cuh").
+  file(RELATIVE_PATH name ${ROOT} ${path})
   file(READ ${path} text)
   string(LENGTH "${text}" len)
   set(chunks "")
@@ -16,7 +17,7 @@ foreach(path ${INPUTS})
   endwhile()
   string(APPEND body "    {\"${name}\",\n${chunks}},\n")
 endforeach()
-file(WRITE ${OUTPUT}.tmp "// Generated at build time from templates/*.cuh; do not edit.
+file(WRITE ${OUTPUT}.tmp "// Generated at build time from templates/**/*.cuh; do not edit.
 #include \"templates/embedded_templates.hpp\"
 
 namespace flexjit::templates {

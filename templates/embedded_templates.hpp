@@ -6,7 +6,7 @@
 namespace flexjit::templates {
 
 struct EmbeddedFile {
-  std::string name;  // file name, e.g. "attention_fwd_sm80.cuh" (what #include names)
+  std::string name;  // file name, e.g. "sm80/attention_fwd.cuh" (what #include names)
   std::string text;
 };
 

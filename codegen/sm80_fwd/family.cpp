@@ -38,9 +38,9 @@ class Sm80Forward final : public KernelFamily {
     k.params = plan.params;
     k.kv_range_is_full = plan.kv_range_full;
     k.entry = fmt::format("flexjit_fwd_{}_d{}_{}", plan.name, target.head_dim, compiler::element_name(target.dtype));
-    k.headers = {"attention_common.cuh", "attention_fwd_sm80.cuh", "dsl_ops.cuh", "interval.cuh"};
+    k.headers = {"common/attention_common.cuh", "sm80/attention_fwd.cuh", "common/dsl_ops.cuh", "common/interval.cuh"};
     if (plan.tile_map.needed) {
-      k.headers.push_back("tile_map.cuh");
+      k.headers.push_back("common/tile_map.cuh");
       k.tile_map_entry = k.entry + "_tile_map";
       k.tile_map_threads = kTileMapThreads;
       k.tile_map_per_batch = plan.tile_map.per_batch;

@@ -1,6 +1,7 @@
 #include "codegen/sm80_fwd/tiles.hpp"
 
 #include "flexjit/error.hpp"
+#include "templates/sm80/tiles.cuh"
 
 #include <fmt/format.h>
 
@@ -10,11 +11,7 @@
 namespace flexjit::codegen::sm80_fwd {
 
 int shared_bytes(const TileConfig& t, int head_dim) {
-  // Mirrors FwdConfig::kSmemBytes in templates/attention_fwd_sm80.cuh: a K and a V ring of
-  // `stages` tiles, plus a Q tile unless Q is staged in the ring; rows padded by 8 elements.
-  const int stride = head_dim + 8;
-  const bool q_aliased = t.q_in_registers && t.block_m <= 2 * t.block_n;
-  return (2 * t.stages * t.block_n + (q_aliased ? 0 : t.block_m)) * stride * 2;
+  return sm80::fwd_smem_bytes(head_dim, t.block_m, t.block_n, t.stages, t.q_in_registers);
 }
 
 namespace {
@@ -44,17 +41,8 @@ TileConfig requested_tile(const compiler::KernelTarget& spec, const compiler::Ti
 
 TileConfig choose_tile(const compiler::KernelTarget& spec) {
   if (spec.tile) return requested_tile(spec, *spec.tile);
-  // Per head-dim bucket, measured on an H200 (tests/templates/README.md and bench/NOTES.md have
-  // the sweeps), the same for bf16 and fp16 and for sm_80..sm_90a until the Hopper family lands.
-  // Every warp owns 32 query rows so each K/V fragment feeds two mma's; Q is re-read from shared
-  // memory so that two CTAs fit per SM without spills; at D = 256 a warp owns 16 rows (128 O
-  // accumulators).
-  // D <= 64: a 3-deep K/V ring (bench/NOTES.md: causal D = 64 278 -> 286 TF/s). Keeping Q in
-  // registers gains another 1% on causal but makes 11 of the 23 example and test masks spill
-  // (ptxas, sm_90a), so Q stays in shared memory.
-  if (spec.head_dim <= 64) return {128, 64, 4, 3, false, 2};
-  if (spec.head_dim <= 128) return {128, 32, 4, 2, false, 2};
-  return {64, 32, 4, 2, false, 2};
+  const sm80::FwdTile d = sm80::default_fwd_tile(spec.head_dim);
+  return {d.block_m, d.block_n, d.warps, d.stages, d.q_in_registers, d.min_blocks_per_sm};
 }
 
 TileConfig choose_block_sparse_tile(const compiler::KernelTarget& spec, int q_block, int kv_block) {

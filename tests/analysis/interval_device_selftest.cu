@@ -1,4 +1,4 @@
-// GPU self-test of templates/interval.cuh: the device evaluates every primitive on random operand
+// GPU self-test of templates/common/interval.cuh: the device evaluates every primitive on random operand
 // intervals (extremes included) and must agree bit for bit with the host, which the host tests
 // check against the interpreter. Also proves interval.cuh coexists with the kernel templates'
 // headers (test_mods.cuh defines FJ_HD too). Built and run on a GPU host:

@@ -1,4 +1,4 @@
-// templates/interval.cuh must compile under NVRTC with no include path and no std (the generated
+// templates/common/interval.cuh must compile under NVRTC with no include path and no std (the generated
 // Mods::classify calls it on the GPU). No GPU needed: NVRTC only.
 #include <gtest/gtest.h>
 
@@ -21,7 +21,7 @@ TEST(IntervalNvrtc, CompilesEveryPrimitive) {
     flexjit::jit::CompileRequest r;
     r.source = "#include \"interval_device_kernel.cuh\"\n";
     r.source_name = "interval_all_ops.cu";
-    r.headers = {{"interval.cuh", read_source("templates/interval.cuh")},
+    r.headers = {{"interval.cuh", read_source("templates/common/interval.cuh")},
                  {"interval_device_kernel.cuh", read_source("tests/analysis/interval_device_kernel.cuh")}};
     ASSERT_FALSE(r.headers[0].content.empty());
     r.arch = arch;

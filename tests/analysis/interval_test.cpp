@@ -1,4 +1,4 @@
-// The interval primitives of templates/interval.cuh: table-driven cases for the tricky corners
+// The interval primitives of templates/common/interval.cuh: table-driven cases for the tricky corners
 // (floor semantics of negatives, overflow, divisors holding 0), then a randomized soundness check
 // of every Int op against the interpreter's own scalar semantics (ir::eval_binary).
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <random>
 
 #include "ir/interpreter.hpp"
-#include "templates/interval.cuh"
+#include "templates/common/interval.cuh"
 #include "tests/analysis/support.hpp"
 
 namespace flexjit::analysis_test {

@@ -15,8 +15,8 @@ TEST(Compile, SourceAndEntryName) {
   EXPECT_EQ(k.entry_name(), "flexjit_fwd_alibi_softcap_window_d64_bf16");
   EXPECT_THAT(k.cuda_source(), HasSubstr("extern \"C\" __global__"));
   EXPECT_THAT(k.cuda_source(), HasSubstr(k.entry_name()));
-  EXPECT_THAT(k.cuda_source(), HasSubstr("#include \"attention_fwd_sm80.cuh\""));
-  EXPECT_THAT(k.cuda_source(true), HasSubstr("// ---- begin attention_fwd_sm80.cuh ----"));
+  EXPECT_THAT(k.cuda_source(), HasSubstr("#include \"sm80/attention_fwd.cuh\""));
+  EXPECT_THAT(k.cuda_source(true), HasSubstr("// ---- begin sm80/attention_fwd.cuh ----"));
   EXPECT_EQ(k.head_dim(), 64);
   EXPECT_EQ(k.dtype(), bf16);
   EXPECT_EQ(k.arch(), "sm_90a");

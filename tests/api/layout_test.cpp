@@ -1,6 +1,5 @@
-// The bytes the launcher hands the kernel: AttnArgs as the template declares it (checked by
-// compiling the template header with NVRTC against the host struct's offsets), and Params packed
-// by the generator's layout.
+// The bytes the launcher hands the kernel: AttnArgs and TileMapArgs laid out by NVRTC as by the
+// host compiler, and Params packed by the generator's layout.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -18,7 +17,6 @@
 namespace flexjit::test {
 namespace {
 
-using api::HostAttnArgs;
 
 // Compiles `src` against the embedded templates with NVRTC (PTX only); its static_asserts are the test.
 void expect_nvrtc_accepts(const std::string& src) {
@@ -31,52 +29,21 @@ void expect_nvrtc_accepts(const std::string& src) {
   EXPECT_NO_THROW(jit::compile(r)) << src;
 }
 
-// NVRTC has no offsetof, so the device side is pinned down by C++20 rules instead: designated
-// initializers must name members in declaration order, each member's type is compared, and the
-// sizes must agree. With C alignment on both sides that fixes every offset.
-TEST(Layout, HostAttnArgsMatchesTheTemplate) {
-  struct Member {
-    const char* name;
-    const char* type;
-  };
-  const Member members[] = {{"q", "const void*"}, {"k", "const void*"}, {"v", "const void*"}, {"o", "void*"},
-                            {"lse", "float*"},    {"B", "int"},         {"Hq", "int"},         {"Hkv", "int"},
-                            {"Tq", "int"},        {"Tkv", "int"},       {"q_b", "long long"},  {"q_h", "long long"},
-                            {"q_t", "long long"}, {"k_b", "long long"}, {"k_h", "long long"},  {"k_t", "long long"},
-                            {"v_b", "long long"}, {"v_h", "long long"}, {"v_t", "long long"},  {"o_b", "long long"},
-                            {"o_h", "long long"}, {"o_t", "long long"}, {"scale", "float"},    {"scale_log2", "float"},
-                            {"tile_counts", "const int*"}, {"tile_entries", "const int*"}, {"tm_b_stride", "int"},
-                            {"tm_h_stride", "int"}, {"tm_kv_tiles", "int"}, {"tm_unused", "int"}};
-  std::string src =
-      "#include \"attention_common.cuh\"\n"
-      "template <class A, class B> struct same { static constexpr bool value = false; };\n"
-      "template <class A> struct same<A, A> { static constexpr bool value = true; };\n"
-      "constexpr flexjit::AttnArgs in_order{";
-  for (const Member& m : members) src += fmt::format(".{} = {{}}, ", m.name);
-  src += "};\n";
-  for (const Member& m : members)
-    src += fmt::format("static_assert(same<decltype(flexjit::AttnArgs::{0}), {1}>::value, \"AttnArgs::{0} is not {1}\");\n",
-                       m.name, m.type);
-  src += fmt::format("static_assert(sizeof(flexjit::AttnArgs) == {0}, \"AttnArgs is not {0} bytes\");\n",
-                     sizeof(HostAttnArgs));
-  expect_nvrtc_accepts(src);
-  // The host side of the same facts.
-  static_assert(offsetof(HostAttnArgs, B) == 40 && offsetof(HostAttnArgs, q_b) == 64 && offsetof(HostAttnArgs, scale) == 160);
+// The kernels and the host read the same definitions (templates/common/kernel_args.cuh); what
+// could still differ is how NVRTC and the host compiler lay them out.
+template <class T>
+std::string same_layout_as_host(const char* name) {
+  return fmt::format("static_assert(sizeof(flexjit::{0}) == {1} && alignof(flexjit::{0}) == {2}, \"{0} layout\");\n",
+                     name, sizeof(T), alignof(T));
 }
 
-TEST(Layout, HostTileMapArgsMatchesTheTemplate) {
-  std::string src =
-      "#include \"tile_map.cuh\"\n"
-      "template <class A, class B> struct same { static constexpr bool value = false; };\n"
-      "template <class A> struct same<A, A> { static constexpr bool value = true; };\n"
-      "constexpr flexjit::TileMapArgs in_order{.counts = {}, .entries = {}, .Tq = {}, .Tkv = {}, .n_q_tiles = {},\n"
-      "                                        .n_kv_tiles = {}, .Hm = {}};\n"
-      "static_assert(same<decltype(flexjit::TileMapArgs::counts), int*>::value, \"counts\");\n"
-      "static_assert(same<decltype(flexjit::TileMapArgs::entries), int*>::value, \"entries\");\n"
-      "static_assert(same<decltype(flexjit::TileMapArgs::Hm), int>::value, \"Hm\");\n";
-  src += fmt::format("static_assert(sizeof(flexjit::TileMapArgs) == {0}, \"TileMapArgs is not {0} bytes\");\n",
-                     sizeof(api::HostTileMapArgs));
+TEST(Layout, KernelArgsMatchTheHost) {
+  std::string src = "#include \"common/kernel_args.cuh\"\n";
+  src += same_layout_as_host<AttnArgs>("AttnArgs");
+  src += same_layout_as_host<TileMapArgs>("TileMapArgs");
   expect_nvrtc_accepts(src);
+  static_assert(offsetof(AttnArgs, B) == 40 && offsetof(AttnArgs, q_b) == 64 && offsetof(AttnArgs, scale) == 160);
+  static_assert(offsetof(TileMapArgs, Tq) == 16 && offsetof(TileMapArgs, Hm) == 32);
 }
 
 TEST(Layout, ParamsPackedByTheGeneratorsLayout) {

@@ -1,4 +1,4 @@
-// templates/dsl_ops.cuh is what generated kernels call for the language's integer and float
+// templates/common/dsl_ops.cuh is what generated kernels call for the language's integer and float
 // semantics. Compiled here for the host, it must agree bit for bit with the interpreter (the
 // executable spec) on edge cases and random values.
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <random>
 
 #include "ir/interpreter.hpp"
-#include "templates/dsl_ops.cuh"
+#include "templates/common/dsl_ops.cuh"
 
 using namespace flexjit;
 using ir::BinaryOp;

@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "attention_reference.hpp"
+#include "tests/support/reference_attention.hpp"
 #include "cpu/attention.hpp"
 #include "cpu/llvm_backend.hpp"
 #include "random_program.hpp"
@@ -66,8 +66,11 @@ struct Problem {
 // out within 1e-5 relative L2, lse within 1e-5, masked rows exactly (0, -inf); returns the
 // number of fully masked rows seen.
 int expect_matches_reference(const ir::Program& p, const Problem& pb, const Output& got) {
-  const cpu_test::ReferenceOutput ref = cpu_test::reference_attention(p, pb.in);
-  EXPECT_LE(cpu_test::relative_l2(got.out, ref.out), 1e-5);
+  test::ReferenceInputs in{pb.in.q, pb.in.k, pb.in.v, pb.in.B, pb.in.Hq, pb.in.Hkv, pb.in.Tq, pb.in.Tkv, pb.in.D};
+  in.scale = std::isnan(pb.in.scale) ? 1.0 / std::sqrt(static_cast<double>(pb.in.D)) : pb.in.scale;
+  in.env = pb.in.bindings;
+  const test::ReferenceOutputs ref = test::reference_attention(p, in);
+  EXPECT_LE(test::relative_l2(got.out, ref.out), 1e-5);
   int masked_rows = 0;
   for (std::size_t r = 0; r < ref.lse.size(); ++r) {
     if (std::isinf(ref.lse[r]) && ref.lse[r] < 0) {

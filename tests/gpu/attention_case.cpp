@@ -10,7 +10,7 @@
 #include "api/program_impl.hpp"
 #include "api/binding_resolve.hpp"
 #include "api/block_mask_read.hpp"
-#include "tests/gpu/reference_attention.hpp"
+#include "tests/support/reference_attention.hpp"
 
 namespace flexjit::gpu_test {
 namespace {
@@ -165,10 +165,10 @@ CaseFigures AttentionRun::run_and_check() {
   const ir::Env env = api::resolve_bindings(ir, host_bind, std::nullopt, problems);
   EXPECT_TRUE(problems.empty()) << problems.list().front();
   if (options.block_mask) check_block_mask(mask, env);
-  ReferenceInputs in{q_.data(), k_.data(), v_.data(), c.B, c.Hq, c.Hkv, c.Tq, c.Tkv, c.D, 0.0, &env};
+  test::ReferenceInputs in{q_.data(), k_.data(), v_.data(), c.B, c.Hq, c.Hkv, c.Tq, c.Tkv, c.D, 0.0, &env};
   in.scale = c.scale ? static_cast<double>(*c.scale) : 1.0 / std::sqrt(static_cast<double>(c.D));
   const auto t0 = std::chrono::steady_clock::now();
-  const ReferenceOutputs ref = reference_attention(ir, in);
+  const test::ReferenceOutputs ref = test::reference_attention(ir, in);
   const double ref_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   CaseFigures f;

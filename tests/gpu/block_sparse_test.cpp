@@ -14,7 +14,7 @@
 #include "api/program_impl.hpp"
 #include "api/argument_problems.hpp"
 #include "tests/gpu/attention_case.hpp"
-#include "tests/gpu/reference_attention.hpp"
+#include "tests/support/reference_attention.hpp"
 
 namespace flexjit::gpu_test {
 namespace {
@@ -104,9 +104,9 @@ TEST_F(BlockSparseRules, OneDiagonalBlockEqualsDenseRestrictedMask) {
   const Program dense = load_program("diag_block_causal");
   const ir::Program& ir = detail::ProgramAccess::impl(dense).ir;
   const ir::Env env;
-  ReferenceInputs in{run.host_q().data(), run.host_k().data(), run.host_v().data(), c.B, c.Hq, c.Hkv, c.Tq, c.Tkv,
+  test::ReferenceInputs in{run.host_q().data(), run.host_k().data(), run.host_v().data(), c.B, c.Hq, c.Hkv, c.Tq, c.Tkv,
                      c.D, 1.0 / std::sqrt(static_cast<double>(c.D)), &env};
-  const ReferenceOutputs ref = reference_attention(ir, in);
+  const test::ReferenceOutputs ref = test::reference_attention(ir, in);
   double diff2 = 0, ref2 = 0;
   for (std::size_t i = 0; i < ref.out.size(); ++i) {
     const double e = run.last_out()[i] - ref.out[i];

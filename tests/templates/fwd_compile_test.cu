@@ -1,9 +1,9 @@
-// Compile-only test of templates/attention_fwd_sm80.cuh with nvcc (no GPU needed): instantiates the
+// Compile-only test of templates/sm80/attention_fwd.cuh with nvcc (no GPU needed): instantiates the
 // default tile configuration of every supported head dim against hand-written Mods, through
 // extern "C" wrappers shaped like the ones the generator emits. Built by nvcc_compile.cmake with
 // -Xptxas -v for sm_80 and sm_90a, once per element type (-DFJ_ELEMENT=bf16_t or fp16_t); that
 // script fails the test on any register spill or stack frame.
-#include "templates/attention_fwd_sm80.cuh"
+#include "templates/sm80/attention_fwd.cuh"
 #include "tests/templates/test_mods.cuh"
 
 #ifndef FJ_ELEMENT

@@ -1,4 +1,4 @@
-// GPU self-test and benchmark of templates/attention_fwd_sm80.cuh against a float64 CPU reference.
+// GPU self-test and benchmark of templates/sm80/attention_fwd.cuh against a float64 CPU reference.
 //
 // Build (scripts/gpu-template-selftest does this, splitting the kernels over parallel compiles):
 //   nvcc -O3 -std=c++20 -gencode=arch=compute_90a,code=sm_90a -Xptxas -v -I<repo> fwd_selftest.cu
@@ -26,7 +26,7 @@
 #include <thread>
 #include <vector>
 
-#include "templates/attention_fwd_sm80.cuh"
+#include "templates/sm80/attention_fwd.cuh"
 #include "tests/templates/test_mods.cuh"
 
 #ifndef FJ_PART

@@ -1,7 +1,7 @@
 # Runs nvcc on one template test source with -Xptxas -v and fails on any compile error, register
 # spill or stack frame: the shipped tile configurations must not spill.
 #   cmake -DNVCC=... -DSRC=... -DINC=<repo root> -DGENCODE=... -DDEFS=<;-list> -DOUT=<object> -P nvcc_compile.cmake
-set(cmd ${NVCC} -std=c++17 -O3 ${GENCODE} -Xptxas -v -I${INC} -c ${SRC} -o ${OUT})
+set(cmd ${NVCC} -std=c++17 -O3 ${GENCODE} -Xptxas -v -I${INC} -I${INC}/templates -c ${SRC} -o ${OUT})
 foreach(d ${DEFS})
   list(APPEND cmd -D${d})
 endforeach()

@@ -15,7 +15,7 @@ namespace {
 
 // A generator-like variant: mask + score mod + sink, captured tensor pointer, runtime scalars.
 constexpr const char* kVariant = R"(
-#include "attention_fwd_sm80.cuh"
+#include "sm80/attention_fwd.cuh"
 
 struct Mods {
   struct Params {
@@ -71,8 +71,10 @@ void compile_for(const std::string& arch) {
                                names.data()),
             NVRTC_SUCCESS);
   const std::string arch_opt = "--gpu-architecture=" + arch;
-  const char* opts[] = {arch_opt.c_str(), "-std=c++17", "--ptxas-options=-v"};
-  const nvrtcResult rc = nvrtcCompileProgram(prog, 3, opts);
+  // -default-device as the runtime passes it (jit/nvrtc_compiler.cpp effective_options): the
+  // host-shared headers (sm80/tiles.cuh) are plain constexpr C++.
+  const char* opts[] = {arch_opt.c_str(), "-std=c++17", "-default-device", "--ptxas-options=-v"};
+  const nvrtcResult rc = nvrtcCompileProgram(prog, 4, opts);
   size_t log_size = 0;
   nvrtcGetProgramLogSize(prog, &log_size);
   std::string log(log_size, '\0');
@@ -95,15 +97,15 @@ void compile_for(const std::string& arch) {
 }
 
 TEST(TemplatesNvrtc, ForwardTemplatesAreEmbedded) {
-  ASSERT_NE(find_template("attention_common.cuh"), nullptr);
-  ASSERT_NE(find_template("attention_fwd_sm80.cuh"), nullptr);
+  ASSERT_NE(find_template("common/attention_common.cuh"), nullptr);
+  ASSERT_NE(find_template("sm80/attention_fwd.cuh"), nullptr);
 }
 
 // NVRTC has no standard library and the runtime hands it only the embedded files: the forward
 // templates may include nothing but each other.
 TEST(TemplatesNvrtc, ForwardTemplatesIncludeOnlyTemplates) {
   const std::regex include_re(R"(^\s*#\s*include\s*([<"])([^>"]+)[>"])");
-  for (const char* name : {"attention_common.cuh", "attention_fwd_sm80.cuh"}) {
+  for (const char* name : {"common/attention_common.cuh", "sm80/attention_fwd.cuh"}) {
     const auto* f = find_template(name);
     ASSERT_NE(f, nullptr);
     std::istringstream in(f->text);

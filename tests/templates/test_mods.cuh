@@ -4,7 +4,7 @@
 // Params hold device pointers on the GPU side; the harness builds a second copy with host pointers.
 #pragma once
 
-#include "templates/attention_common.cuh"
+#include "templates/common/attention_common.cuh"
 
 #ifndef __CUDACC_RTC__
 #include <math.h>

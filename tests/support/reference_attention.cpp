@@ -1,4 +1,4 @@
-#include "tests/gpu/reference_attention.hpp"
+#include "tests/support/reference_attention.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -8,29 +8,49 @@
 #include <mutex>
 #include <thread>
 
-#include "cpu/block_select.hpp"
+#include <cstring>
 
-namespace flexjit::gpu_test {
+namespace flexjit::test {
 namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
-void reference_row(const ir::Program& p, const ReferenceInputs& in, const cpu::BlockSelection& blocks, int b, int h,
-                   int i, std::vector<double>& s, ReferenceOutputs& r) {
-  // Block-sparse programs: only keys in the kv blocks listed for this row's query block.
-  const std::vector<int>* listed = blocks.active() ? &blocks.blocks(b, h, i / blocks.q_block()) : nullptr;
+// Block-sparse programs: whether key j lies in a kv block listed for (b, h, query row i). The
+// list is int32 [B, H, q blocks, K] (H = Hq, or Hkv when bound per kv head), -1 for padding.
+bool listed(const ir::Program& p, const ir::Env& env, int Hq, int b, int h, int i, int j) {
+  if (!p.block_indices) return true;
+  auto it = env.tensors.find(p.block_indices->name);
+  if (it == env.tensors.end()) return true;
+  const ir::TensorBinding& t = it->second;
+  const std::int64_t H = t.shape[1], K = t.shape[3];
+  const std::int64_t hl = h / (Hq / H), qb = i / p.block_indices->q_block, kb = j / p.block_indices->kv_block;
+  if (qb >= t.shape[2]) return false;
+  std::int64_t stride[4] = {H * t.shape[2] * K, t.shape[2] * K, K, 1};
+  if (t.strides.size() == 4) std::copy(t.strides.begin(), t.strides.end(), stride);
+  for (std::int64_t e = 0; e < K; ++e) {
+    std::int32_t v;
+    const std::int64_t at = b * stride[0] + hl * stride[1] + qb * stride[2] + e * stride[3];
+    std::memcpy(&v, static_cast<const char*>(t.data) + at * 4, 4);
+    if (v == kb) return true;
+  }
+  return false;
+}
+
+void reference_row(const ir::Program& p, const ReferenceInputs& in, int b, int h, int i, std::vector<double>& s,
+                   ReferenceOutputs& r) {
   const int kvh = h / (in.Hq / in.Hkv);
   const std::size_t row = (static_cast<std::size_t>(b) * in.Hq + h) * in.Tq + i;
   const float* qi = in.q + row * in.D;
   const float* kb = in.k + (static_cast<std::size_t>(b) * in.Hkv + kvh) * in.Tkv * in.D;
   const float* vb = in.v + (static_cast<std::size_t>(b) * in.Hkv + kvh) * in.Tkv * in.D;
-  const ir::Env& env = *in.env;
+  static const ir::Env kNone;
+  const ir::Env& env = in.env ? *in.env : kNone;
 
   double m = kNegInf;
   int visible = 0;
   for (int j = 0; j < in.Tkv; ++j) {
     s[j] = kNegInf;
-    if (listed && !std::binary_search(listed->begin(), listed->end(), j / blocks.kv_block())) continue;
+    if (!listed(p, env, in.Hq, b, h, i, j)) continue;
     if (!ir::eval_mask(p, env, b, h, i, j)) continue;
     ++visible;
     double dot = 0;
@@ -71,7 +91,6 @@ ReferenceOutputs reference_attention(const ir::Program& p, const ReferenceInputs
   r.lse.assign(rows, 0.0);
   r.visible.assign(rows, 0);
 
-  const cpu::BlockSelection selection(p, in.env, in.B, in.Hq, in.Tq, in.Tkv, in.Hkv);
   constexpr int kRowsPerTask = 16;
   const int blocks = (in.Tq + kRowsPerTask - 1) / kRowsPerTask;
   const std::int64_t tasks = static_cast<std::int64_t>(in.B) * in.Hq * blocks;
@@ -85,7 +104,7 @@ ReferenceOutputs reference_attention(const ir::Program& p, const ReferenceInputs
       const int h = static_cast<int>(t / blocks % in.Hq);
       const int b = static_cast<int>(t / blocks / in.Hq);
       try {
-        for (int i = blk * kRowsPerTask; i < std::min(in.Tq, (blk + 1) * kRowsPerTask); ++i) reference_row(p, in, selection, b, h, i, s, r);
+        for (int i = blk * kRowsPerTask; i < std::min(in.Tq, (blk + 1) * kRowsPerTask); ++i) reference_row(p, in, b, h, i, s, r);
       } catch (...) {
         std::lock_guard lock(error_mutex);
         if (!error) error = std::current_exception();
@@ -102,4 +121,14 @@ ReferenceOutputs reference_attention(const ir::Program& p, const ReferenceInputs
   return r;
 }
 
-}  // namespace flexjit::gpu_test
+double relative_l2(const std::vector<float>& a, const std::vector<double>& b) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double d = a[i] - b[i];
+    num += d * d;
+    den += b[i] * b[i];
+  }
+  return den == 0 ? std::sqrt(num) : std::sqrt(num / den);
+}
+
+}  // namespace flexjit::test

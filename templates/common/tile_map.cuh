@@ -21,21 +21,15 @@
 // for h (Hq otherwise).
 #pragma once
 
-#include "attention_common.cuh"
-#include "interval.cuh"
+#include "common/attention_common.cuh"
+#include "common/interval.cuh"
 
 namespace flexjit {
 
 // Boxes larger than this are not read: the load then counts as any value of its dtype.
 constexpr long long kMaxBoxElements = 4096;
 
-struct TileMapArgs {
-  int* counts;
-  int* entries;
-  int Tq, Tkv;
-  int n_q_tiles, n_kv_tiles;
-  int Hm;  // heads in the map (1 when the mask ignores h), for the row index
-};
+// TileMapArgs: common/kernel_args.cuh.
 
 namespace detail {
 

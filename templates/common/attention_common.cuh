@@ -5,6 +5,8 @@
 // PTX. It must also build standalone with nvcc (tests/templates/ does exactly that).
 #pragma once
 
+#include "common/kernel_args.cuh"
+
 namespace flexjit {
 
 typedef long long i64;
@@ -27,36 +29,7 @@ template <> struct ElementTraits<fp16_t> { static constexpr bool kIsBf16 = false
 //   PARTIAL: mask() is evaluated per element.
 enum TileClass : int { EMPTY = 0, FULL = 1, PARTIAL = 2 };
 
-// ---------------------------------------------------------------------------------------------
-// Kernel arguments (POD, passed by value as a kernel parameter).
-// Layouts: q [B, Hq, Tq, D], k/v [B, Hkv, Tkv, D], o [B, Hq, Tq, D], all with element strides and a
-// contiguous last dimension; lse [B, Hq, Tq] float32 contiguous, or nullptr.
-// Requirements the launcher must check (the kernel moves 16-byte vectors with cp.async):
-//   q, k, v, o 16-byte aligned; every stride a multiple of 8 elements; Hq % Hkv == 0;
-//   Tq, Tkv >= 1; scale > 0 (the max is taken on the unscaled dot product when there is no score
-//   mod, which is only order-preserving for a positive scale).
-struct AttnArgs {
-  const void* q;
-  const void* k;
-  const void* v;
-  void* o;
-  float* lse;
-  int B, Hq, Hkv, Tq, Tkv;
-  i64 q_b, q_h, q_t;
-  i64 k_b, k_h, k_t;
-  i64 v_b, v_h, v_t;
-  i64 o_b, o_h, o_t;
-  float scale;       // natural scale applied to <q, k> (usually 1/sqrt(D))
-  float scale_log2;  // scale * log2(e)
-  // A built tile map (templates/tile_map.cuh), followed instead of kv_range + classify when the
-  // Mods declares kHasTileMap and tile_counts is not null. Row of query tile m of (b, h):
-  // b * tm_b_stride + h * tm_h_stride + m (a stride is 0 when the map is shared along that axis).
-  const int* tile_counts;
-  const int* tile_entries;
-  int tm_b_stride, tm_h_stride;
-  int tm_kv_tiles;  // entries per row
-  int tm_unused;
-};
+// Kernel arguments: common/kernel_args.cuh (shared with the host).
 
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;

@@ -9,25 +9,10 @@
 // shared memory. The running max is rescaled lazily (only when it grows by more than 2^8), which
 // skips the O *= correction multiplies on almost every tile.
 //
-// Variant hooks (the generator emits `Mods`):
-//   Mods::kv_range  -> which kv tiles can matter for this query tile (the rest are never loaded);
-//   Mods::classify  -> per visited tile: EMPTY (skipped, not even loaded), FULL (mask not evaluated),
-//                      PARTIAL (mask evaluated per element). Called once per tile on the whole
-//                      tile [k0, min(k0 + kBlockN, Tkv)) x [q0, min(q0 + kBlockM, Tq)), which may
-//                      reach outside the kv range: it must be exact there too (never FULL or EMPTY
-//                      unless every element of the tile is kept or masked).
-//   Mods::mask / score / sink -> FlexAttention semantics (see attention_common.cuh and DESIGN.md).
-//   Optional, Mods::Cta and Mods::cta(p, b, h): values computed once per CTA; mask() and score()
-//   then take the Cta (which holds the Params) instead of the Params.
-//   Optional, block-sparse top-k (absent = false): Mods::kHasBlockList, Mods::kBlockListKv (keys per
-//   listed block, a multiple of kBlockN), Mods::block_list_count(p, b, h, q0) (entries of the list of
-//   the query block holding row q0; the whole query tile must lie in one query block) and
-//   Mods::block_list_entry(p, b, h, q0, i) (first key of the i-th listed block, or < 0 for none).
-//   The kv loop then walks only the listed blocks, in list order, skipping -1 / out-of-range entries
-//   and repeats of an earlier entry, each block intersected with kv_range and its tiles classified.
-//   Optional, tile map (absent = false): Mods::kHasTileMap; when the launcher passes a built map in
-//   AttnArgs (tile_counts != nullptr) the kv loop visits exactly the map's row for this query tile,
-//   with the classes recorded there (templates/tile_map.cuh builds it).
+// The generated `Mods` (docs/design.md, "The Mods contract") supplies mask, score, sink, the per-CTA
+// values and the tile classifier; common/kv_schedule.cuh decides which kv tiles a query tile visits
+// (closed-form kv range, block list or tile map) and with which class: EMPTY tiles are never
+// loaded, FULL tiles skip mask(), PARTIAL tiles evaluate it per element.
 //
 // The generator wraps it as, for example:
 //   extern "C" __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
@@ -39,7 +24,9 @@
 // (above 48 KB: the host raises CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES first).
 #pragma once
 
-#include "attention_common.cuh"
+#include "common/attention_common.cuh"
+#include "common/kv_schedule.cuh"
+#include "sm80/tiles.cuh"
 
 namespace flexjit {
 
@@ -69,60 +56,20 @@ struct FwdConfig {
   static constexpr bool kQInRegs = kQInRegs_;
   static constexpr int kMinBlocksPerSM = kMinBlocksPerSM_;
   static constexpr int kThreads = kWarps * 32;
-  static constexpr int kSmemStride = kHeadDim + 8;  // elements per padded smem row
-  // With Q in registers, the Q tile is staged in the last ring slot (which the prologue leaves
-  // empty) instead of a region of its own: less shared memory, more CTAs per SM.
-  static constexpr bool kQAliased = kQInRegs && kBlockM <= 2 * kBlockN;
-  static constexpr int kSmemBytes = (2 * kStages * kBlockN + (kQAliased ? 0 : kBlockM)) * kSmemStride * 2;
+  static constexpr int kSmemStride = sm80::fwd_smem_stride(kHeadDim);  // elements per padded smem row
+  static constexpr bool kQAliased = sm80::fwd_q_aliased(kBlockM, kBlockN, kQInRegs);
+  static constexpr int kSmemBytes = sm80::fwd_smem_bytes(kHeadDim, kBlockM, kBlockN, kStages, kQInRegs);
 };
 
-// Default tile choice per head dim, measured on an H200 (tests/templates/README.md has the numbers).
-// Every warp owns 32 query rows (two m16 tiles), so each K/V fragment read from shared memory feeds
-// two mma's; 200-255 registers without spills for the test Mods, 2 CTAs (8 warps) per SM.
-//   D <= 64 : 128 x 64 tile, 4 warps, Q re-read from smem, 3 stages.                         72 KB.
-//   D <= 128: 128 x 32 tile, 4 warps, Q re-read from smem each tile (64 Q registers do not fit next
-//             to the 128 O accumulators), 2 stages.                                         68 KB.
-//   D <= 256: 64 x 32 tile, 4 warps x 16 rows (128 O accumulators per thread), Q from smem.  99 KB.
-// Larger kv tiles (64 keys at D = 128) spill or run slower; 3 stages measured within noise of 2.
-template <int D, class E, int kBucket = (D <= 64 ? 0 : (D <= 128 ? 1 : 2))>
-struct DefaultFwdConfigImpl;
+// The shipped tile for head dim D (sm80/tiles.cuh holds the table).
 template <int D, class E>
-struct DefaultFwdConfigImpl<D, E, 0> { using type = FwdConfig<D, 128, 64, 4, 3, E, false, 2>; };
-template <int D, class E>
-struct DefaultFwdConfigImpl<D, E, 1> { using type = FwdConfig<D, 128, 32, 4, 2, E, false, 2>; };
-template <int D, class E>
-struct DefaultFwdConfigImpl<D, E, 2> { using type = FwdConfig<D, 64, 32, 4, 2, E, false, 2>; };
-template <int D, class E>
-using DefaultFwdConfig = typename DefaultFwdConfigImpl<D, E>::type;
+using DefaultFwdConfig = FwdConfig<D, sm80::default_fwd_tile(D).block_m, sm80::default_fwd_tile(D).block_n,
+                                   sm80::default_fwd_tile(D).warps, sm80::default_fwd_tile(D).stages, E,
+                                   sm80::default_fwd_tile(D).q_in_registers,
+                                   sm80::default_fwd_tile(D).min_blocks_per_sm>;
 
 // ---------------------------------------------------------------------------------------------
 namespace detail {
-
-// Mods::kHasBlockList when the Mods declares it, false otherwise (hand-written Mods predate it).
-template <class...>
-struct VoidT { using type = void; };
-template <class M, class = void>
-struct BlockListOf { static constexpr bool value = false; };
-template <class M>
-struct BlockListOf<M, typename VoidT<decltype(M::kHasBlockList)>::type> { static constexpr bool value = M::kHasBlockList; };
-// What mask() and score() take first: Mods::Cta when the Mods declares one (values computed once
-// per CTA by Mods::cta(p, b, h), the Params inside), else the Params themselves.
-template <class M, class = void>
-struct CtaOf {
-  using type = const typename M::Params&;
-  __device__ static type make(const typename M::Params& p, int, int) { return p; }
-};
-template <class M>
-struct CtaOf<M, typename VoidT<typename M::Cta>::type> {
-  using type = typename M::Cta;
-  __device__ static type make(const typename M::Params& p, int b, int h) { return M::cta(p, b, h); }
-};
-
-// Mods::kHasTileMap likewise: the Mods can be driven by a built tile map (templates/tile_map.cuh).
-template <class M, class = void>
-struct TileMapOf { static constexpr bool value = false; };
-template <class M>
-struct TileMapOf<M, typename VoidT<decltype(M::kHasTileMap)>::type> { static constexpr bool value = M::kHasTileMap; };
 
 // Copies a ROWS x D tile (g_tile: its first row; row_stride elements between rows) into padded
 // shared memory with 16-byte cp.async. Thread `tid` copies chunk column tid % kChunks of rows
@@ -255,83 +202,14 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
   // Per-CTA values of the mods (e.g. an ALiBi slope), computed once here.
   const typename detail::CtaOf<Mods>::type cta = detail::CtaOf<Mods>::make(p, b, h);
 
-  // ---- kv tiles to visit: [nb, nb_end), EMPTY tiles skipped. All of this is CTA-uniform.
-  int lo = 0, hi = Tkv;
-  Mods::kv_range(p, b, h, q0, q1, Tkv, &lo, &hi);
-  lo = max2(lo, 0);
-  hi = min2(hi, Tkv);
-  constexpr bool kBlockList = detail::BlockListOf<Mods>::value;
-  // Dense: the tiles [next, nb_end). Block list: nb_end ends the current listed block's tiles.
-  int nb_end = hi > lo ? (hi + BN - 1) / BN : 0;
-  int next = hi > lo ? lo / BN : 0;
-  int next_cls = EMPTY;
-  // Block list: the entry being walked (-1 before the first) and the number of entries.
-  int list_pos = -1;
-  int list_count = 0;
-  if constexpr (kBlockList) {
-    list_count = hi > lo ? Mods::block_list_count(p, b, h, q0) : 0;
-    nb_end = 0;
-    next = 0;
-  }
-  // Tile map: the builder has already intersected with kv_range and classified; its row lists the
-  // visited tiles as tile * 4 + class.
-  constexpr bool kTileMap = detail::TileMapOf<Mods>::value;
-  static_assert(!(kTileMap && kBlockList), "a Mods follows a block list or a tile map, not both");
-  const bool use_map = kTileMap && args.tile_counts != nullptr;
-  const int* map_row = nullptr;
-  if (use_map) {
-    const i64 row = static_cast<i64>(b) * args.tm_b_stride + static_cast<i64>(h) * args.tm_h_stride + m_block;
-    list_count = __ldg(args.tile_counts + row);
-    map_row = args.tile_entries + row * args.tm_kv_tiles;
-    nb_end = 0;
-    next = 0;
-  }
-  auto advance = [&]() {
-    if (use_map) {
-      if (++list_pos < list_count) {
-        const int e = __ldg(map_row + list_pos);
-        next = e >> 2;
-        next_cls = e & 3;
-        nb_end = next + 1;
-      } else {
-        next = nb_end = 0;
-      }
-      return;
-    }
-    for (;;) {
-      for (; next < nb_end; ++next) {
-        const int k0 = next * BN;
-        next_cls = Mods::classify(p, b, h, q0, q1, k0, min2(k0 + BN, Tkv));
-        if (next_cls != EMPTY) return;
-      }
-      if constexpr (!kBlockList) {
-        return;
-      } else {
-        static_assert(Mods::kBlockListKv % BN == 0, "kv block must be a multiple of the kv tile");
-        // The next listed block, intersected with [lo, hi); repeats of an earlier entry are skipped.
-        if (++list_pos >= list_count) {
-          next = nb_end = 0;
-          return;
-        }
-        const int first = Mods::block_list_entry(p, b, h, q0, list_pos);
-        if (first < 0 || first >= Tkv) continue;
-        bool repeat = false;
-        for (int j = 0; j < list_pos && !repeat; ++j) repeat = Mods::block_list_entry(p, b, h, q0, j) == first;
-        if (repeat) continue;
-        const int a = max2(first, lo);
-        const int e = min2(min2(first + Mods::kBlockListKv, Tkv), hi);
-        if (a >= e) continue;
-        next = a / BN;
-        nb_end = (e + BN - 1) / BN;
-      }
-    }
-  };
+  // ---- the kv tiles to visit, in order, with their classes (CTA-uniform).
+  KvTileSchedule<Mods, BN> kv(args, p, b, h, m_block, q0, q1);
   // Issue the K and V copies of the next visited tile into `slot` as two commit groups (K first,
   // so S = QK^T can start while V is still in flight). With nothing left, commit two empty groups
   // so the wait_group counts below stay fixed.
   auto issue = [&](int slot, int& entry) {
-    if (next < nb_end) {
-      const int k0 = next * BN;
+    if (kv.has_tile()) {
+      const int k0 = kv.tile() * BN;
       const unsigned short* gk = gK + static_cast<i64>(k0) * args.k_t;
       const unsigned short* gv = gV + static_cast<i64>(k0) * args.v_t;
       const unsigned s_k = sRing + slot * kSlotBytes;
@@ -346,9 +224,8 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
         detail::copy_tile<BN, D, LDS, kThreads, true>(s_k + kTileBytes, gv, args.v_t, Tkv - k0, tid);
         cp_async_commit();
       }
-      entry = next * 4 + next_cls;
-      ++next;
-      advance();
+      entry = kv.tile() * 4 + kv.tile_class();
+      kv.pop();
     } else {
       cp_async_commit();
       cp_async_commit();
@@ -359,7 +236,7 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
   // ---- prologue: Q, then the first S-1 K/V tiles.
   detail::copy_tile<BM, D, LDS, kThreads, true>(sQ, gQ + static_cast<i64>(q0) * args.q_t, args.q_t, Tq - q0, tid);
   cp_async_commit();
-  advance();
+  kv.start();
   // Ring positions: tile * 4 + class of the tile each slot holds (-1: none); position 0 is current.
   int ring[S];
 #pragma unroll

@@ -1,0 +1,50 @@
+// flexjit: the kernel argument structs, one definition for the kernels and for the host code that
+// fills them (api/attention_launch.cpp, api/tile_map_launch.cpp). Plain data, passed by value as
+// __grid_constant__ kernel parameters; tests/api checks that NVRTC and the host compiler lay them
+// out alike.
+//
+// Compiled by g++, nvcc and NVRTC: it includes nothing and uses no std.
+#pragma once
+
+namespace flexjit {
+
+// Kernel arguments (POD, passed by value as a kernel parameter).
+// Layouts: q [B, Hq, Tq, D], k/v [B, Hkv, Tkv, D], o [B, Hq, Tq, D], all with element strides and a
+// contiguous last dimension; lse [B, Hq, Tq] float32 contiguous, or nullptr.
+// Requirements the launcher must check (the kernel moves 16-byte vectors with cp.async):
+//   q, k, v, o 16-byte aligned; every stride a multiple of 8 elements; Hq % Hkv == 0;
+//   Tq, Tkv >= 1; scale > 0 (the max is taken on the unscaled dot product when there is no score
+//   mod, which is only order-preserving for a positive scale).
+struct AttnArgs {
+  const void* q;
+  const void* k;
+  const void* v;
+  void* o;
+  float* lse;
+  int B, Hq, Hkv, Tq, Tkv;
+  long long q_b, q_h, q_t;
+  long long k_b, k_h, k_t;
+  long long v_b, v_h, v_t;
+  long long o_b, o_h, o_t;
+  float scale;       // natural scale applied to <q, k> (usually 1/sqrt(D))
+  float scale_log2;  // scale * log2(e)
+  // A built tile map (templates/common/tile_map.cuh), followed instead of kv_range + classify when the
+  // Mods declares kHasTileMap and tile_counts is not null. Row of query tile m of (b, h):
+  // b * tm_b_stride + h * tm_h_stride + m (a stride is 0 when the map is shared along that axis).
+  const int* tile_counts;
+  const int* tile_entries;
+  int tm_b_stride, tm_h_stride;
+  int tm_kv_tiles;  // entries per row
+  int tm_unused;
+};
+
+// The tile-map builder's arguments (common/tile_map.cuh).
+struct TileMapArgs {
+  int* counts;
+  int* entries;
+  int Tq, Tkv;
+  int n_q_tiles, n_kv_tiles;
+  int Hm;  // heads in the map (1 when the mask ignores h), for the row index
+};
+
+}  // namespace flexjit

@@ -1,0 +1,57 @@
+# The dependency rules of docs/design.md ("Folders and the rules between them"), checked on every
+# quoted #include of every source file under ROOT. Fails with one line per broken rule:
+#   jit/kernel_cache.cpp: includes "compiler/ir.hpp" (jit/ may include jit/ flexjit/error.hpp)
+#
+#   cmake -DROOT=<source tree> -P check_includes.cmake
+if(NOT ROOT)
+  message(FATAL_ERROR "check_includes.cmake: pass -DROOT=<source tree>")
+endif()
+
+# Folder -> the include prefixes it may use ("flexjit/error.hpp" is allowed everywhere).
+set(allow_dsl "dsl/")
+set(allow_ir "ir/;dsl/source.hpp;templates/common/interval.cuh")
+set(allow_compiler "compiler/;ir/;dsl/;templates/common/interval.cuh")
+set(allow_codegen "codegen/;compiler/;ir/;dsl/;templates/common/interval.cuh;templates/common/kernel_args.cuh;templates/sm80/tiles.cuh")
+set(allow_cpu "cpu/;compiler/;ir/;dsl/")
+set(allow_jit "jit/")
+set(allow_api "api/;jit/;codegen/;compiler/;cpu/;ir/;dsl/;templates/;flexjit/")
+set(allow_tools "tools/;flexjit/;dsl/;ir/;compiler/")
+set(allow_include "flexjit/")
+# Templates include each other by their path below templates/ (NVRTC sees only those files).
+set(allow_templates "common/;sm80/")
+set(folders dsl ir compiler codegen cpu jit api tools include templates)
+
+set(problems "")
+foreach(folder ${folders})
+  file(GLOB_RECURSE sources RELATIVE ${ROOT} ${ROOT}/${folder}/*.hpp ${ROOT}/${folder}/*.cpp ${ROOT}/${folder}/*.cuh)
+  foreach(source ${sources})
+    file(STRINGS ${ROOT}/${source} lines REGEX "^[ \t]*#[ \t]*include[ \t]*\"")
+    foreach(line ${lines})
+      string(REGEX REPLACE "^[ \t]*#[ \t]*include[ \t]*\"([^\"]+)\".*" "\\1" header "${line}")
+      if(header STREQUAL "flexjit/error.hpp")
+        continue()
+      endif()
+      set(ok FALSE)
+      foreach(prefix ${allow_${folder}})
+        string(FIND "${header}" "${prefix}" at)
+        if(at EQUAL 0)
+          set(ok TRUE)
+          break()
+        endif()
+      endforeach()
+      if(NOT ok)
+        string(REPLACE ";" " " allowed "${allow_${folder}}")
+        list(APPEND problems "${source}: includes \"${header}\" (${folder}/ may include ${allowed} flexjit/error.hpp)")
+      endif()
+    endforeach()
+  endforeach()
+endforeach()
+
+if(problems)
+  list(LENGTH problems n)
+  foreach(problem ${problems})
+    message(NOTICE "${problem}")  # one unwrapped line each
+  endforeach()
+  message(FATAL_ERROR "${n} include(s) break the dependency rules of docs/design.md")
+endif()
+message("dependency rules hold")

@@ -1,0 +1,42 @@
+// The tests' one oracle: FlexAttention forward (docs/design.md, "Semantics") in float64, with
+// mask_mod, score_mod and sink evaluated by the IR interpreter (the language's executable spec)
+// on the bindings the code under test gets. Written from the contract, sharing no code with the
+// CPU or GPU attention it checks.
+//
+//   s_ij = score_mod(fp32(scale * <q_i, k_j>), b, h, i, j)  if mask_mod(b, h, i, j) else -inf
+//   out_i = sum_j exp(s_ij - m) v_j / l,  l = sum_j exp(s_ij - m) + exp(sink - m),  lse_i = m + log l
+// (<q, k> and everything after score_mod in double; score_mod itself takes and returns fp32, as
+// the kernels do). Block-sparse programs see only keys of the kv blocks listed for the row's query
+// block. A row with no visible key and no sink: out = 0, lse = -inf.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/interpreter.hpp"
+#include "ir/ir.hpp"
+
+namespace flexjit::test {
+
+struct ReferenceInputs {
+  const float* q = nullptr;  // [B, Hq, Tq, D] contiguous
+  const float* k = nullptr;  // [B, Hkv, Tkv, D]
+  const float* v = nullptr;  // [B, Hkv, Tkv, D]
+  int B = 1, Hq = 1, Hkv = 1, Tq = 1, Tkv = 1, D = 1;
+  double scale = 1.0;
+  const ir::Env* env = nullptr;  // scalars and host tensors (nullptr: none)
+};
+
+struct ReferenceOutputs {
+  std::vector<double> out;            // [B, Hq, Tq, D]
+  std::vector<double> lse;            // [B, Hq, Tq]
+  std::vector<std::int32_t> visible;  // [B, Hq, Tq]: keys the mask (and block list) keep in each row
+};
+
+// Spread over the machine's cores by (b, h, row block).
+ReferenceOutputs reference_attention(const ir::Program& program, const ReferenceInputs& in);
+
+// ||a - b|| / ||b|| over all elements (||a - b|| when b is 0).
+double relative_l2(const std::vector<float>& a, const std::vector<double>& b);
+
+}  // namespace flexjit::test
