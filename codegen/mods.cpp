@@ -22,7 +22,7 @@ std::string value_spelling(const ir::Var& v) {
 
 // In kv_range the tile's query bounds and Tkv are variables too.
 std::string kv_range_spelling(const ir::Var& v) {
-  if (v.name == compiler::kKvRangeQLo || v.name == compiler::kKvRangeQHi || v.name == compiler::kKvRangeTkv) return "v_" + v.name;
+  if (v.var_kind == ir::VarKind::Tile) return "v_" + v.name;
   return value_spelling(v);
 }
 

@@ -445,19 +445,17 @@ class Solver {
   std::int64_t unit_block_ = 0;  // nonzero while solving for kv // unit_block_
 };
 
-Expr scalar_var(const char* name) { return ir::Var::make(name, Type::Int, ir::VarKind::Scalar); }
+Expr tile_var(const char* name) { return ir::Var::make(name, Type::Int, ir::VarKind::Tile); }
 
-KvRange full_range() { return KvRange{mk_int(0), scalar_var(kKvRangeTkv)}; }
+KvRange full_range() { return KvRange{mk_int(0), tile_var(kKvRangeTkv)}; }
 
 }  // namespace
 
 KvRange kv_range(const ir::Program& p) {
   if (!p.mask_mod) return full_range();
-  for (const char* reserved : {kKvRangeQLo, kKvRangeQHi, kKvRangeTkv})
-    if (p.find_scalar(reserved)) return full_range();
 
-  const Expr tkv = scalar_var(kKvRangeTkv);
-  Solver solver(scalar_var(kKvRangeQLo), scalar_var(kKvRangeQHi));
+  const Expr tkv = tile_var(kKvRangeTkv);
+  Solver solver(tile_var(kKvRangeQLo), tile_var(kKvRangeQHi));
   const Range r = solver.solve(p.mask_mod->body, false);
   if (r.empty) return KvRange{mk_int(0), mk_int(0), mk_int(0), mk_int(0)};
 
@@ -477,7 +475,7 @@ KvRange kv_range(const ir::Program& p) {
 bool kv_range_is_full(const KvRange& r) {
   auto lo = imm(r.lo);
   auto hi = r.hi.as<ir::Var>();
-  return lo && *lo == 0 && hi && hi->var_kind == ir::VarKind::Scalar && hi->name == kKvRangeTkv;
+  return lo && *lo == 0 && hi && hi->var_kind == ir::VarKind::Tile && hi->name == kKvRangeTkv;
 }
 
 }  // namespace flexjit::compiler

@@ -16,7 +16,8 @@
 namespace flexjit::compiler {
 
 // The free variables of a KvRange besides b, h and the program's runtime scalars: Int Vars of
-// VarKind::Scalar with these names. The kernel binds q_lo = q0, q_hi = q1 - 1 and Tkv.
+// VarKind::Tile with these names (never a program's name: the kind keeps them apart). The kernel
+// binds q_lo = q0, q_hi = q1 - 1 and Tkv.
 inline constexpr const char* kKvRangeQLo = "q_lo";
 inline constexpr const char* kKvRangeQHi = "q_hi";
 inline constexpr const char* kKvRangeTkv = "Tkv";
@@ -27,8 +28,7 @@ struct KvRange {
   ir::Expr unclipped_lo{}, unclipped_hi{};
 };
 
-// Simplified bounds. When the program declares a scalar whose name is one of the three above, the
-// result is the plain [0, Tkv), which reads no scalar, so the names stay unambiguous.
+// Simplified bounds.
 KvRange kv_range(const ir::Program& p);
 
 // Whether r is trivially [0, Tkv): the kernel can skip the range computation.

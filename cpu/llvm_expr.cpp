@@ -177,6 +177,7 @@ Value* ExprEmitter::var(const ir::Var* op) {
       for (auto it = lets_.rbegin(); it != lets_.rend(); ++it)
         if (*it->first == op->name) return it->second;
       internal_error("llvm backend: let variable '" + op->name + "' is not in scope");
+    case ir::VarKind::Tile: internal_error("llvm backend: tile bound '" + op->name + "' in a mod");
   }
   internal_error("llvm backend: bad var kind");
 }

@@ -410,6 +410,11 @@ class Evaluator {
         for (auto it = lets_.rbegin(); it != lets_.rend(); ++it)
           if (*it->first == v->name) return it->second;
         internal_error("evaluate: let variable '" + v->name + "' is not in scope");
+      case VarKind::Tile: {
+        auto it = env_.tile_bounds.find(v->name);
+        if (it == env_.tile_bounds.end()) throw std::runtime_error("evaluate: tile bound '" + v->name + "' is not bound");
+        return Value::integer(it->second);
+      }
     }
     internal_error("evaluate: bad var kind");
   }

@@ -63,6 +63,7 @@ struct Env {
   float score = 0.0f;
   std::map<std::string, Value> scalars;  // runtime scalars by name; the type must match
   std::map<std::string, TensorBinding> tensors;  // captured tensors by name; the dtype must match
+  std::map<std::string, std::int64_t> tile_bounds;  // Vars of VarKind::Tile (analysis results)
 };
 
 // Evaluates e. Throws std::runtime_error for an unbound scalar or tensor, a scalar of the wrong

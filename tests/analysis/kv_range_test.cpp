@@ -219,9 +219,11 @@ TEST(KvRange, UnboundedMasksAreFull) {
   EXPECT_TRUE(kv_range_is_full(kv_range(hand("prefix_lm"))));  // kv < prefix_len[b] reads a tensor
   EXPECT_TRUE(kv_range_is_full(kv_range(hand("optional_causal"))));
   EXPECT_TRUE(kv_range_is_full(kv_range(ir::Program{})));  // no mask_mod
-  // A user scalar named like a range variable: the range falls back to [0, Tkv).
+  // A user scalar named like a range variable stays the user's: the variable kinds differ.
   ir::Program clash = mask_program("clash", kv() < int_scalar("Tkv"), {{"Tkv", ir::Type::Int, {}}});
-  EXPECT_TRUE(kv_range_is_full(kv_range(clash)));
+  const KvRange user = kv_range(clash);
+  EXPECT_FALSE(kv_range_is_full(user));
+  EXPECT_EQ(at(user, 0, 10, 100, {{"Tkv", ir::Value::integer(50)}}), std::make_pair(std::int64_t{0}, std::int64_t{50}));
   // A mask that is never true gives an empty range.
   const KvRange none = kv_range(mask_program("never", (kv() < c(4)) && (kv() > c(10))));
   const auto [lo, hi] = at(none, 0, 10, 100);

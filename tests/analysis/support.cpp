@@ -302,9 +302,9 @@ std::pair<std::int64_t, std::int64_t> eval_kv_range(const compiler::KvRange& r, 
   ir::Env env = w.env;
   env.b = b;
   env.h = h;
-  env.scalars[compiler::kKvRangeQLo] = ir::Value::integer(q_lo);
-  env.scalars[compiler::kKvRangeQHi] = ir::Value::integer(q_hi);
-  env.scalars[compiler::kKvRangeTkv] = ir::Value::integer(w.Tkv);
+  env.tile_bounds[compiler::kKvRangeQLo] = q_lo;
+  env.tile_bounds[compiler::kKvRangeQHi] = q_hi;
+  env.tile_bounds[compiler::kKvRangeTkv] = w.Tkv;
   return {ir::evaluate(r.lo, env).as_int(), ir::evaluate(r.hi, env).as_int()};
 }
 

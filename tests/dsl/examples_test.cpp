@@ -1,4 +1,4 @@
-// The two example programs of the design brief, verbatim: they parse, and their dumps are
+// Two example programs (README.md and examples/), verbatim: they parse, and their dumps are
 // golden.
 #include <gtest/gtest.h>
 

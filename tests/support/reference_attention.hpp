@@ -1,4 +1,4 @@
-// The tests' one oracle: FlexAttention forward (docs/design.md, "Semantics") in float64, with
+// The tests' one oracle: FlexAttention forward (docs/design.md, "The contract with users") in float64, with
 // mask_mod, score_mod and sink evaluated by the IR interpreter (the language's executable spec)
 // on the bindings the code under test gets. Written from the contract, sharing no code with the
 // CPU or GPU attention it checks.
