@@ -102,27 +102,7 @@ Range hull(const Range& a, const Range& b) {  // a || b
   return r;
 }
 
-CompareOp negate(CompareOp op) {
-  switch (op) {
-    case CompareOp::LT: return CompareOp::GE;
-    case CompareOp::LE: return CompareOp::GT;
-    case CompareOp::GT: return CompareOp::LE;
-    case CompareOp::GE: return CompareOp::LT;
-    case CompareOp::EQ: return CompareOp::NE;
-    case CompareOp::NE: return CompareOp::EQ;
-  }
-  return op;
-}
 
-CompareOp mirror(CompareOp op) {  // a op b  <=>  b mirror(op) a
-  switch (op) {
-    case CompareOp::LT: return CompareOp::GT;
-    case CompareOp::LE: return CompareOp::GE;
-    case CompareOp::GT: return CompareOp::LT;
-    case CompareOp::GE: return CompareOp::LE;
-    default: return op;
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Monotonicity in q_idx of a kv-free, Let-free expression.

@@ -154,6 +154,28 @@ Expr FloatImm::make(double v, SourcePos p) {
   return Expr(std::make_shared<const FloatImm>(static_cast<float>(v), p));
 }
 
+CompareOp mirror(CompareOp op) {
+  switch (op) {
+    case CompareOp::LT: return CompareOp::GT;
+    case CompareOp::LE: return CompareOp::GE;
+    case CompareOp::GT: return CompareOp::LT;
+    case CompareOp::GE: return CompareOp::LE;
+    default: return op;
+  }
+}
+
+CompareOp negate(CompareOp op) {
+  switch (op) {
+    case CompareOp::LT: return CompareOp::GE;
+    case CompareOp::LE: return CompareOp::GT;
+    case CompareOp::GT: return CompareOp::LE;
+    case CompareOp::GE: return CompareOp::LT;
+    case CompareOp::EQ: return CompareOp::NE;
+    case CompareOp::NE: return CompareOp::EQ;
+  }
+  return op;
+}
+
 Expr BoolImm::make(bool v, SourcePos p) { return Expr(std::make_shared<const BoolImm>(v, p)); }
 
 Expr Var::make(std::string name, Type t, VarKind k, SourcePos p) {

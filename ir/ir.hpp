@@ -153,6 +153,8 @@ struct Binary final : Node {
 };
 
 enum class CompareOp : std::uint8_t { LT, LE, GT, GE, EQ, NE };
+CompareOp mirror(CompareOp op);  // a op b == b mirror(op) a
+CompareOp negate(CompareOp op);  // !(a op b) == a negate(op) b, for totally ordered types
 struct Compare final : Node {  // operands of equal type -> Bool
   static constexpr NodeKind kKind = NodeKind::Compare;
   CompareOp op;

@@ -146,28 +146,6 @@ bool uses_let(const Expr& e, const std::string& name) {
 // ---------------------------------------------------------------------------------------------
 // Comparison helpers
 
-CompareOp mirror(CompareOp op) {  // a op b == b mirror(op) a
-  switch (op) {
-    case CompareOp::LT: return CompareOp::GT;
-    case CompareOp::LE: return CompareOp::GE;
-    case CompareOp::GT: return CompareOp::LT;
-    case CompareOp::GE: return CompareOp::LE;
-    default: return op;
-  }
-}
-
-CompareOp negate(CompareOp op) {  // !(a op b) == a negate(op) b, for totally ordered types
-  switch (op) {
-    case CompareOp::LT: return CompareOp::GE;
-    case CompareOp::LE: return CompareOp::GT;
-    case CompareOp::GT: return CompareOp::LE;
-    case CompareOp::GE: return CompareOp::LT;
-    case CompareOp::EQ: return CompareOp::NE;
-    case CompareOp::NE: return CompareOp::EQ;
-  }
-  return op;
-}
-
 bool is_ordered(CompareOp op) { return op != CompareOp::EQ && op != CompareOp::NE; }
 
 // The comparison's result when every value of a is related to every value of b the same way.
