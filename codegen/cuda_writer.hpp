@@ -2,10 +2,18 @@
 // A small indented line writer for generated CUDA, which also puts the DSL source line a piece
 // of code came from above it as a comment (once per line), so users can map code to program.
 #include <string>
+#include <string_view>
 
 #include "dsl/source.hpp"
 
 namespace flexjit::codegen {
+
+// User text made safe to put after `//` in generated code: backslashes, control characters and
+// non-ASCII bytes become '?', so it can neither end the comment nor continue it.
+std::string comment_text(std::string_view text);
+// How generated code names the program's file: its last path component, comment-safe. Where the
+// file lives is not part of the kernel (nor of its cache key).
+std::string program_file_name(const std::string& path);
 
 class CudaWriter {
  public:
