@@ -6,6 +6,7 @@
 
 #include "codegen/sm80_fwd/generate.hpp"
 #include "flexjit/error.hpp"
+#include "api/boundary.hpp"
 #include "api/convert.hpp"
 #include "api/kernel_impl.hpp"
 #include "jit/cuda_driver.hpp"
@@ -46,6 +47,14 @@ Engine::Engine(Engine&&) noexcept = default;
 Engine& Engine::operator=(Engine&&) noexcept = default;
 
 Kernel Engine::compile(const Program& program, const CompileOptions& options) {
+  try {
+    return compile_cuda(program, options);
+  } catch (...) {
+    api::rethrow_as_flexjit_error(program.name());
+  }
+}
+
+Kernel Engine::compile_cuda(const Program& program, const CompileOptions& options) {
   auto source = detail::ProgramAccess::shared(program);
   codegen::KernelSpec spec;
   spec.head_dim = options.head_dim;
@@ -57,14 +66,15 @@ Kernel Engine::compile(const Program& program, const CompileOptions& options) {
   codegen::GeneratedKernel generated;
   try {
     generated = codegen::generate_forward_kernel(source->ir, spec, &source->file);
-  } catch (const std::invalid_argument& e) {
-    throw Error(fmt::format("{}: {}", program.name(), e.what()));
+  } catch (const UnsupportedError& e) {
+    throw UnsupportedError(fmt::format("{}: {}", program.name(), e.what()));
   }
   jit::ArtifactPtr artifact;
   try {
     artifact = api::compile_generated(generated, state_->cache);
-  } catch (const jit::CompileError& e) {
-    throw Error(fmt::format("{}: NVRTC could not compile {}:\n{}", program.name(), generated.entry, e.what()));
+  } catch (const NvrtcError& e) {
+    throw NvrtcError(fmt::format("{}: NVRTC could not compile {}:\n{}", program.name(), generated.entry, e.what()),
+                     e.log());
   }
   return Kernel(std::make_shared<const Kernel::Impl>(source, std::move(generated), std::move(artifact), options.dtype));
 }

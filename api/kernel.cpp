@@ -3,6 +3,7 @@
 
 #include "flexjit/error.hpp"
 #include "jit/cuda_driver.hpp"
+#include "api/boundary.hpp"
 #include "api/kernel_impl.hpp"
 #include "api/attention_launch.hpp"
 #include "api/generated_kernel_compile.hpp"
@@ -39,31 +40,37 @@ Kernel::Resources Kernel::resources(int device) const {
     return r;
   } catch (const jit::DriverUnavailable& e) {
     throw Error(fmt::format("{}: cannot load the kernel: {}", g.entry, e.what()));
-  } catch (const jit::CudaError& e) {
-    throw Error(fmt::format("{}: {}", g.entry, e.what()));
+  } catch (const CudaError& e) {
+    throw CudaError(fmt::format("{}: {}", g.entry, e.what()), e.code(), e.code_name());
+  } catch (...) {
+    api::rethrow_as_flexjit_error(g.entry);
   }
 }
 
 void Kernel::forward(const TensorView& q, const TensorView& k, const TensorView& v, const TensorView& out,
                      const ForwardOptions& options) const {
-  // Every check happens here, on the host, before the driver is touched.
-  api::ForwardPlan plan =
-      api::plan_forward(impl_->generated, impl_->program->ir, impl_->dtype, {q, k, v, out}, options);
-  api::launch_forward(impl_->generated, impl_->functions, plan, options.stream);
+  api::at_api_boundary(entry_name(), [&] {
+    // Every check happens here, on the host, before the driver is touched.
+    api::ForwardPlan plan =
+        api::plan_forward(impl_->generated, impl_->program->ir, impl_->dtype, {q, k, v, out}, options);
+    api::launch_forward(impl_->generated, impl_->functions, plan, options.stream);
+  });
 }
 
 bool Kernel::needs_block_mask() const { return !impl_->generated.tile_map_entry.empty(); }
 
 std::size_t Kernel::block_mask_bytes(int B, int Hq, int Tq, int Tkv) const {
-  return api::tile_map_bytes(impl_->generated, {B, Hq, Tq, Tkv});
+  return api::at_api_boundary(entry_name(), [&] { return api::tile_map_bytes(impl_->generated, {B, Hq, Tq, Tkv}); });
 }
 
 BlockMask Kernel::build_block_mask(const TensorView& storage, int B, int Hq, int Tq, int Tkv,
                                    const BlockMaskOptions& options) const {
-  api::TileMapPlan plan =
-      api::plan_tile_map(impl_->generated, impl_->program->ir, storage, {B, Hq, Tq, Tkv}, options);
-  api::launch_tile_map(impl_->generated, impl_->tile_map_functions, plan, options.stream);
-  return plan.mask;
+  return api::at_api_boundary(entry_name(), [&] {
+    api::TileMapPlan plan =
+        api::plan_tile_map(impl_->generated, impl_->program->ir, storage, {B, Hq, Tq, Tkv}, options);
+    api::launch_tile_map(impl_->generated, impl_->tile_map_functions, plan, options.stream);
+    return plan.mask;
+  });
 }
 
 }  // namespace flexjit

@@ -3,7 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <stdexcept>
+
+#include "flexjit/error.hpp"
 
 namespace flexjit::codegen {
 
@@ -20,19 +21,19 @@ int TileConfig::shared_bytes(int head_dim) const {
 
 void validate(const KernelSpec& spec) {
   if (spec.head_dim < 16 || spec.head_dim > 256 || spec.head_dim % 16 != 0)
-    throw std::invalid_argument(
+    throw UnsupportedError(
         fmt::format("head dim {} is not supported: it must be a multiple of 16 between 16 and 256", spec.head_dim));
   if (spec.arch.rfind("sm_", 0) != 0)
-    throw std::invalid_argument(fmt::format("architecture '{}' is not of the form sm_XY (e.g. sm_80, sm_90a)", spec.arch));
+    throw UnsupportedError(fmt::format("architecture '{}' is not of the form sm_XY (e.g. sm_80, sm_90a)", spec.arch));
   int number = 0;
   try {
     number = std::stoi(spec.arch.substr(3));
   } catch (...) {
-    throw std::invalid_argument(fmt::format("architecture '{}' is not of the form sm_XY (e.g. sm_80, sm_90a)", spec.arch));
+    throw UnsupportedError(fmt::format("architecture '{}' is not of the form sm_XY (e.g. sm_80, sm_90a)", spec.arch));
   }
   if (number < 80)
-    throw std::invalid_argument(fmt::format("architecture '{}' is not supported: flexjit kernels need sm_80 or newer "
-                                            "(cp.async, bf16 tensor cores)", spec.arch));
+    throw UnsupportedError(fmt::format("architecture '{}' is not supported: flexjit kernels need sm_80 or newer "
+                                       "(cp.async, bf16 tensor cores)", spec.arch));
 }
 
 namespace {
@@ -42,7 +43,7 @@ constexpr int kMaxSharedBytes = 227 * 1024;  // per CTA on sm_90 (sm_80: 163 KB,
 TileConfig requested_tile(const KernelSpec& spec, const TileRequest& r) {
   const std::string what = fmt::format("tile {}x{} with {} warps and {} stages{}", r.block_m, r.block_n, r.warps, r.stages,
                                        r.q_in_registers ? ", Q in registers" : "");
-  auto fail = [&](const std::string& why) { throw std::invalid_argument(what + ": " + why); };
+  auto fail = [&](const std::string& why) { throw UnsupportedError(what + ": " + why); };
   if (r.warps != 1 && r.warps != 2 && r.warps != 4 && r.warps != 8) fail("warps must be 1, 2, 4 or 8");
   if (r.block_m < 16 * r.warps || r.block_m > 256 || r.block_m % (16 * r.warps) != 0)
     fail(fmt::format("block_m must be a multiple of 16 * warps = {} in [{}, 256] (each warp owns whole m16 tiles)",
@@ -79,8 +80,8 @@ TileConfig choose_tile_config(const KernelSpec& spec) {
 TileConfig choose_block_sparse_tile_config(const KernelSpec& spec, int q_block, int kv_block) {
   TileConfig t = choose_tile_config(spec);
   if (q_block <= 0 || q_block % 16 != 0 || kv_block <= 0 || kv_block % 16 != 0)
-    throw std::invalid_argument(fmt::format("BlockIndices[{}, {}]: the block sizes must be positive multiples of 16 "
-                                            "(whole m16/k16 tensor-core tiles)", q_block, kv_block));
+    throw UnsupportedError(fmt::format("BlockIndices[{}, {}]: the block sizes must be positive multiples of 16 "
+                                       "(whole m16/k16 tensor-core tiles)", q_block, kv_block));
   // Fewer rows per CTA: keep each warp at 16 * MT rows, dropping to one m16 tile per warp and then
   // to fewer warps (BM = 64: 4 warps x 16 rows; 32: 2 x 16; 16: 1 x 16).
   while (q_block % t.block_m != 0) {
@@ -89,8 +90,8 @@ TileConfig choose_block_sparse_tile_config(const KernelSpec& spec, int q_block, 
   }
   while (kv_block % t.block_n != 0) t.block_n /= 2;
   if (t.block_m < 16 || t.block_n < 16 || t.block_m % (16 * t.warps) != 0)
-    throw std::invalid_argument(fmt::format("BlockIndices[{}, {}]: no kernel tile fits these block sizes", q_block,
-                                            kv_block));
+    throw UnsupportedError(fmt::format("BlockIndices[{}, {}]: no kernel tile fits these block sizes", q_block,
+                                       kv_block));
   return t;
 }
 

@@ -32,14 +32,14 @@ struct KernelSpec {
   std::optional<TileRequest> tile = std::nullopt;  // empty: the table's choice
 };
 
-// Throws std::invalid_argument naming the problem for unsupported head dims or archs.
+// Throws flexjit::UnsupportedError naming the problem for unsupported head dims or archs.
 void validate(const KernelSpec& spec);
-// The table's tile for the head dim, or spec.tile when given (throws std::invalid_argument naming
+// The table's tile for the head dim, or spec.tile when given (throws flexjit::UnsupportedError naming
 // the constraint a requested tile breaks).
 TileConfig choose_tile_config(const KernelSpec& spec);
 // For a block-sparse program (`BlockIndices[q_block, kv_block]`): the default tile shrunk until a
 // query tile lies inside one query block (q_block % block_m == 0) and a kv block is a whole number
-// of kv tiles (kv_block % block_n == 0). Throws std::invalid_argument when no tile fits (the block
+// of kv tiles (kv_block % block_n == 0). Throws flexjit::UnsupportedError when no tile fits (the block
 // sizes must be positive multiples of 16).
 TileConfig choose_block_sparse_tile_config(const KernelSpec& spec, int q_block, int kv_block);
 

@@ -35,8 +35,9 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Generates and compiles (or finds in the cache) the forward kernel. Throws flexjit::Error for
-  // an unsupported head dim, dtype or arch, or a program the kernels cannot run yet.
+  // Generates and compiles (or finds in the cache) the forward kernel. Throws
+  // flexjit::UnsupportedError for a head dim, dtype, arch or tile the kernels do not support,
+  // flexjit::NvrtcError when NVRTC fails on the generated code.
   Kernel compile(const Program& program, const CompileOptions& options = {});
 
   EngineCounters counters() const;
@@ -44,6 +45,7 @@ class Engine {
   struct State;  // opaque
 
  private:
+  Kernel compile_cuda(const Program& program, const CompileOptions& options);
   std::shared_ptr<State> state_;
 };
 

@@ -24,8 +24,8 @@ struct Parameter {
 
 class Program {
  public:
-  // Parse and check; throws flexjit::CompileError with the diagnostics, or flexjit::Error when
-  // the file cannot be read.
+  // Parse and check; throws flexjit::CompileError with the diagnostics (CompileError::diagnostics
+  // has them as data), or flexjit::Error when the file cannot be read.
   static Program from_file(const std::string& path);
   // `name` is what diagnostics call the text and what kernel names are derived from.
   static Program from_source(std::string text, std::string name = "program.py");

@@ -107,7 +107,7 @@ TEST(GeneratedKernel, UnsupportedHeadDimIsNamed) {
   try {
     codegen::generate_forward_kernel(program, {100, codegen::ElementType::BF16, "sm_90a"}, &file);
     FAIL() << "expected an error";
-  } catch (const std::invalid_argument& e) {
+  } catch (const UnsupportedError& e) {
     EXPECT_STREQ(e.what(), "head dim 100 is not supported: it must be a multiple of 16 between 16 and 256");
   }
 }

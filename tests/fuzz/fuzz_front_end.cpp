@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   try {
     codegen::generate_forward_kernel(program, {64, codegen::ElementType::BF16, "sm_80"}, &file);
-  } catch (const std::invalid_argument&) {
+  } catch (const UnsupportedError&) {
     // A program the kernel family cannot tile (e.g. block sizes it cannot split): a named
     // configuration error, not a crash.
   }
