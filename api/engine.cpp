@@ -1,14 +1,12 @@
 // Engine::compile: program -> generated CUDA -> cubin through the cache -> Kernel.
 #include <fmt/format.h>
 
-#include <cstdlib>
-#include <cstring>
-
 #include "codegen/sm80_fwd/generate.hpp"
 #include "flexjit/error.hpp"
 #include "api/boundary.hpp"
 #include "api/convert.hpp"
 #include "api/kernel_impl.hpp"
+#include "jit/cache_directory.hpp"
 #include "jit/cuda_driver.hpp"
 #include "jit/driver_extras.hpp"
 #include "api/generated_kernel_compile.hpp"
@@ -33,8 +31,7 @@ std::string default_arch() {
 jit::KernelCacheOptions cache_options(const EngineOptions& o) {
   jit::KernelCacheOptions c;
   if (o.cache_dir) c.directory = *o.cache_dir;
-  const char* env = std::getenv("FLEXJIT_DISK_CACHE");
-  c.use_disk = o.disk_cache && (env == nullptr || std::strcmp(env, "0") != 0);
+  c.use_disk = o.disk_cache && jit::disk_cache_enabled_by_environment();
   return c;
 }
 

@@ -13,7 +13,8 @@
 namespace flexjit {
 
 struct EngineOptions {
-  // Cache directory; default $FLEXJIT_CACHE_DIR, else $XDG_CACHE_HOME/flexjit, else ~/.cache/flexjit.
+  // Cache directory; default default_cache_directory() (flexjit/cache.hpp): $FLEXJIT_CACHE_DIR,
+  // else $XDG_CACHE_HOME/flexjit, else ~/.cache/flexjit.
   std::optional<std::string> cache_dir{};
   // false (or FLEXJIT_DISK_CACHE=0 in the environment): memory cache only.
   bool disk_cache = true;

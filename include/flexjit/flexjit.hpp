@@ -10,6 +10,7 @@
 //
 // See docs/api.md.
 #include "flexjit/block_mask.hpp"
+#include "flexjit/cache.hpp"
 #include "flexjit/dtype.hpp"
 #include "flexjit/engine.hpp"
 #include "flexjit/error.hpp"
