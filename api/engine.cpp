@@ -5,28 +5,13 @@
 #include "flexjit/error.hpp"
 #include "api/boundary.hpp"
 #include "api/convert.hpp"
+#include "api/default_arch.hpp"
 #include "api/kernel_impl.hpp"
 #include "jit/cache_directory.hpp"
-#include "jit/cuda_driver.hpp"
-#include "jit/driver_extras.hpp"
 #include "api/generated_kernel_compile.hpp"
 
 namespace flexjit {
 namespace {
-
-// What code generation assumes when there is no driver to ask: the GPU host's arch. The source
-// can be read and compiled; a launch needs the driver anyway.
-constexpr const char* kArchWithoutDriver = "sm_90a";
-
-std::string default_arch() {
-  if (!jit::driver_available()) return kArchWithoutDriver;
-  try {
-    const int current = jit::current_context_device();
-    return jit::device_arch(current >= 0 ? current : 0);
-  } catch (const std::exception& e) {
-    throw Error(fmt::format("cannot find the current device's architecture (pass CompileOptions::arch): {}", e.what()));
-  }
-}
 
 jit::KernelCacheOptions cache_options(const EngineOptions& o) {
   jit::KernelCacheOptions c;
@@ -56,7 +41,7 @@ Kernel Engine::compile_cuda(const Program& program, const CompileOptions& option
   codegen::KernelSpec spec;
   spec.head_dim = options.head_dim;
   spec.dtype = api::element_type(options.dtype);
-  spec.arch = options.arch.empty() ? default_arch() : options.arch;
+  spec.arch = options.arch.empty() ? api::default_arch() : options.arch;
   if (options.tile)
     spec.tile = codegen::TileRequest{options.tile->block_m, options.tile->block_n, options.tile->warps,
                                       options.tile->stages, options.tile->q_in_registers};

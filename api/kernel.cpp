@@ -1,4 +1,5 @@
-// Kernel: the generated source for reading, and forward() = check everything, then launch.
+// Kernel: the generated source for reading, what NVRTC made of it, and forward() = check
+// everything, then launch.
 #include <fmt/format.h>
 
 #include "flexjit/error.hpp"
@@ -24,6 +25,27 @@ const std::string& Kernel::arch() const { return impl_->generated.spec.arch; }
 TileShape Kernel::tile() const {
   const codegen::TileConfig& t = impl_->generated.tile;
   return {t.block_m, t.block_n, t.warps, t.stages, t.q_in_registers};
+}
+
+std::vector<char> Kernel::cubin() const { return impl_->artifact->image(); }
+
+std::string Kernel::ptx() const {
+  const codegen::GeneratedKernel& g = impl_->generated;
+  std::lock_guard lock(impl_->ptx_mutex);
+  if (impl_->ptx.empty()) {
+    jit::CompileResult r;
+    try {
+      r = jit::compile(api::compile_request(g, jit::OutputKind::ptx));
+    } catch (const NvrtcError& e) {
+      throw NvrtcError(fmt::format("{}: NVRTC could not compile it to PTX:\n{}", g.entry, e.what()), e.log());
+    } catch (...) {
+      api::rethrow_as_flexjit_error(g.entry);
+    }
+    std::string text(r.image.begin(), r.image.end());
+    if (!text.empty() && text.back() == '\0') text.pop_back();  // NVRTC counts the terminating NUL
+    impl_->ptx = std::move(text);
+  }
+  return impl_->ptx;
 }
 
 Kernel::Resources Kernel::resources(int device) const {

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <string>
 
 #include "codegen/sm80_fwd/generate.hpp"
 #include "flexjit/engine.hpp"
@@ -29,6 +31,9 @@ struct Kernel::Impl {
   DType dtype;
   mutable jit::ContextFunctions functions;  // loaded per context on first launch
   mutable jit::ContextFunctions tile_map_functions;  // the builder (unused when there is none)
+  // Kernel::ptx(), compiled on first use.
+  mutable std::mutex ptx_mutex;
+  mutable std::string ptx;
 };
 
 }  // namespace flexjit

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "codegen/sm80_fwd/generate.hpp"
 #include "compiler/pipeline.hpp"
 #include "api/boundary.hpp"
 #include "api/convert.hpp"
@@ -61,5 +62,6 @@ const std::vector<Parameter>& Program::parameters() const { return impl_->parame
 bool Program::has_mask_mod() const { return impl_->ir.mask_mod.has_value(); }
 bool Program::has_score_mod() const { return impl_->ir.score_mod.has_value(); }
 bool Program::has_sink() const { return impl_->ir.sink.has_value(); }
+bool Program::needs_block_mask() const { return codegen::needs_tile_map(impl_->ir); }
 
 }  // namespace flexjit

@@ -50,4 +50,10 @@ class Engine {
   std::shared_ptr<State> state_;
 };
 
+// The CUDA source Engine::compile would compile for these options (with_templates: the kernel
+// templates inlined, as Kernel::cuda_source(true)), generated without running NVRTC: for reading
+// a kernel on any machine. Throws what compile throws before NVRTC runs.
+std::string generate_cuda_source(const Program& program, const CompileOptions& options = {},
+                                 bool with_templates = false);
+
 }  // namespace flexjit

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "flexjit/options.hpp"
 #include "flexjit/tensor_view.hpp"
@@ -22,6 +23,12 @@ class Kernel {
   DType dtype() const;
   const std::string& arch() const;
   TileShape tile() const;  // the forward kernel's tile (the table's choice or CompileOptions::tile)
+
+  // What NVRTC made of cuda_source(). cubin(): the compiled image forward loads (an ELF file, as
+  // found in or stored to the kernel cache). ptx(): the PTX for the same arch, compiled on the
+  // first call (one NVRTC run, not cached on disk) and kept with the kernel.
+  std::vector<char> cubin() const;
+  std::string ptx() const;
 
   // What the compiled forward kernel uses, as ptxas reports it: registers and local memory per
   // thread (local memory > 0 means register spills) and dynamic shared memory per CTA. Loads the

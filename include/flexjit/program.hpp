@@ -37,6 +37,9 @@ class Program {
   bool has_mask_mod() const;
   bool has_score_mod() const;
   bool has_sink() const;
+  // True when mask_mod reads a captured tensor: CUDA kernels of the program then come with a
+  // block-mask builder (Kernel::needs_block_mask, build_block_mask).
+  bool needs_block_mask() const;
 
   struct Impl;  // opaque
 
