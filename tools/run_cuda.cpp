@@ -6,10 +6,9 @@
 #include <chrono>
 #include <cstring>
 
-#include "ir/interpreter.hpp"
-#include "api/block_mask_read.hpp"
+#include "flexjit/block_mask_read.hpp"
 #include "jit/cuda_driver.hpp"
-#include "api/half_convert.hpp"
+#include "flexjit/half.hpp"
 
 namespace flexjit::tools {
 namespace {
@@ -37,11 +36,11 @@ std::vector<std::uint16_t> to_element(std::vector<float>& x, DType dtype) {
   std::vector<std::uint16_t> bits(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
     if (dtype == DType::bf16) {
-      bits[i] = api::float_to_bf16_bits(x[i]);
-      x[i] = ir::bfloat16_to_float(bits[i]);
+      bits[i] = float_to_bf16_bits(x[i]);
+      x[i] = bf16_bits_to_float(bits[i]);
     } else {
-      bits[i] = api::float_to_fp16_bits(x[i]);
-      x[i] = ir::half_to_float(bits[i]);
+      bits[i] = float_to_fp16_bits(x[i]);
+      x[i] = fp16_bits_to_float(bits[i]);
     }
   }
   return bits;
@@ -58,7 +57,7 @@ std::string device_description(int device, const std::string& arch) {
 std::string block_mask_summary(const BlockMask& mask, const DeviceBuffer& storage) {
   std::vector<std::int32_t> ints(static_cast<std::size_t>(mask.rows() * (1 + static_cast<std::int64_t>(mask.kv_tiles))));
   storage.download(ints.data(), ints.size() * sizeof(std::int32_t));
-  return api::describe(api::count_block_mask(mask, api::decode_block_mask(mask, ints)));
+  return count_block_mask(mask, decode_block_mask(mask, ints)).str();
 }
 
 }  // namespace
@@ -154,7 +153,7 @@ CudaRun run_on_cuda(const Program& program, AttentionData& d, const HostBindings
   out.download(ob.data(), ob.size() * 2);
   r.out.resize(out_elems);
   for (std::size_t i = 0; i < out_elems; ++i)
-    r.out[i] = dtype == DType::bf16 ? ir::bfloat16_to_float(ob[i]) : ir::half_to_float(ob[i]);
+    r.out[i] = dtype == DType::bf16 ? bf16_bits_to_float(ob[i]) : fp16_bits_to_float(ob[i]);
   r.lse.resize(lse_elems);
   lse.download(r.lse.data(), lse_elems * 4);
   return r;
