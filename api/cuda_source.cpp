@@ -15,6 +15,10 @@ namespace flexjit {
 
 std::string generate_cuda_source(const Program& program, const CompileOptions& options, bool with_templates) {
   return api::at_api_boundary(program.name(), [&] {
+    if (!options.device.is_cuda())
+      throw ArgumentError(fmt::format("{}: a cpu kernel has no CUDA source (leave CompileOptions::device at "
+                                      "Device::cuda())",
+                                      program.name()));
     // The same spec Engine::compile builds.
     const Program::Impl& source = detail::ProgramAccess::impl(program);
     codegen::KernelSpec spec;

@@ -5,6 +5,7 @@
 #include "flexjit/error.hpp"
 #include "api/boundary.hpp"
 #include "api/convert.hpp"
+#include "api/cpu_kernel.hpp"
 #include "api/default_arch.hpp"
 #include "api/kernel_impl.hpp"
 #include "jit/cache_directory.hpp"
@@ -30,6 +31,7 @@ Engine& Engine::operator=(Engine&&) noexcept = default;
 
 Kernel Engine::compile(const Program& program, const CompileOptions& options) {
   try {
+    if (!options.device.is_cuda()) return Kernel(api::cpu_kernel(program, options));
     return compile_cuda(program, options);
   } catch (...) {
     api::rethrow_as_flexjit_error(program.name());

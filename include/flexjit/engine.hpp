@@ -38,7 +38,8 @@ class Engine {
 
   // Generates and compiles (or finds in the cache) the forward kernel. Throws
   // flexjit::UnsupportedError for a head dim, dtype, arch or tile the kernels do not support,
-  // flexjit::NvrtcError when NVRTC fails on the generated code.
+  // flexjit::NvrtcError when NVRTC fails on the generated code. With options.device =
+  // Device::cpu() nothing is generated: the kernel runs the program on the host back end.
   Kernel compile(const Program& program, const CompileOptions& options = {});
 
   EngineCounters counters() const;

@@ -31,6 +31,7 @@ TEST(KernelOutput, GeneratedSourceIsWhatCompileCompiles) {
   const CompileOptions options{.head_dim = 64, .dtype = bf16, .arch = "sm_90a"};
   EXPECT_EQ(generate_cuda_source(p, options), alibi_kernel().cuda_source());
   EXPECT_EQ(generate_cuda_source(p, options, true), alibi_kernel().cuda_source(true));
+  EXPECT_THROW(generate_cuda_source(p, {.dtype = f32, .device = Device::cpu()}), ArgumentError);
 }
 
 TEST(KernelOutput, ProgramsSayWhetherTheyNeedABlockMask) {
