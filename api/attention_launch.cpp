@@ -125,8 +125,8 @@ void launch_entry(const std::string& entry, const std::string& compiled_arch, ji
     launch(context, fn, config, args);
   } catch (const jit::DriverUnavailable& e) {
     throw Error(fmt::format("{}: cannot launch: {}", entry, e.what()));
-  } catch (const jit::CudaError& e) {
-    throw Error(fmt::format("{}: {}", entry, e.what()));
+  } catch (const CudaError& e) {
+    throw CudaError(fmt::format("{}: {}", entry, e.what()), e.code(), e.code_name());
   }
 }
 

@@ -67,8 +67,10 @@ std::optional<ir::TensorBinding> tensor_value(const std::string& name, const std
   }
   const std::size_t before = problems.list().size();
   const std::string what = fmt::format("'{}'", name);
-  if (device) {
+  if (device && device->is_cuda()) {
     check_placement(what, *t, *device, dtype_size(t->dtype), problems);
+  } else if (device) {
+    check_host_placement(what, *t, dtype_size(t->dtype), problems);
   } else if (!t->strides.empty() && t->strides.size() != t->shape.size()) {
     problems.add(fmt::format("{}: {} strides given for {} dims", what, t->strides.size(), t->shape.size()));
   } else if (t->data == nullptr && t->numel() > 0) {
@@ -119,8 +121,9 @@ ir::Env resolve_bindings(const ir::Program& program, const std::map<std::string,
       env.tensors[c.name] = std::move(*t);
   }
   if (is_block) {
-    // For the CPU back end unbound means every block is selected; the GPU kernel walks the list
-    // and so needs one.
+    // The GPU kernel walks the list and so needs one; cpu kernels take the same arguments. Only
+    // callers that accept any placement (nullopt) may leave it out: the CPU back end then
+    // selects every block.
     const auto& bi = *program.block_indices;
     if (auto it = bind.find(bi.name); it != bind.end()) {
       if (auto t = tensor_value(bi.name, declared_kind(program, bi.name), ir::DType::Int32, 4, it->second, device,

@@ -14,8 +14,8 @@
 
 namespace flexjit::api {
 
-// `device`: where bound tensors must live (a CUDA device for a launch); nullopt accepts any
-// placement (host data for the CPU back end). Adds one problem per mistake; the Env holds every
+// `device`: where bound tensors must live (a CUDA device for a launch, Device::cpu() for a cpu
+// kernel); nullopt accepts any placement. Adds one problem per mistake; the Env holds every
 // binding that was usable.
 ir::Env resolve_bindings(const ir::Program& program, const std::map<std::string, Binding>& bind,
                          const std::optional<Device>& device, Problems& problems);

@@ -1,28 +1,28 @@
-#include "api/block_mask_read.hpp"
+#include "flexjit/block_mask_read.hpp"
 
 #include <fmt/format.h>
 
-#include <stdexcept>
+#include "flexjit/error.hpp"
 
-namespace flexjit::api {
+namespace flexjit {
 
 std::vector<std::vector<VisitedTile>> decode_block_mask(const BlockMask& mask, const std::vector<std::int32_t>& ints) {
   const std::int64_t rows = mask.rows();
-  const std::int64_t need = rows * (1 + static_cast<std::int64_t>(mask.kv_tiles));
+  const std::int64_t need = mask.storage_ints();
   if (static_cast<std::int64_t>(ints.size()) < need)
-    throw std::runtime_error(fmt::format("block mask: {} ints given, the map has {}", ints.size(), need));
+    throw Error(fmt::format("block mask: {} ints given, the map has {}", ints.size(), need));
   std::vector<std::vector<VisitedTile>> out(static_cast<std::size_t>(rows));
   for (std::int64_t r = 0; r < rows; ++r) {
     const std::int32_t count = ints[static_cast<std::size_t>(r)];
     if (count < 0 || count > mask.kv_tiles)
-      throw std::runtime_error(fmt::format("block mask row {}: count {} outside [0, {}]", r, count, mask.kv_tiles));
+      throw Error(fmt::format("block mask row {}: count {} outside [0, {}]", r, count, mask.kv_tiles));
     const std::size_t base = static_cast<std::size_t>(rows + r * mask.kv_tiles);
     int previous = -1;
     for (int i = 0; i < count; ++i) {
       const std::int32_t e = ints[base + static_cast<std::size_t>(i)];
       const int tile = e >> 2, cls = e & 3;
       if (e < 0 || tile >= mask.kv_tiles || tile <= previous || (cls != 1 && cls != 2))
-        throw std::runtime_error(fmt::format("block mask row {}: entry {} = {} is malformed", r, i, e));
+        throw Error(fmt::format("block mask row {}: entry {} = {} is malformed", r, i, e));
       out[static_cast<std::size_t>(r)].push_back({tile, cls});
       previous = tile;
     }
@@ -40,9 +40,9 @@ BlockMaskCounts count_block_mask(const BlockMask& mask, const std::vector<std::v
   return c;
 }
 
-std::string describe(const BlockMaskCounts& c) {
-  const double pct = c.pairs ? 100.0 * static_cast<double>(c.visited) / static_cast<double>(c.pairs) : 0.0;
-  return fmt::format("{} of {} tile pairs visited ({:.1f}%), {} of them full", c.visited, c.pairs, pct, c.full);
+std::string BlockMaskCounts::str() const {
+  const double pct = pairs ? 100.0 * static_cast<double>(visited) / static_cast<double>(pairs) : 0.0;
+  return fmt::format("{} of {} tile pairs visited ({:.1f}%), {} of them full", visited, pairs, pct, full);
 }
 
-}  // namespace flexjit::api
+}  // namespace flexjit

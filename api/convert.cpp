@@ -75,7 +75,8 @@ DType from_ir(ir::DType d) {
 compiler::ElementType element_type(DType d) {
   if (d == DType::bf16) return compiler::ElementType::BF16;
   if (d == DType::fp16) return compiler::ElementType::FP16;
-  throw Error(fmt::format("dtype {} is not supported for q, k, v and out: kernels take bf16 or fp16", dtype_name(d)));
+  throw UnsupportedError(
+      fmt::format("dtype {} is not supported for q, k, v and out: CUDA kernels take bf16 or fp16", dtype_name(d)));
 }
 
 }  // namespace api

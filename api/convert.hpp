@@ -10,7 +10,7 @@ namespace flexjit::api {
 
 ir::DType to_ir(DType d);
 DType from_ir(ir::DType d);
-// bf16 / fp16; throws flexjit::Error for any other dtype.
+// bf16 / fp16; throws flexjit::UnsupportedError for any other dtype.
 compiler::ElementType element_type(DType d);
 
 }  // namespace flexjit::api

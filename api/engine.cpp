@@ -1,35 +1,21 @@
 // Engine::compile: program -> generated CUDA -> cubin through the cache -> Kernel.
 #include <fmt/format.h>
 
-#include <cstdlib>
-#include <cstring>
-
-#include "codegen/families.hpp"
 #include "flexjit/error.hpp"
-#include "api/convert.hpp"
+#include "api/boundary.hpp"
+#include "api/generate.hpp"
+#include "api/cpu_kernel.hpp"
 #include "api/kernel_impl.hpp"
-#include "jit/cuda_driver.hpp"
-#include "jit/driver_extras.hpp"
+#include "jit/cache_directory.hpp"
 #include "api/generated_kernel_compile.hpp"
 
 namespace flexjit {
 namespace {
 
-std::string default_arch() {
-  if (!jit::driver_available()) return compiler::kArchWithoutDriver;
-  try {
-    const int current = jit::current_context_device();
-    return jit::device_arch(current >= 0 ? current : 0);
-  } catch (const std::exception& e) {
-    throw Error(fmt::format("cannot find the current device's architecture (pass CompileOptions::arch): {}", e.what()));
-  }
-}
-
 jit::KernelCacheOptions cache_options(const EngineOptions& o) {
   jit::KernelCacheOptions c;
   if (o.cache_dir) c.directory = *o.cache_dir;
-  const char* env = std::getenv("FLEXJIT_DISK_CACHE");
-  c.use_disk = o.disk_cache && (env == nullptr || std::strcmp(env, "0") != 0);
+  c.use_disk = o.disk_cache && jit::disk_cache_enabled_by_environment();
   return c;
 }
 
@@ -42,25 +28,23 @@ Engine::Engine(Engine&&) noexcept = default;
 Engine& Engine::operator=(Engine&&) noexcept = default;
 
 Kernel Engine::compile(const Program& program, const CompileOptions& options) {
-  auto source = detail::ProgramAccess::shared(program);
-  compiler::KernelTarget target;
-  target.head_dim = options.head_dim;
-  target.dtype = api::element_type(options.dtype);
-  target.arch = options.arch.empty() ? default_arch() : options.arch;
-  if (options.tile)
-    target.tile = compiler::TileRequest{options.tile->block_m, options.tile->block_n, options.tile->warps,
-                                      options.tile->stages, options.tile->q_in_registers};
-  codegen::GeneratedKernel generated;
   try {
-    generated = codegen::generate_kernel(source->ir, target, &source->file);
-  } catch (const Error& e) {
-    throw Error(fmt::format("{}: {}", program.name(), e.what()));
+    if (!options.device.is_cuda()) return Kernel(api::cpu_kernel(program, options));
+    return compile_cuda(program, options);
+  } catch (...) {
+    api::rethrow_as_flexjit_error(program.name());
   }
+}
+
+Kernel Engine::compile_cuda(const Program& program, const CompileOptions& options) {
+  auto source = detail::ProgramAccess::shared(program);
+  codegen::GeneratedKernel generated = api::generate(*source, options);
   jit::ArtifactPtr artifact;
   try {
     artifact = api::compile_generated(generated, state_->cache);
-  } catch (const jit::CompileError& e) {
-    throw Error(fmt::format("{}: NVRTC could not compile {}:\n{}", program.name(), generated.entry, e.what()));
+  } catch (const NvrtcError& e) {
+    throw NvrtcError(fmt::format("{}: NVRTC could not compile {}:\n{}", program.name(), generated.entry, e.what()),
+                     e.log());
   }
   return Kernel(std::make_shared<const Kernel::Impl>(source, std::move(generated), std::move(artifact), options.dtype));
 }

@@ -29,9 +29,20 @@ bool check_rank(const Tensor4& x, Problems& problems) {
   return true;
 }
 
-void check_strides(const Tensor4& x, bool is_output, Problems& problems) {
+// Rows of an output that share memory would be written by several threads at once.
+void check_no_overlap(const char* name, const TensorView& t, const char* const* axis, Problems& problems) {
+  for (int d = 0; d < t.rank(); ++d)
+    if (t.shape[static_cast<std::size_t>(d)] > 1 && t.stride(d) == 0)
+      problems.add(fmt::format("{}: stride 0 in dimension {} ({}) would make rows overlap", name, d, axis[d]));
+}
+
+void check_strides(const Tensor4& x, bool is_output, Memory memory, Problems& problems) {
   const TensorView& t = *x.t;
   if (!t.strides.empty() && t.strides.size() != t.shape.size()) return;  // reported by check_placement
+  if (memory == Memory::host) {  // the host back end gathers its inputs: any strides will do
+    if (is_output) check_no_overlap(x.name, t, x.axis, problems);
+    return;
+  }
   if (t.stride(3) != 1) {
     problems.add(fmt::format("{}: last dimension must be contiguous (stride 1), got {}", x.name, t.stride(3)));
   }
@@ -77,10 +88,28 @@ void check_placement(const std::string& what, const TensorView& t, const Device&
     problems.add(fmt::format("{}: data must be {}-byte aligned, got address {:#x}", what, alignment, address));
 }
 
+void check_host_placement(const std::string& what, const TensorView& t, int alignment, Problems& problems) {
+  if (!t.strides.empty() && t.strides.size() != t.shape.size())
+    problems.add(fmt::format("{}: {} strides given for {} dims", what, t.strides.size(), t.shape.size()));
+  if (t.device.is_cuda()) {
+    problems.add(fmt::format("{}: is on {}, but the kernel runs on the cpu and needs host memory", what,
+                             t.device.str()));
+    return;
+  }
+  if (t.data == nullptr) {
+    if (t.numel() != 0) problems.add(fmt::format("{}: data is null", what));
+    return;
+  }
+  const auto address = reinterpret_cast<std::uintptr_t>(t.data);
+  if (address % static_cast<std::uintptr_t>(alignment) != 0)
+    problems.add(fmt::format("{}: data must be {}-byte aligned, got address {:#x}", what, alignment, address));
+}
+
 std::optional<AttentionShape> check_attention_tensors(const TensorView& q, const TensorView& k, const TensorView& v,
                                                       const TensorView& out, const std::optional<TensorView>& lse,
                                                       std::optional<float> scale, int head_dim, DType dtype,
-                                                      Problems& problems) {
+                                                      Problems& problems, Memory memory) {
+  const bool cuda = memory == Memory::cuda;
   const Tensor4 tq{"q", &q, "[B, Hq, Tq, D]", {"B", "Hq", "Tq", "D"}};
   const Tensor4 tk{"k", &k, "[B, Hkv, Tkv, D]", {"B", "Hkv", "Tkv", "D"}};
   const Tensor4 tv{"v", &v, "[B, Hkv, Tkv, D]", {"B", "Hkv", "Tkv", "D"}};
@@ -98,8 +127,13 @@ std::optional<AttentionShape> check_attention_tensors(const TensorView& q, const
                                dtype_name(dtype)));
   }
 
-  // Where the memory is: every tensor next to q, on a CUDA device.
-  for (const Tensor4* x : {&tq, &tk, &tv, &to}) check_placement(x->name, *x->t, q.device, 16, problems);
+  // Where the memory is: every tensor next to q, on a CUDA device (or all on the host).
+  for (const Tensor4* x : {&tq, &tk, &tv, &to}) {
+    if (cuda)
+      check_placement(x->name, *x->t, q.device, 16, problems);
+    else
+      check_host_placement(x->name, *x->t, dtype_size(x->t->dtype), problems);
+  }
 
   bool ranks_ok = true;
   for (const Tensor4* x : {&tq, &tk, &tv, &to}) ranks_ok = check_rank(*x, problems) && ranks_ok;
@@ -107,7 +141,7 @@ std::optional<AttentionShape> check_attention_tensors(const TensorView& q, const
 
   for (const Tensor4* x : {&tq, &tk, &tv, &to}) {
     check_sizes(*x, problems);
-    check_strides(*x, x == &to, problems);
+    check_strides(*x, x == &to, memory, problems);
     if (x->t->shape[3] != head_dim)
       problems.add(fmt::format("head dim {} of {} does not match the kernel's {}", x->t->shape[3], x->name, head_dim));
   }
@@ -118,8 +152,9 @@ std::optional<AttentionShape> check_attention_tensors(const TensorView& q, const
     problems.add(fmt::format("out: expected the shape of q {}, got {}", format_dims(q.shape), format_dims(out.shape)));
   const std::int64_t Hq = q.shape[1], Hkv = k.shape[1];
   if (Hq >= 1 && Hkv >= 1 && Hq % Hkv != 0) problems.add(fmt::format("Hq={} is not a multiple of Hkv={}", Hq, Hkv));
-  if (Hq > kGridYZMax) problems.add(fmt::format("Hq={} is more than the {} heads one launch can cover", Hq, kGridYZMax));
-  if (q.shape[0] > kGridYZMax)
+  if (cuda && Hq > kGridYZMax)
+    problems.add(fmt::format("Hq={} is more than the {} heads one launch can cover", Hq, kGridYZMax));
+  if (cuda && q.shape[0] > kGridYZMax)
     problems.add(fmt::format("B={} is more than the {} batch entries one launch can cover", q.shape[0], kGridYZMax));
 
   if (lse) {
@@ -127,7 +162,10 @@ std::optional<AttentionShape> check_attention_tensors(const TensorView& q, const
     if (lse->dtype != DType::f32) problems.add(fmt::format("lse: dtype must be f32, got {}", dtype_name(lse->dtype)));
     if (lse->shape != want)
       problems.add(fmt::format("lse: expected shape {} ([B, Hq, Tq]), got {}", format_dims(want), format_dims(lse->shape)));
-    check_placement("lse", *lse, q.device, 4, problems);
+    if (cuda)
+      check_placement("lse", *lse, q.device, 4, problems);
+    else
+      check_host_placement("lse", *lse, 4, problems);
     if (lse->shape == want && (lse->strides.empty() || lse->strides.size() == want.size())) {
       const std::vector<std::int64_t> contiguous = TensorView{nullptr, DType::f32, want, {}, {}}.effective_strides();
       bool ok = true;

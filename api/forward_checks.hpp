@@ -3,7 +3,9 @@
 // is reported the same way on machines with and without a GPU.
 #pragma once
 
+#include <cstdint>
 #include <optional>
+#include <string>
 
 #include "flexjit/tensor_view.hpp"
 #include "api/argument_problems.hpp"
@@ -15,16 +17,23 @@ struct AttentionShape {
   Device device;
 };
 
+// Where a kernel reads its tensors: CUDA device memory under the generated kernel's layout rules
+// (last dim contiguous, 16-byte vectors, launch-size limits), or host memory for the cpu back
+// end, which copies its inputs and takes any strides.
+enum class Memory : std::uint8_t { cuda, host };
+
 // Adds one problem per mistake in q, k, v, out, lse and scale. Returns the shape when q, k, v
 // and out are at least 4-D (whether or not other problems were found), else nullopt.
 std::optional<AttentionShape> check_attention_tensors(const TensorView& q, const TensorView& k, const TensorView& v,
                                                       const TensorView& out, const std::optional<TensorView>& lse,
                                                       std::optional<float> scale, int head_dim, DType dtype,
-                                                      Problems& problems);
+                                                      Problems& problems, Memory memory = Memory::cuda);
 
 // Checks that `t` is usable device memory next to q: CUDA, on q's device, non-null, aligned to
 // `alignment` bytes, strides given for every dim. `what` prefixes each message ("q", "'doc_ids'").
 void check_placement(const std::string& what, const TensorView& t, const Device& device, int alignment,
                      Problems& problems);
+// The same for host memory: on the cpu, non-null unless empty, aligned to `alignment` bytes.
+void check_host_placement(const std::string& what, const TensorView& t, int alignment, Problems& problems);
 
 }  // namespace flexjit::api

@@ -1,31 +1,82 @@
-// Kernel: the generated source for reading, and forward() = check everything, then launch.
+// Kernel: the generated source for reading, what NVRTC made of it, and forward() = check
+// everything, then launch (or, for a cpu kernel, run on the host).
 #include <fmt/format.h>
 
 #include "flexjit/error.hpp"
 #include "jit/cuda_driver.hpp"
+#include "api/boundary.hpp"
 #include "api/kernel_impl.hpp"
 #include "api/attention_launch.hpp"
+#include "api/cpu_forward.hpp"
 #include "api/generated_kernel_compile.hpp"
 #include "api/tile_map_launch.hpp"
 
 namespace flexjit {
+namespace {
+
+// Members that only make sense for generated CUDA call this first.
+void require_cuda(const Kernel::Impl& k, const char* what) {
+  if (!k.device.is_cuda())
+    throw Error(fmt::format("{}: runs on the cpu, so it has no {}", k.cpu_name, what));
+}
+
+}  // namespace
 
 Kernel::Kernel(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 
+Device Kernel::device() const { return impl_->device; }
+
+CpuBackend Kernel::cpu_backend() const {
+  return impl_->cpu_backend == cpu::CpuBackend::Llvm ? CpuBackend::llvm : CpuBackend::interpreter;
+}
+
 std::string Kernel::cuda_source(bool with_templates) const {
+  require_cuda(*impl_, "CUDA source");
   return with_templates ? api::expand_includes(impl_->generated.source) : impl_->generated.source;
 }
-const std::string& Kernel::entry_name() const { return impl_->generated.entry; }
-int Kernel::head_dim() const { return impl_->generated.target.head_dim; }
+const std::string& Kernel::entry_name() const {
+  return impl_->device.is_cuda() ? impl_->generated.entry : impl_->cpu_name;
+}
+int Kernel::head_dim() const { return impl_->device.is_cuda() ? impl_->generated.target.head_dim : impl_->cpu_head_dim; }
 DType Kernel::dtype() const { return impl_->dtype; }
-const std::string& Kernel::arch() const { return impl_->generated.target.arch; }
+const std::string& Kernel::arch() const {
+  static const std::string none;
+  return impl_->device.is_cuda() ? impl_->generated.target.arch : none;
+}
 
 TileShape Kernel::tile() const {
+  require_cuda(*impl_, "CUDA tile");
   const codegen::TileConfig& t = impl_->generated.tile;
   return {t.block_m, t.block_n, t.warps, t.stages, t.q_in_registers};
 }
 
+std::vector<char> Kernel::cubin() const {
+  require_cuda(*impl_, "cubin");
+  return impl_->artifact->image();
+}
+
+std::string Kernel::ptx() const {
+  require_cuda(*impl_, "PTX");
+  const codegen::GeneratedKernel& g = impl_->generated;
+  std::lock_guard lock(impl_->ptx_mutex);
+  if (impl_->ptx.empty()) {
+    jit::CompileResult r;
+    try {
+      r = jit::compile(api::compile_request(g, jit::OutputKind::ptx));
+    } catch (const NvrtcError& e) {
+      throw NvrtcError(fmt::format("{}: NVRTC could not compile it to PTX:\n{}", g.entry, e.what()), e.log());
+    } catch (...) {
+      api::rethrow_as_flexjit_error(g.entry);
+    }
+    std::string text(r.image.begin(), r.image.end());
+    if (!text.empty() && text.back() == '\0') text.pop_back();  // NVRTC counts the terminating NUL
+    impl_->ptx = std::move(text);
+  }
+  return impl_->ptx;
+}
+
 Kernel::Resources Kernel::resources(int device) const {
+  require_cuda(*impl_, "CUDA resources");
   const codegen::GeneratedKernel& g = impl_->generated;
   try {
     jit::ScopedContext context(jit::primary_context(device));
@@ -39,31 +90,43 @@ Kernel::Resources Kernel::resources(int device) const {
     return r;
   } catch (const jit::DriverUnavailable& e) {
     throw Error(fmt::format("{}: cannot load the kernel: {}", g.entry, e.what()));
-  } catch (const jit::CudaError& e) {
-    throw Error(fmt::format("{}: {}", g.entry, e.what()));
+  } catch (const CudaError& e) {
+    throw CudaError(fmt::format("{}: {}", g.entry, e.what()), e.code(), e.code_name());
+  } catch (...) {
+    api::rethrow_as_flexjit_error(g.entry);
   }
 }
 
 void Kernel::forward(const TensorView& q, const TensorView& k, const TensorView& v, const TensorView& out,
                      const ForwardOptions& options) const {
-  // Every check happens here, on the host, before the driver is touched.
-  api::ForwardPlan plan =
-      api::plan_forward(impl_->generated, impl_->program->ir, impl_->dtype, {q, k, v, out}, options);
-  api::launch_forward(impl_->generated, impl_->functions, plan, options.stream);
+  api::at_api_boundary(entry_name(), [&] {
+    if (!impl_->device.is_cuda()) return api::cpu_forward(*impl_, {q, k, v, out}, options);
+    // Every check happens here, on the host, before the driver is touched.
+    api::ForwardPlan plan =
+        api::plan_forward(impl_->generated, impl_->program->ir, impl_->dtype, {q, k, v, out}, options);
+    api::launch_forward(impl_->generated, impl_->functions, plan, options.stream);
+  });
 }
 
 bool Kernel::needs_block_mask() const { return !impl_->generated.tile_map_entry.empty(); }
 
 std::size_t Kernel::block_mask_bytes(int B, int Hq, int Tq, int Tkv) const {
-  return api::tile_map_bytes(impl_->generated, {B, Hq, Tq, Tkv});
+  require_cuda(*impl_, "block mask");
+  return api::at_api_boundary(entry_name(), [&] { return api::tile_map_bytes(impl_->generated, {B, Hq, Tq, Tkv}); });
 }
 
 BlockMask Kernel::build_block_mask(const TensorView& storage, int B, int Hq, int Tq, int Tkv,
                                    const BlockMaskOptions& options) const {
-  api::TileMapPlan plan =
-      api::plan_tile_map(impl_->generated, impl_->program->ir, storage, {B, Hq, Tq, Tkv}, options);
-  api::launch_tile_map(impl_->generated, impl_->tile_map_functions, plan, options.stream);
-  return plan.mask;
+  if (!impl_->device.is_cuda())
+    throw ArgumentError(fmt::format("{}: runs on the cpu, which classifies key tiles itself: there is no block mask "
+                                    "to build",
+                                    impl_->cpu_name));
+  return api::at_api_boundary(entry_name(), [&] {
+    api::TileMapPlan plan =
+        api::plan_tile_map(impl_->generated, impl_->program->ir, storage, {B, Hq, Tq, Tkv}, options);
+    api::launch_tile_map(impl_->generated, impl_->tile_map_functions, plan, options.stream);
+    return plan.mask;
+  });
 }
 
 }  // namespace flexjit

@@ -2,8 +2,11 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
+#include <string>
 
 #include "codegen/families.hpp"
+#include "cpu/attention.hpp"
 #include "flexjit/engine.hpp"
 #include "flexjit/kernel.hpp"
 #include "api/program_impl.hpp"
@@ -18,17 +21,30 @@ struct Engine::State {
 };
 
 struct Kernel::Impl {
+  // A CUDA kernel: the generated source and its compiled image.
   Impl(std::shared_ptr<const Program::Impl> p, codegen::GeneratedKernel g, jit::ArtifactPtr a, DType d)
       : program(std::move(p)), generated(std::move(g)), artifact(a), dtype(d),
         functions(a, generated.entry, generated.shared_bytes),
         tile_map_functions(std::move(a), generated.tile_map_entry, 0) {}
 
+  // A cpu kernel: nothing generated or compiled.
+  Impl(std::shared_ptr<const Program::Impl> p, std::string name, int head_dim, DType d, cpu::CpuBackend backend)
+      : program(std::move(p)), dtype(d), device(Device::cpu()), cpu_name(std::move(name)), cpu_head_dim(head_dim),
+        cpu_backend(backend), functions(nullptr, "", 0), tile_map_functions(nullptr, "", 0) {}
+
   std::shared_ptr<const Program::Impl> program;  // the bindings are checked against its declarations
-  codegen::GeneratedKernel generated;
-  jit::ArtifactPtr artifact;
+  codegen::GeneratedKernel generated;  // empty for a cpu kernel
+  jit::ArtifactPtr artifact;  // null for a cpu kernel
   DType dtype;
+  Device device = Device::cuda();
+  std::string cpu_name;  // cpu kernels: what messages call the kernel
+  int cpu_head_dim = 0;
+  cpu::CpuBackend cpu_backend = cpu::CpuBackend::Auto;  // cpu kernels: resolved (Llvm or Interpreter)
   mutable jit::ContextFunctions functions;  // loaded per context on first launch
   mutable jit::ContextFunctions tile_map_functions;  // the builder (unused when there is none)
+  // Kernel::ptx(), compiled on first use.
+  mutable std::mutex ptx_mutex;
+  mutable std::string ptx;
 };
 
 }  // namespace flexjit

@@ -2,9 +2,9 @@
 #include <algorithm>
 #include <tuple>
 
+#include "compiler/plan.hpp"
 #include "compiler/pipeline.hpp"
-#include "dsl/diagnostics.hpp"
-#include "flexjit/error.hpp"
+#include "api/boundary.hpp"
 #include "api/convert.hpp"
 #include "api/program_impl.hpp"
 
@@ -40,25 +40,19 @@ std::vector<Parameter> parameters_of(const ir::Program& p) {
 
 Program::Program(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 
+// dsl::CompileError is a flexjit::CompileError and passes the boundary as it is.
 Program Program::from_source(std::string text, std::string name) {
+  const std::string context = name;
   dsl::SourceFile file(std::move(name), std::move(text));
-  try {
+  return api::at_api_boundary(context, [&] {
     ir::Program ir = compiler::build_ir(file);
     auto params = parameters_of(ir);
     return Program(std::make_shared<const Impl>(Impl{std::move(file), std::move(ir), std::move(params)}));
-  } catch (const dsl::CompileError& e) {
-    throw CompileError(e.what());
-  }
+  });
 }
 
 Program Program::from_file(const std::string& path) {
-  dsl::SourceFile file = [&] {
-    try {
-      return dsl::SourceFile::from_path(path);
-    } catch (const std::exception& e) {
-      throw Error(e.what());
-    }
-  }();
+  dsl::SourceFile file = api::at_api_boundary(path, [&] { return dsl::SourceFile::from_path(path); });
   return from_source(file.text(), file.name());
 }
 
@@ -68,5 +62,6 @@ const std::vector<Parameter>& Program::parameters() const { return impl_->parame
 bool Program::has_mask_mod() const { return impl_->ir.mask_mod.has_value(); }
 bool Program::has_score_mod() const { return impl_->ir.score_mod.has_value(); }
 bool Program::has_sink() const { return impl_->ir.sink.has_value(); }
+bool Program::needs_block_mask() const { return compiler::tile_map_needs(impl_->ir).needed; }
 
 }  // namespace flexjit

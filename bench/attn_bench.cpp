@@ -38,7 +38,7 @@
 #include "bench/event_timing.hpp"
 #include "flexjit/flexjit.hpp"
 #include "jit/cuda_driver.hpp"
-#include "api/half_convert.hpp"
+#include "flexjit/half.hpp"
 
 namespace {
 
@@ -292,7 +292,7 @@ const std::vector<std::uint16_t>& random_pool(DType dtype, std::size_t elements)
     float sum = 0;
     for (int i = 0; i < 4; ++i) sum += static_cast<float>((z >> (16 * i)) & 0xffff) / 65536.0f;
     const float normal = 1.7320508f * (sum - 2.0f);
-    x = dtype == flexjit::bf16 ? flexjit::api::float_to_bf16_bits(normal) : flexjit::api::float_to_fp16_bits(normal);
+    x = dtype == flexjit::bf16 ? flexjit::float_to_bf16_bits(normal) : flexjit::float_to_fp16_bits(normal);
   }
   return pool;
 }

@@ -16,7 +16,7 @@
 #include "bench/documents.hpp"
 #include "bench/event_timing.hpp"
 #include "flexjit/flexjit.hpp"
-#include "api/block_mask_read.hpp"
+#include "flexjit/block_mask_read.hpp"
 #include "jit/cuda_driver.hpp"
 
 namespace {
@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
 
       std::vector<std::int32_t> ints(bytes / 4);
       check(driver().cuMemcpyDtoH(ints.data(), storage.ptr, bytes), "cuMemcpyDtoH");
-      const auto counts = flexjit::api::count_block_mask(mask, flexjit::api::decode_block_mask(mask, ints));
+      const auto counts = flexjit::count_block_mask(mask, flexjit::decode_block_mask(mask, ints));
       fmt::print("| {} (B={} H={} T={}) | {:.4f} ms | {} of {} | {} |\n", c.name, c.B, c.H, c.T, median, counts.visited,
                  counts.pairs, counts.full);
       rows.push_back({{"cfg", c.name}, {"sys", "flexjit"}, {"block_mask_ms", median}, {"visited", counts.visited},

@@ -1,6 +1,10 @@
 #include "codegen/families.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <string>
+#include <vector>
 
 #include "codegen/sm80_fwd/family.hpp"
 #include "flexjit/error.hpp"
@@ -16,14 +20,17 @@ const KernelFamily* const kFamilies[] = {
 }  // namespace
 
 const KernelFamily& select_family(const compiler::KernelTarget& target) {
-  std::string reasons;
+  std::vector<std::string> reasons;
   for (const KernelFamily* f : kFamilies) {
-    const std::string why = f->refusal(target);
+    std::string why = f->refusal(target);
     if (why.empty()) return *f;
-    reasons += fmt::format("\n  {}: {}", f->name(), why);
+    reasons.push_back(fmt::format("{}: {}", f->name(), why));
   }
-  throw Error(fmt::format("no kernel for the {} pass at head dim {}, {}, {}:{}", compiler::pass_name(target.pass),
-                          target.head_dim, compiler::element_name(target.dtype), target.arch, reasons));
+  // One family: its reason is the whole story. Several: each one's.
+  if (reasons.size() == 1) throw UnsupportedError(kFamilies[0]->refusal(target));
+  throw UnsupportedError(fmt::format("no kernel for the {} pass at head dim {}, {}, {}:\n  {}",
+                                     compiler::pass_name(target.pass), target.head_dim,
+                                     compiler::element_name(target.dtype), target.arch, fmt::join(reasons, "\n  ")));
 }
 
 GeneratedKernel generate_kernel(const ir::Program& program, const compiler::KernelTarget& target,

@@ -16,6 +16,23 @@ const char* severity_name(Severity s) {
   return "error";
 }
 
+flexjit::Diagnostic::Severity public_severity(Severity s) {
+  switch (s) {
+    case Severity::Error: return flexjit::Diagnostic::Severity::error;
+    case Severity::Warning: return flexjit::Diagnostic::Severity::warning;
+    case Severity::Note: return flexjit::Diagnostic::Severity::note;
+  }
+  return flexjit::Diagnostic::Severity::error;
+}
+
+std::vector<flexjit::Diagnostic> public_diagnostics(const SourceFile& file, const std::vector<Diagnostic>& diags) {
+  std::vector<flexjit::Diagnostic> out;
+  for (const auto& d : diags)
+    out.push_back({public_severity(d.severity), file.name(), d.pos.known() ? d.pos.line : 0,
+                   d.pos.known() ? d.pos.col : 0, d.message});
+  return out;
+}
+
 std::string format_all(const SourceFile& file, const std::vector<Diagnostic>& diags) {
   std::string out;
   for (const auto& d : diags) out += format_diagnostic(file, d);
@@ -71,8 +88,8 @@ std::string format_diagnostic(const SourceFile& file, const Diagnostic& d) {
   return out;
 }
 
-CompileError::CompileError(const SourceFile& file, std::vector<Diagnostic> diags)
-    : std::runtime_error(format_all(file, diags)), diags_(std::move(diags)) {}
+CompileError::CompileError(const SourceFile& file, const std::vector<Diagnostic>& diags)
+    : flexjit::CompileError(format_all(file, diags), public_diagnostics(file, diags)) {}
 
 void user_error(const SourceFile& file, SourcePos pos, const std::string& message) {
   throw CompileError(file, {Diagnostic{Severity::Error, pos, message}});

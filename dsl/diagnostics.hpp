@@ -1,11 +1,11 @@
 #pragma once
 // Diagnostics: the user's fault, reported with file:line:col, the source line and a caret.
 // (Internal invariants use internal_error in compiler/ instead.)
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "dsl/source.hpp"
+#include "flexjit/error.hpp"
 
 namespace flexjit::dsl {
 
@@ -23,14 +23,12 @@ struct Diagnostic {
 //                                    ^~~~~
 std::string format_diagnostic(const SourceFile& file, const Diagnostic& d);
 
-// Thrown by the parser and the checker. what() is the fully formatted text of all diagnostics.
-class CompileError : public std::runtime_error {
+// Thrown by the parser and the checker: the public flexjit::CompileError, built from positions in
+// a source file. what() is the fully formatted text of all diagnostics; diagnostics() has each
+// one as data (file, line, column, message).
+class CompileError : public flexjit::CompileError {
  public:
-  CompileError(const SourceFile& file, std::vector<Diagnostic> diags);
-  const std::vector<Diagnostic>& diagnostics() const { return diags_; }
-
- private:
-  std::vector<Diagnostic> diags_;
+  CompileError(const SourceFile& file, const std::vector<Diagnostic>& diags);
 };
 
 // Throws CompileError with a single error at pos.

@@ -6,7 +6,8 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
-#include <stdexcept>
+
+#include "flexjit/error.hpp"
 
 namespace flexjit::dsl {
 
@@ -19,10 +20,10 @@ SourceFile::SourceFile(std::string name, std::string text)
 
 SourceFile SourceFile::from_path(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open '" + path + "': " + std::strerror(errno));
+  if (!in) throw flexjit::Error("cannot open '" + path + "': " + std::strerror(errno));
   std::ostringstream buf;
   buf << in.rdbuf();
-  if (in.bad()) throw std::runtime_error("cannot read '" + path + "'");
+  if (in.bad()) throw flexjit::Error("cannot read '" + path + "'");
   return SourceFile(path, buf.str());
 }
 

@@ -17,7 +17,7 @@ struct SourcePos {
 class SourceFile {
  public:
   SourceFile(std::string name, std::string text);
-  static SourceFile from_path(const std::string& path);  // throws std::runtime_error
+  static SourceFile from_path(const std::string& path);  // throws flexjit::Error
 
   const std::string& name() const { return name_; }
   const std::string& text() const { return text_; }

@@ -1,7 +1,9 @@
 #pragma once
 // Internal errors: a broken invariant inside flexjit (our bug, never the user's). They are kept
 // apart from dsl::CompileError, which reports the user's mistakes with a source position: an
-// InternalError means a pass built or received IR that the contract in ir.hpp forbids.
+// InternalError means a pass built or received IR that the contract in ir.hpp forbids. It stays a
+// std::logic_error inside the library (so code that catches runtime errors never swallows it);
+// the public API turns it into flexjit::InternalError at its boundary (api/boundary.hpp).
 #include <stdexcept>
 #include <string>
 

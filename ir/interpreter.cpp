@@ -10,6 +10,7 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "flexjit/half.hpp"
 #include "ir/internal_error.hpp"
 
 namespace flexjit::ir {
@@ -308,19 +309,10 @@ Value eval_call(Intrinsic fn, const std::vector<Value>& args) {
 // ---------------------------------------------------------------------------------------------
 // 16-bit floats
 
-float half_to_float(std::uint16_t h) {
-  const std::uint32_t sign = std::uint32_t(h & 0x8000u) << 16;
-  const std::uint32_t exp = (h >> 10) & 0x1fu;
-  const std::uint32_t mant = h & 0x3ffu;
-  if (exp == 0) {  // zero or subnormal: mant * 2^-24, exact in float
-    const float mag = static_cast<float>(mant) * 0x1p-24f;
-    return sign ? -mag : mag;
-  }
-  if (exp == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mant << 13));  // inf / NaN
-  return std::bit_cast<float>(sign | ((exp - 15 + 127) << 23) | (mant << 13));
-}
+// One implementation of each, shared with the public API (flexjit/half.hpp).
+float half_to_float(std::uint16_t h) { return fp16_bits_to_float(h); }
 
-float bfloat16_to_float(std::uint16_t bits) { return std::bit_cast<float>(std::uint32_t(bits) << 16); }
+float bfloat16_to_float(std::uint16_t bits) { return bf16_bits_to_float(bits); }
 
 // ---------------------------------------------------------------------------------------------
 // Tree evaluation

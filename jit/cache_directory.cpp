@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <string_view>
 #include <vector>
 
 namespace flexjit::jit {
@@ -28,6 +29,11 @@ std::filesystem::path default_cache_directory() {
       entry.pw_dir != nullptr && entry.pw_dir[0] == '/')
     return std::filesystem::path(entry.pw_dir) / ".cache" / "flexjit";
   return {};
+}
+
+bool disk_cache_enabled_by_environment() {
+  const char* value = std::getenv("FLEXJIT_DISK_CACHE");
+  return value == nullptr || std::string_view(value) != "0";
 }
 
 }  // namespace flexjit::jit

@@ -86,9 +86,17 @@ std::string error_text(CUresult result) {
   return text ? fmt::format("{} ({})", name, text) : std::string(name);
 }
 
+std::string error_name(CUresult result) {
+  const LoadedDriver& d = loaded();
+  const char* name = nullptr;
+  if (d.api.cuGetErrorName != nullptr) d.api.cuGetErrorName(result, &name);
+  return name != nullptr ? std::string(name) : fmt::format("CUDA error {}", static_cast<int>(result));
+}
+
 void check(CUresult result, std::string_view what) {
   if (result != CUDA_SUCCESS)
-    throw CudaError(result, fmt::format("{} failed: {}", what, error_text(result)));
+    throw CudaError(fmt::format("{} failed: {}", what, error_text(result)), static_cast<int>(result),
+                    error_name(result));
 }
 
 int device_count() {

@@ -5,9 +5,10 @@
 
 #include <cuda.h>  // types and prototypes only; nothing from libcuda is linked
 
-#include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "flexjit/error.hpp"
 
 namespace flexjit::jit {
 
@@ -32,20 +33,13 @@ struct DriverApi {
 };
 
 // The driver could not be loaded or initialised (no libcuda.so.1, too old, no device).
-class DriverUnavailable : public std::runtime_error {
+class DriverUnavailable : public flexjit::Error {
  public:
-  using std::runtime_error::runtime_error;
+  using flexjit::Error::Error;
 };
 
-// A driver call returned an error; what() = "<what> failed: CUDA_ERROR_NAME (description)".
-class CudaError : public std::runtime_error {
- public:
-  CudaError(CUresult code, const std::string& message) : std::runtime_error(message), code_(code) {}
-  CUresult code() const noexcept { return code_; }
-
- private:
-  CUresult code_;
-};
+// A failed driver call is a flexjit::CudaError: what() = "<what> failed: CUDA_ERROR_NAME
+// (description)", code() the CUresult.
 
 // Loads libcuda.so.1, resolves every entry point and runs cuInit(0), once per process and
 // thread-safely. Throws DriverUnavailable with the reason if any of that fails.
@@ -56,8 +50,10 @@ bool driver_available(std::string* why = nullptr);
 
 // "CUDA_ERROR_OUT_OF_MEMORY (out of memory)"; works (less verbosely) without a driver.
 std::string error_text(CUresult result);
+// "CUDA_ERROR_OUT_OF_MEMORY"; "CUDA error 2" without a driver.
+std::string error_name(CUresult result);
 
-// Throws CudaError when result != CUDA_SUCCESS.
+// Throws flexjit::CudaError when result != CUDA_SUCCESS.
 void check(CUresult result, std::string_view what);
 
 int device_count();

@@ -252,9 +252,17 @@ std::vector<DiskEntry> DiskCache::list() const {
 DiskStats DiskCache::stats() const {
   DiskStats s;
   s.directory = directory_;
+  // The checks usable() makes, without creating the directory.
   std::error_code ec;
-  s.usable = !directory_.empty() && fs::is_directory(directory_, ec) &&
-             ::access(directory_.c_str(), R_OK | W_OK | X_OK) == 0;
+  if (directory_.empty())
+    s.unusable_reason = "no home directory; set FLEXJIT_CACHE_DIR";
+  else if (!fs::exists(directory_, ec))
+    s.unusable_reason = "it does not exist yet";
+  else if (!fs::is_directory(directory_, ec))
+    s.unusable_reason = "not a directory";
+  else if (::access(directory_.c_str(), R_OK | W_OK | X_OK) != 0)
+    s.unusable_reason = std::string("cannot write to it: ") + std::strerror(errno);
+  s.usable = s.unusable_reason.empty();
   for (const DiskEntry& e : list()) {
     ++s.entries;
     s.bytes += e.bytes;

@@ -44,6 +44,7 @@ struct DiskEntry {
 struct DiskStats {
   std::filesystem::path directory;
   bool usable = false;
+  std::string unusable_reason;  // "" when usable
   std::size_t entries = 0;
   std::uintmax_t bytes = 0;
 };

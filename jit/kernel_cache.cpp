@@ -1,8 +1,5 @@
 #include "jit/kernel_cache.hpp"
 
-#include <cstdlib>
-#include <cstring>
-
 namespace flexjit::jit {
 
 KernelCache::KernelCache(KernelCacheOptions options) {
@@ -14,8 +11,7 @@ KernelCache::KernelCache(KernelCacheOptions options) {
 KernelCache& KernelCache::global() {
   static KernelCache cache([] {
     KernelCacheOptions options;
-    const char* disk = std::getenv("FLEXJIT_DISK_CACHE");
-    options.use_disk = disk == nullptr || std::strcmp(disk, "0") != 0;
+    options.use_disk = disk_cache_enabled_by_environment();
     return options;
   }());
   return cache;

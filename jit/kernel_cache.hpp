@@ -58,7 +58,7 @@ class KernelCache {
 
   // Memory hit -> that artifact. Otherwise exactly one caller per key checks the disk and, on a
   // miss, runs `compile` and writes the result to disk; the others wait for it. Exceptions from
-  // `compile` (e.g. CompileError) reach every waiter and nothing is cached.
+  // `compile` (e.g. NvrtcError) reach every waiter and nothing is cached.
   ArtifactPtr get_or_compile(const CacheKey& key, const CompileFn& compile);
   // Same, compiling job.request with NVRTC.
   ArtifactPtr get_or_compile(const CompileJob& job);

@@ -30,13 +30,13 @@ ArchName parse_arch(const std::string& arch) {
       return out;
     }
   }
-  throw CompileError(fmt::format("flexjit: invalid GPU architecture '{}' (expected e.g. sm_80 or sm_90a)", arch), "");
+  throw NvrtcError(fmt::format("flexjit: invalid GPU architecture '{}' (expected e.g. sm_80 or sm_90a)", arch), "");
 }
 
 void check_supported(const std::string& arch, const ArchName& parsed) {
   std::vector<int> archs = nvrtc_supported_archs();
   if (std::find(archs.begin(), archs.end(), parsed.number) != archs.end()) return;
-  throw CompileError(fmt::format("flexjit: NVRTC {} cannot compile for {} (it supports sm_{})",
+  throw NvrtcError(fmt::format("flexjit: NVRTC {} cannot compile for {} (it supports sm_{})",
                                  nvrtc_version().str(), arch, fmt::join(archs, ", sm_")),
                      "");
 }
@@ -71,7 +71,7 @@ std::string program_log(nvrtcProgram program) {
   if (!message.empty() && message.back() != '\n') message += '\n';
   std::string excerpt = excerpt_error_lines(log, files);
   if (!excerpt.empty()) message += "Generated source:\n" + excerpt;
-  throw CompileError(message, log);
+  throw NvrtcError(message, log);
 }
 
 void check(const CompileRequest& request, nvrtcResult status, const char* what,
@@ -114,7 +114,7 @@ std::vector<std::string> effective_options(const CompileRequest& request) {
   options.emplace_back("-default-device");
   for (const std::string& o : request.options) {
     if (is_arch_option(o))
-      throw CompileError(fmt::format("flexjit: option '{}' is not allowed; set CompileRequest::arch instead", o), "");
+      throw NvrtcError(fmt::format("flexjit: option '{}' is not allowed; set CompileRequest::arch instead", o), "");
     options.push_back(o);
   }
   return options;

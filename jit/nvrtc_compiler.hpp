@@ -4,10 +4,11 @@
 #pragma once
 
 #include <compare>
-#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "flexjit/error.hpp"
 
 namespace flexjit::jit {
 
@@ -40,18 +41,6 @@ struct CompileResult {
   std::vector<std::pair<std::string, std::string>> lowered_names;  // expression -> mangled name
 };
 
-// Thrown for any NVRTC failure. what() has the NVRTC log followed by the source lines around each
-// error; log() has the bare log for tools that want it.
-class CompileError : public std::runtime_error {
- public:
-  CompileError(const std::string& message, std::string log)
-      : std::runtime_error(message), log_(std::move(log)) {}
-  const std::string& log() const noexcept { return log_; }
-
- private:
-  std::string log_;
-};
-
 struct NvrtcVersion {
   int major = 0;
   int minor = 0;
@@ -68,7 +57,8 @@ std::vector<int> nvrtc_supported_archs();
 // -std), -default-device, then the caller's options in order. The cache key hashes this list.
 std::vector<std::string> effective_options(const CompileRequest& request);
 
-// Throws CompileError (bad arch, NVRTC failure, compile errors). Thread-safe: NVRTC programs are
+// Throws flexjit::NvrtcError (bad arch, NVRTC failure, compile errors): what() has the NVRTC log
+// followed by the source lines around each error; log() has the bare log. Thread-safe: NVRTC programs are
 // independent, so several threads may compile at once.
 CompileResult compile(const CompileRequest& request);
 

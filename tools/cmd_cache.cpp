@@ -4,7 +4,7 @@
 
 #include <iostream>
 
-#include "jit/disk_cache.hpp"
+#include "flexjit/cache.hpp"
 #include "tools/commands.hpp"
 
 namespace flexjit::tools {
@@ -15,10 +15,9 @@ void add_cache_command(CLI::App& app, int& exit_code) {
 
   cache->add_subcommand("list", "one line per cached kernel: size, date, key")->callback([&exit_code] {
     exit_code = run_reporting_errors([] {
-      jit::DiskCache disk;
-      for (const auto& e : disk.list()) {
+      for (const CacheEntry& e : KernelCacheDirectory().list()) {
         auto t = std::chrono::system_clock::to_time_t(e.modified);
-        std::cout << fmt::format("{:>10}  {:%Y-%m-%d %H:%M:%S}  {}\n", e.bytes, fmt::localtime(t), e.key);
+        std::cout << fmt::format("{:>10}  {:%Y-%m-%d %H:%M:%S}  {}\n", e.bytes, fmt::localtime(t), e.name);
       }
       return kExitOk;
     });
@@ -26,19 +25,18 @@ void add_cache_command(CLI::App& app, int& exit_code) {
 
   cache->add_subcommand("stats", "the cache directory, entry count and total size")->callback([&exit_code] {
     exit_code = run_reporting_errors([] {
-      jit::DiskCache disk;
-      jit::DiskStats s = disk.stats();
-      std::cout << fmt::format("directory: {}\nusable:    {}\nentries:   {}\nbytes:     {}\n", s.directory.string(),
-                               s.usable ? "yes" : fmt::format("no ({})", disk.unusable_reason()), s.entries, s.bytes);
+      const CacheStats s = KernelCacheDirectory().stats();
+      std::cout << fmt::format("directory: {}\nusable:    {}\nentries:   {}\nbytes:     {}\n", s.directory,
+                               s.usable ? "yes" : fmt::format("no ({})", s.unusable_reason), s.entries, s.bytes);
       return kExitOk;
     });
   });
 
   cache->add_subcommand("clear", "remove every cached kernel")->callback([&exit_code] {
     exit_code = run_reporting_errors([] {
-      jit::DiskCache disk;
-      std::size_t n = disk.clear();
-      std::cout << fmt::format("removed {} file{} from {}\n", n, n == 1 ? "" : "s", disk.stats().directory.string());
+      const KernelCacheDirectory directory;
+      std::size_t n = directory.clear();
+      std::cout << fmt::format("removed {} file{} from {}\n", n, n == 1 ? "" : "s", directory.path());
       return kExitOk;
     });
   });

@@ -3,10 +3,10 @@
 
 #include <iostream>
 
-#include "compiler/plan.hpp"
-#include "ir/ir_printer.hpp"
 #include "compiler/kv_range.hpp"
 #include "compiler/pipeline.hpp"
+#include "flexjit/program.hpp"
+#include "ir/ir_printer.hpp"
 #include "tools/commands.hpp"
 
 namespace flexjit::tools {
@@ -30,7 +30,7 @@ std::string summary(const ir::Program& p) {
 
 // How the kernel finds the keys of a query tile [q_lo, q_hi]: a closed-form range, a block mask
 // built from the tensors the mask reads, or every key.
-std::string key_plan(const ir::Program& p) {
+std::string key_plan(const ir::Program& p, bool block_mask) {
   if (p.block_indices) return fmt::format("the kv blocks listed in {}", p.block_indices->name);
   const compiler::KvRange r = compiler::kv_range(p);
   std::string s = compiler::kv_range_is_full(r)
@@ -38,7 +38,7 @@ std::string key_plan(const ir::Program& p) {
                       : fmt::format("[{}, {}) for the query tile [q_lo, q_hi], clipped to [0, Tkv)",
                                     r.unclipped_lo ? ir::to_string(r.unclipped_lo) : "0",
                                     r.unclipped_hi ? ir::to_string(r.unclipped_hi) : "Tkv");
-  if (compiler::tile_map_needs(p).needed) s += "; tiles classified by a block mask built from the tensors it reads";
+  if (block_mask) s += "; tiles classified by a block mask built from the tensors it reads";
   return s;
 }
 
@@ -55,7 +55,9 @@ void add_check_command(CLI::App& app, int& exit_code) {
       int rc = run_reporting_errors([&] {
         auto file = dsl::SourceFile::from_path(path);
         ir::Program p = compiler::build_ir(file);
-        if (!*quiet) std::cout << fmt::format("{}: ok ({})\n  keys: {}\n", path, summary(p), key_plan(p));
+        if (*quiet) return kExitOk;
+        const bool block_mask = Program::from_source(file.text(), file.name()).needs_block_mask();
+        std::cout << fmt::format("{}: ok ({})\n  keys: {}\n", path, summary(p), key_plan(p, block_mask));
         return kExitOk;
       });
       exit_code = std::max(exit_code, rc);

@@ -4,9 +4,7 @@
 #include <fstream>
 #include <iostream>
 
-#include "codegen/families.hpp"
-#include "compiler/pipeline.hpp"
-#include "api/generated_kernel_compile.hpp"
+#include "flexjit/flexjit.hpp"
 #include "tools/commands.hpp"
 
 namespace flexjit::tools {
@@ -20,6 +18,10 @@ struct KernelOptions {
   std::string arch = "sm_90a";
   bool expand = false;
   std::string output;
+
+  CompileOptions compile_options() const {
+    return {.head_dim = head_dim, .dtype = dtype == "fp16" ? DType::fp16 : DType::bf16, .arch = arch};
+  }
 };
 
 void add_kernel_options(CLI::App* cmd, KernelOptions& o) {
@@ -32,13 +34,6 @@ void add_kernel_options(CLI::App* cmd, KernelOptions& o) {
       ->capture_default_str();
 }
 
-codegen::GeneratedKernel generate(const KernelOptions& o, dsl::SourceFile& file) {
-  ir::Program program = compiler::build_ir(file);
-  compiler::KernelTarget spec{o.head_dim, o.dtype == "fp16" ? compiler::ElementType::FP16 : compiler::ElementType::BF16,
-                            o.arch};
-  return codegen::generate_kernel(program, spec, &file);
-}
-
 }  // namespace
 
 void add_emit_kernel_commands(CLI::App* emit, int& exit_code) {
@@ -49,9 +44,8 @@ void add_emit_kernel_commands(CLI::App* emit, int& exit_code) {
   cuda->add_flag("--expand", opts->expand, "inline the kernel templates it includes");
   cuda->callback([opts, &exit_code] {
     exit_code = run_reporting_errors([&] {
-      auto file = dsl::SourceFile::from_path(opts->file);
-      auto kernel = generate(*opts, file);
-      std::cout << (opts->expand ? api::expand_includes(kernel.source) : kernel.source);
+      const Program program = Program::from_file(opts->file);
+      std::cout << generate_cuda_source(program, opts->compile_options(), opts->expand);
       return kExitOk;
     });
   });
@@ -60,12 +54,8 @@ void add_emit_kernel_commands(CLI::App* emit, int& exit_code) {
   add_kernel_options(ptx, *opts);
   ptx->callback([opts, &exit_code] {
     exit_code = run_reporting_errors([&] {
-      auto file = dsl::SourceFile::from_path(opts->file);
-      auto kernel = generate(*opts, file);
-      jit::CompileResult r = jit::compile(api::compile_request(kernel, jit::OutputKind::ptx));
-      std::string text(r.image.begin(), r.image.end());
-      if (!text.empty() && text.back() == '\0') text.pop_back();
-      std::cout << text;
+      Engine jit;
+      std::cout << jit.compile(Program::from_file(opts->file), opts->compile_options()).ptx();
       return kExitOk;
     });
   });
@@ -75,14 +65,14 @@ void add_emit_kernel_commands(CLI::App* emit, int& exit_code) {
   cubin->add_option("-o,--output", opts->output, "where to write the cubin")->required();
   cubin->callback([opts, &exit_code] {
     exit_code = run_reporting_errors([&] {
-      auto file = dsl::SourceFile::from_path(opts->file);
-      auto kernel = generate(*opts, file);
-      jit::ArtifactPtr a = api::compile_generated(kernel);
+      Engine jit;
+      const Kernel kernel = jit.compile(Program::from_file(opts->file), opts->compile_options());
+      const std::vector<char> image = kernel.cubin();
       std::ofstream out(opts->output, std::ios::binary);
-      out.write(a->image().data(), static_cast<std::streamsize>(a->image().size()));
+      out.write(image.data(), static_cast<std::streamsize>(image.size()));
       if (!out) throw std::runtime_error(fmt::format("cannot write '{}'", opts->output));
-      std::cerr << fmt::format("{}: kernel {} ({} bytes, {})\n", opts->output, kernel.entry, a->image().size(),
-                               kernel.target.arch);
+      std::cerr << fmt::format("{}: kernel {} ({} bytes, {})\n", opts->output, kernel.entry_name(), image.size(),
+                               kernel.arch());
       return kExitOk;
     });
   });

@@ -10,11 +10,7 @@
 #include <optional>
 #include <random>
 
-#include "cpu/attention.hpp"
 #include "flexjit/flexjit.hpp"
-#include "api/program_impl.hpp"
-#include "api/binding_resolve.hpp"
-#include "jit/cuda_driver.hpp"
 #include "tools/commands.hpp"
 #include "tools/npy.hpp"
 #include "tools/run_cuda.hpp"
@@ -41,24 +37,26 @@ struct CpuRun {
   std::string backend;
 };
 
-CpuRun run_on_cpu(const ir::Program& ir, const AttentionData& d, const HostBindings& bindings,
-                  std::optional<float> scale, cpu::CpuBackend backend) {
-  api::Problems problems;
-  const ir::Env env = api::resolve_bindings(ir, bindings.cpu_bindings(), std::nullopt, problems);
-  problems.raise_if_any("cpu attention");
-  cpu::CpuAttentionInputs in;
-  in.q = d.q.data();
-  in.k = d.k.data();
-  in.v = d.v.data();
-  in.B = d.B, in.Hq = d.Hq, in.Hkv = d.Hkv, in.Tq = d.Tq, in.Tkv = d.Tkv, in.D = d.D;
-  if (scale) in.scale = *scale;
-  in.bindings = &env;
+// The program on the host back end (a cpu kernel), on float32 inputs.
+CpuRun run_on_cpu(const Program& program, const AttentionData& d, const HostBindings& bindings,
+                  std::optional<float> scale, CpuBackend backend) {
+  Engine jit;
+  const Kernel attn =
+      jit.compile(program, {.head_dim = d.D, .dtype = f32, .device = Device::cpu(), .cpu_backend = backend});
   CpuRun r;
-  r.backend = cpu::backend_name(cpu::resolve_backend(backend));
+  r.backend = cpu_backend_name(attn.cpu_backend());
   r.out.resize(d.q.size());
   r.lse.resize(static_cast<std::size_t>(d.B) * d.Hq * d.Tq);
+  auto host = [](const std::vector<float>& x, std::vector<std::int64_t> shape) {
+    return TensorView::contiguous(x.data(), f32, std::move(shape), Device::cpu());
+  };
+  const ForwardOptions options{.lse = TensorView::contiguous(r.lse.data(), f32, {d.B, d.Hq, d.Tq}, Device::cpu()),
+                               .bind = bindings.cpu_bindings(),
+                               .scale = scale};
   const auto t0 = std::chrono::steady_clock::now();
-  cpu::cpu_attention_forward(ir, in, r.out.data(), r.lse.data(), backend);
+  attn.forward(host(d.q, {d.B, d.Hq, d.Tq, d.D}), host(d.k, {d.B, d.Hkv, d.Tkv, d.D}),
+               host(d.v, {d.B, d.Hkv, d.Tkv, d.D}),
+               TensorView::contiguous(r.out.data(), f32, {d.B, d.Hq, d.Tq, d.D}, Device::cpu()), options);
   r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
@@ -90,16 +88,15 @@ std::string bindings_text(const HostBindings& b) {
 
 int run(const RunOptions& o) {
   const Program program = Program::from_file(o.file);
-  const ir::Program& ir = detail::ProgramAccess::impl(program).ir;
   std::mt19937_64 rng(o.seed);
 
   std::string device = o.device;
   if (device.empty()) {
-    std::string why;
-    device = jit::driver_available(&why) && jit::device_count() > 0 ? "cuda" : "cpu";
+    const CudaAvailability cuda = cuda_availability();
+    device = cuda.devices > 0 ? "cuda" : "cpu";
     if (device == "cpu")
       std::cerr << fmt::format("flexjit run: note: no CUDA device ({}); running on the cpu\n",
-                               why.empty() ? "none found" : why);
+                               cuda.reason.empty() ? "none found" : cuda.reason);
   }
   const DType dtype = o.dtype == "fp16" ? DType::fp16 : DType::bf16;
 
@@ -129,7 +126,7 @@ int run(const RunOptions& o) {
       line("bindings", bindings_text(bindings));
       if (!r.block_mask_note.empty()) line("block mask", r.block_mask_note);
       line("time/call", fmt::format("{:.4f} ms (median of {}, CUDA events)", r.ms_per_call, r.timed_calls));
-      const CpuRun ref = run_on_cpu(ir, data, bindings, o.scale, cpu::CpuBackend::Auto);
+      const CpuRun ref = run_on_cpu(program, data, bindings, o.scale, CpuBackend::automatic);
       const Errors e = compare(out, ref.out);
       line("reference", fmt::format("CPU ({} back end, fp32 scores, float64 softmax) on the same {} inputs", ref.backend,
                                     dtype_name(dtype)));
@@ -137,7 +134,7 @@ int run(const RunOptions& o) {
       line("rel L2 error", fmt::format("{:.3e}", e.rel_l2));
     }
   } else {
-    CpuRun r = run_on_cpu(ir, data, bindings, o.scale, cpu::CpuBackend::Auto);
+    CpuRun r = run_on_cpu(program, data, bindings, o.scale, CpuBackend::automatic);
     out = std::move(r.out);
     lse = std::move(r.lse);
     if (o.demo) {
@@ -147,7 +144,7 @@ int run(const RunOptions& o) {
       line("bindings", bindings_text(bindings));
       line("time/call", fmt::format("{:.1f} ms (one call, wall clock)", r.ms));
       if (r.backend == std::string("llvm")) {
-        const CpuRun ref = run_on_cpu(ir, data, bindings, o.scale, cpu::CpuBackend::Interpreter);
+        const CpuRun ref = run_on_cpu(program, data, bindings, o.scale, CpuBackend::interpreter);
         const Errors e = compare(out, ref.out);
         line("reference", fmt::format("the IR interpreter ({:.1f} ms)", ref.ms));
         line("max |error|", fmt::format("{:.3e}", e.max_abs));

@@ -3,6 +3,8 @@
 // returns the process exit code through `exit_code` when it runs.
 #include <CLI/CLI.hpp>
 
+#include <functional>
+
 namespace flexjit::tools {
 
 // Exit codes: 0 success, 1 the program has errors (diagnostics printed), 2 usage or I/O error.
@@ -16,7 +18,8 @@ void add_emit_kernel_commands(CLI::App* emit, int& exit_code);  // emit cuda|ptx
 void add_cache_command(CLI::App& app, int& exit_code);
 void add_run_command(CLI::App& app, int& exit_code);     // run FILE --q .. | --demo
 
-// Runs fn, turning CompileError into printed diagnostics (exit 1) and I/O errors into exit 2.
+// Runs fn, turning flexjit::CompileError into printed diagnostics (exit 1) and other errors
+// (usage, I/O, anything flexjit::Error reports) into a message and exit 2.
 int run_reporting_errors(const std::function<int()>& fn);
 
 }  // namespace flexjit::tools

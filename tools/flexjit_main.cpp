@@ -4,7 +4,7 @@
 
 #include <iostream>
 
-#include "dsl/diagnostics.hpp"
+#include "flexjit/error.hpp"
 #include "tools/commands.hpp"
 
 namespace flexjit::tools {
@@ -12,7 +12,7 @@ namespace flexjit::tools {
 int run_reporting_errors(const std::function<int()>& fn) {
   try {
     return fn();
-  } catch (const dsl::CompileError& e) {
+  } catch (const CompileError& e) {  // dsl::CompileError too: it is one
     std::cerr << e.what();
     return kExitDiagnostics;
   } catch (const std::exception& e) {

@@ -9,7 +9,7 @@
 #include <limits>
 #include <stdexcept>
 
-#include "api/half_convert.hpp"
+#include "flexjit/half.hpp"
 #include "tools/npy.hpp"
 
 namespace flexjit::tools {
@@ -42,8 +42,8 @@ void store(DType dtype, double x, unsigned char* base, std::int64_t i, const std
   switch (dtype) {
     case DType::f32: put(static_cast<float>(x)); break;
     case DType::f64: put(x); break;
-    case DType::bf16: put(api::float_to_bf16_bits(static_cast<float>(x))); break;
-    case DType::fp16: put(api::float_to_fp16_bits(static_cast<float>(x))); break;
+    case DType::bf16: put(float_to_bf16_bits(static_cast<float>(x))); break;
+    case DType::fp16: put(float_to_fp16_bits(static_cast<float>(x))); break;
     case DType::i8: put(static_cast<std::int8_t>(integer(-128, 127))); break;
     case DType::u8: put(static_cast<std::uint8_t>(integer(0, 255))); break;
     case DType::i16: put(static_cast<std::int16_t>(integer(-32768, 32767))); break;

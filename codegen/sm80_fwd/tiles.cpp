@@ -21,7 +21,7 @@ constexpr int kMaxSharedBytes = 227 * 1024;  // per CTA on sm_90 (sm_80: 163 KB,
 TileConfig requested_tile(const compiler::KernelTarget& spec, const compiler::TileRequest& r) {
   const std::string what = fmt::format("tile {}x{} with {} warps and {} stages{}", r.block_m, r.block_n, r.warps, r.stages,
                                        r.q_in_registers ? ", Q in registers" : "");
-  auto fail = [&](const std::string& why) { throw Error(what + ": " + why); };
+  auto fail = [&](const std::string& why) { throw UnsupportedError(what + ": " + why); };
   if (r.warps != 1 && r.warps != 2 && r.warps != 4 && r.warps != 8) fail("warps must be 1, 2, 4 or 8");
   if (r.block_m < 16 * r.warps || r.block_m > 256 || r.block_m % (16 * r.warps) != 0)
     fail(fmt::format("block_m must be a multiple of 16 * warps = {} in [{}, 256] (each warp owns whole m16 tiles)",
@@ -48,7 +48,7 @@ TileConfig choose_tile(const compiler::KernelTarget& spec) {
 TileConfig choose_block_sparse_tile(const compiler::KernelTarget& spec, int q_block, int kv_block) {
   TileConfig t = choose_tile(spec);
   if (q_block <= 0 || q_block % 16 != 0 || kv_block <= 0 || kv_block % 16 != 0)
-    throw Error(fmt::format("BlockIndices[{}, {}]: the block sizes must be positive multiples of 16 "
+    throw UnsupportedError(fmt::format("BlockIndices[{}, {}]: the block sizes must be positive multiples of 16 "
                                             "(whole m16/k16 tensor-core tiles)", q_block, kv_block));
   // Fewer rows per CTA: keep each warp at 16 * MT rows, dropping to one m16 tile per warp and then
   // to fewer warps (BM = 64: 4 warps x 16 rows; 32: 2 x 16; 16: 1 x 16).
@@ -58,7 +58,7 @@ TileConfig choose_block_sparse_tile(const compiler::KernelTarget& spec, int q_bl
   }
   while (kv_block % t.block_n != 0) t.block_n /= 2;
   if (t.block_m < 16 || t.block_n < 16 || t.block_m % (16 * t.warps) != 0)
-    throw Error(fmt::format("BlockIndices[{}, {}]: no kernel tile fits these block sizes", q_block,
+    throw UnsupportedError(fmt::format("BlockIndices[{}, {}]: no kernel tile fits these block sizes", q_block,
                                             kv_block));
   return t;
 }

@@ -35,6 +35,9 @@ struct BlockMask {
   int maps_b() const { return per_batch ? B : 1; }
   int maps_h() const { return per_head ? Hq : 1; }
   std::int64_t rows() const { return static_cast<std::int64_t>(maps_b()) * maps_h() * q_tiles; }
+  // int32s of `storage` the map uses (counts and entries): what to copy back to read it
+  // (flexjit/block_mask_read.hpp).
+  std::int64_t storage_ints() const { return rows() * (1 + static_cast<std::int64_t>(kv_tiles)); }
 };
 
 }  // namespace flexjit

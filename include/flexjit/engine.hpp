@@ -13,7 +13,8 @@
 namespace flexjit {
 
 struct EngineOptions {
-  // Cache directory; default $FLEXJIT_CACHE_DIR, else $XDG_CACHE_HOME/flexjit, else ~/.cache/flexjit.
+  // Cache directory; default default_cache_directory() (flexjit/cache.hpp): $FLEXJIT_CACHE_DIR,
+  // else $XDG_CACHE_HOME/flexjit, else ~/.cache/flexjit.
   std::optional<std::string> cache_dir{};
   // false (or FLEXJIT_DISK_CACHE=0 in the environment): memory cache only.
   bool disk_cache = true;
@@ -35,8 +36,10 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Generates and compiles (or finds in the cache) the forward kernel. Throws flexjit::Error for
-  // an unsupported head dim, dtype or arch, or a program the kernels cannot run yet.
+  // Generates and compiles (or finds in the cache) the forward kernel. Throws
+  // flexjit::UnsupportedError for a head dim, dtype, arch or tile the kernels do not support,
+  // flexjit::NvrtcError when NVRTC fails on the generated code. With options.device =
+  // Device::cpu() nothing is generated: the kernel runs the program on the host back end.
   Kernel compile(const Program& program, const CompileOptions& options = {});
 
   EngineCounters counters() const;
@@ -44,7 +47,14 @@ class Engine {
   struct State;  // opaque
 
  private:
+  Kernel compile_cuda(const Program& program, const CompileOptions& options);
   std::shared_ptr<State> state_;
 };
+
+// The CUDA source Engine::compile would compile for these options (with_templates: the kernel
+// templates inlined, as Kernel::cuda_source(true)), generated without running NVRTC: for reading
+// a kernel on any machine. Throws what compile throws before NVRTC runs.
+std::string generate_cuda_source(const Program& program, const CompileOptions& options = {},
+                                 bool with_templates = false);
 
 }  // namespace flexjit

@@ -10,9 +10,15 @@
 //
 // See docs/api.md.
 #include "flexjit/block_mask.hpp"
+#include "flexjit/block_mask_read.hpp"
+#include "flexjit/cache.hpp"
+#include "flexjit/cuda_device.hpp"
+#include "flexjit/cuda_timer.hpp"
+#include "flexjit/device_buffer.hpp"
 #include "flexjit/dtype.hpp"
 #include "flexjit/engine.hpp"
 #include "flexjit/error.hpp"
+#include "flexjit/half.hpp"
 #include "flexjit/kernel.hpp"
 #include "flexjit/options.hpp"
 #include "flexjit/program.hpp"

@@ -14,18 +14,32 @@ class Engine;
 
 class Kernel {
  public:
+  // Device::cuda() for generated CUDA kernels, Device::cpu() for kernels that run on the host.
+  // The members marked "CUDA only" throw flexjit::Error on a cpu kernel.
+  Device device() const;
+  // cpu kernels: the back end their mods run on (llvm or interpreter, never automatic).
+  CpuBackend cpu_backend() const;
+
   // The generated CUDA translation unit; with_templates inlines the kernel templates it
-  // includes, giving one self-contained file.
+  // includes, giving one self-contained file. CUDA only.
   std::string cuda_source(bool with_templates = false) const;
-  const std::string& entry_name() const;  // the extern "C" kernel name
+  // The extern "C" kernel name ("flexjit_fwd_causal_d128_bf16"); cpu kernels have a name of the
+  // same form ("flexjit_cpu_causal_d128_f32") for messages.
+  const std::string& entry_name() const;
   int head_dim() const;
   DType dtype() const;
-  const std::string& arch() const;
-  TileShape tile() const;  // the forward kernel's tile (the table's choice or CompileOptions::tile)
+  const std::string& arch() const;  // empty for a cpu kernel
+  TileShape tile() const;  // the forward kernel's tile (the table's choice or CompileOptions::tile); CUDA only
+
+  // What NVRTC made of cuda_source(). CUDA only. cubin(): the compiled image forward loads (an
+  // ELF file, as found in or stored to the kernel cache). ptx(): the PTX for the same arch,
+  // compiled on the first call (one NVRTC run, not cached on disk) and kept with the kernel.
+  std::vector<char> cubin() const;
+  std::string ptx() const;
 
   // What the compiled forward kernel uses, as ptxas reports it: registers and local memory per
   // thread (local memory > 0 means register spills) and dynamic shared memory per CTA. Loads the
-  // kernel on `device` (needs the CUDA driver; throws flexjit::Error otherwise).
+  // kernel on `device` (needs the CUDA driver; throws flexjit::Error otherwise). CUDA only.
   struct Resources {
     int registers = 0;
     int local_bytes = 0;
@@ -40,20 +54,22 @@ class Kernel {
   // an ArgumentError names each problem. Runs inside the current CUDA context when there is one
   // (e.g. PyTorch's), else in the device's primary context. Changing a bound scalar or the
   // values of a bound tensor never recompiles.
+  // A cpu kernel takes the same arguments in host memory (Device::cpu(), any strides, element
+  // aligned; bound tensors on the host too) and returns once out and lse are written.
   void forward(const TensorView& q, const TensorView& k, const TensorView& v, const TensorView& out,
                const ForwardOptions& options = {}) const;
 
   // True when the mask reads captured tensors, so that a block mask (build_block_mask) lets
   // forward skip the tiles it masks entirely; false for index-arithmetic masks, which need none.
   bool needs_block_mask() const;
-  // Device memory (bytes) a block mask for these shapes takes.
+  // Device memory (bytes) a block mask for these shapes takes. CUDA only.
   std::size_t block_mask_bytes(int B, int Hq, int Tq, int Tkv) const;
   // Classifies every (query tile, kv tile) pair of this kernel's tiling for q [B, Hq, Tq, .] and
   // k [., ., Tkv, .] under the bound tensors' current contents, in one launch enqueued on
   // options.stream, writing into `storage` (a contiguous CUDA buffer of any dtype holding at least
   // block_mask_bytes, 4-byte aligned, on the bound tensors' device; the caller owns it and keeps
   // it alive while the mask is used). Throws ArgumentError (naming each problem) before launching
-  // anything, e.g. when needs_block_mask() is false.
+  // anything, e.g. when needs_block_mask() is false (always, for a cpu kernel).
   BlockMask build_block_mask(const TensorView& storage, int B, int Hq, int Tq, int Tkv,
                              const BlockMaskOptions& options) const;
 

@@ -24,16 +24,31 @@ struct TileShape {
   bool q_in_registers = false;  // keep Q's fragments in registers (else re-read from shared memory)
 };
 
+// How a cpu kernel runs the program's mods: native code JIT-compiled with LLVM (when the library
+// was built with it), or the IR interpreter (slow; the executable specification).
+enum class CpuBackend : std::uint8_t { automatic, llvm, interpreter };
+const char* cpu_backend_name(CpuBackend b) noexcept;  // "automatic", "llvm", "interpreter"
+
 struct CompileOptions {
-  int head_dim = 128;       // a multiple of 16 in [16, 256]
-  DType dtype = DType::bf16;  // of q, k, v and out: bf16 or fp16
+  // CUDA kernels: a multiple of 16 in [16, 256]. cpu kernels: any size >= 1.
+  int head_dim = 128;
+  // Of q, k, v and out. CUDA kernels: bf16 or fp16. cpu kernels: f32, bf16 or fp16.
+  DType dtype = DType::bf16;
   // NVRTC architecture ("sm_80", "sm_90a", ...). Empty: the device of the current CUDA context,
   // else device 0; sm_90a when no CUDA driver is present (the source can still be read).
+  // Must stay empty for a cpu kernel.
   std::string arch = "";
   // Empty: the tile the shipped table picks for the head dim (bench/NOTES.md has the tuning).
   // Given: used as is (block-sparse programs may shrink it to fit their blocks); an invalid shape
-  // is a flexjit::Error naming the broken constraint.
+  // is a flexjit::UnsupportedError naming the broken constraint. Must stay empty for a cpu kernel.
   std::optional<TileShape> tile{};
+  // Where forward runs. Device::cuda() (the default; the ordinal is not used: a kernel runs on
+  // whichever device its tensors are on, if that device has `arch`): generated CUDA compiled with
+  // NVRTC. Device::cpu(): the program runs on the host back end, on host tensors; nothing is
+  // generated or compiled for the GPU.
+  Device device = Device::cuda();
+  // cpu kernels only: the back end of the mods. automatic = llvm when built in, else interpreter.
+  CpuBackend cpu_backend = CpuBackend::automatic;
 };
 
 // A value bound to a declared name. Integer literals become `long long` (so {"window", 1024}
@@ -44,6 +59,7 @@ struct ForwardOptions {
   // float32 [B, Hq, Tq], contiguous: the natural-log sum of exponentials of each row.
   std::optional<TensorView> lse{};
   // A CUstream (or cudaStream_t); null is the legacy default stream. The launch is asynchronous.
+  // Not used by cpu kernels, whose forward returns when the result is written.
   void* stream = nullptr;
   // Every runtime scalar and captured tensor the program declares, by name.
   std::map<std::string, Binding> bind{};
@@ -51,7 +67,7 @@ struct ForwardOptions {
   std::optional<float> scale{};
   // A map built by this kernel's build_block_mask for these shapes (only for masks that read
   // captured tensors). Without one such a kernel still runs correctly, but visits every tile of
-  // its kv range and evaluates the mask on each.
+  // its kv range and evaluates the mask on each. cpu kernels take none.
   const BlockMask* block_mask = nullptr;
 };
 

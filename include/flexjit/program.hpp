@@ -24,8 +24,8 @@ struct Parameter {
 
 class Program {
  public:
-  // Parse and check; throws flexjit::CompileError with the diagnostics, or flexjit::Error when
-  // the file cannot be read.
+  // Parse and check; throws flexjit::CompileError with the diagnostics (CompileError::diagnostics
+  // has them as data), or flexjit::Error when the file cannot be read.
   static Program from_file(const std::string& path);
   // `name` is what diagnostics call the text and what kernel names are derived from.
   static Program from_source(std::string text, std::string name = "program.py");
@@ -37,6 +37,9 @@ class Program {
   bool has_mask_mod() const;
   bool has_score_mod() const;
   bool has_sink() const;
+  // True when mask_mod reads a captured tensor: CUDA kernels of the program then come with a
+  // block-mask builder (Kernel::needs_block_mask, build_block_mask).
+  bool needs_block_mask() const;
 
   struct Impl;  // opaque
 

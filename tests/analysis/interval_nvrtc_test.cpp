@@ -28,7 +28,7 @@ TEST(IntervalNvrtc, CompilesEveryPrimitive) {
     flexjit::jit::CompileResult out;
     try {
       out = flexjit::jit::compile(r);
-    } catch (const flexjit::jit::CompileError& e) {
+    } catch (const flexjit::NvrtcError& e) {
       FAIL() << arch << ": " << e.what();
     }
     EXPECT_FALSE(out.image.empty()) << arch;

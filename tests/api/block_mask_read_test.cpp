@@ -1,12 +1,12 @@
-// Reading a block mask back on the host (api/block_mask_read.hpp): the layout of
+// Reading a block mask back on the host (flexjit/block_mask_read.hpp): the layout of
 // flexjit/block_mask.hpp decoded, and malformed maps (a builder bug, or storage that was never
 // written) reported instead of trusted.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "api/block_mask_read.hpp"
+#include "flexjit/block_mask_read.hpp"
 
-namespace flexjit::api {
+namespace flexjit {
 namespace {
 
 using ::testing::HasSubstr;
@@ -44,13 +44,15 @@ TEST(BlockMaskRead, DecodesRowsAndCounts) {
   EXPECT_EQ(c.pairs, 6);
   EXPECT_EQ(c.visited, 4);
   EXPECT_EQ(c.full, 2);
-  EXPECT_EQ(describe(c), "4 of 6 tile pairs visited (66.7%), 2 of them full");
+  EXPECT_EQ(c.str(), "4 of 6 tile pairs visited (66.7%), 2 of them full");
 }
 
 TEST(BlockMaskRead, PerBatchMapsHaveMoreRows) {
   BlockMask m = two_by_three();
+  EXPECT_EQ(m.storage_ints(), 2 * (1 + 3));
   m.per_batch = true;
   EXPECT_EQ(m.rows(), 4);
+  EXPECT_EQ(m.storage_ints(), 4 * (1 + 3));
   EXPECT_EQ(decode_block_mask(m, ints({0, 0, 0, 0}, {{}, {}, {}, {}})).size(), 4u);
 }
 
@@ -59,7 +61,7 @@ TEST(BlockMaskRead, MalformedMapsAreReported) {
   auto error = [&](const std::vector<std::int32_t>& v) {
     try {
       decode_block_mask(m, v);
-    } catch (const std::runtime_error& e) {
+    } catch (const Error& e) {
       return std::string(e.what());
     }
     return std::string();
@@ -73,4 +75,4 @@ TEST(BlockMaskRead, MalformedMapsAreReported) {
 }
 
 }  // namespace
-}  // namespace flexjit::api
+}  // namespace flexjit

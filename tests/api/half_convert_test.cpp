@@ -1,15 +1,14 @@
-// The host's float -> bf16 / fp16 rounding (used to prepare GPU inputs and by the tests' oracle)
-// is round-to-nearest-even, like the GPU's cvt.rn: every 16-bit value round-trips, midpoints go
-// to the even neighbour, overflow gives inf, NaN stays NaN.
+// flexjit/half.hpp: the host's float -> bf16 / fp16 rounding (used to prepare GPU inputs and by
+// the tests' oracle) is round-to-nearest-even, like the GPU's cvt.rn: every 16-bit value
+// round-trips, midpoints go to the even neighbour, overflow gives inf, NaN stays NaN.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 
-#include "ir/interpreter.hpp"
-#include "api/half_convert.hpp"
+#include "flexjit/half.hpp"
 
-namespace flexjit::api {
+namespace flexjit {
 namespace {
 
 bool is_nan16(std::uint16_t h, int exp_bits) {
@@ -22,10 +21,10 @@ TEST(HalfConvert, EveryFp16ValueRoundTrips) {
   for (std::uint32_t h = 0; h < 0x10000; ++h) {
     const auto bits = static_cast<std::uint16_t>(h);
     if (is_nan16(bits, 5)) {
-      EXPECT_TRUE(is_nan16(float_to_fp16_bits(ir::half_to_float(bits)), 5));
+      EXPECT_TRUE(is_nan16(float_to_fp16_bits(fp16_bits_to_float(bits)), 5));
       continue;
     }
-    ASSERT_EQ(float_to_fp16_bits(ir::half_to_float(bits)), bits) << std::hex << h;
+    ASSERT_EQ(float_to_fp16_bits(fp16_bits_to_float(bits)), bits) << std::hex << h;
   }
 }
 
@@ -33,10 +32,10 @@ TEST(HalfConvert, EveryBf16ValueRoundTrips) {
   for (std::uint32_t h = 0; h < 0x10000; ++h) {
     const auto bits = static_cast<std::uint16_t>(h);
     if (is_nan16(bits, 8)) {
-      EXPECT_TRUE(is_nan16(float_to_bf16_bits(ir::bfloat16_to_float(bits)), 8));
+      EXPECT_TRUE(is_nan16(float_to_bf16_bits(bf16_bits_to_float(bits)), 8));
       continue;
     }
-    ASSERT_EQ(float_to_bf16_bits(ir::bfloat16_to_float(bits)), bits) << std::hex << h;
+    ASSERT_EQ(float_to_bf16_bits(bf16_bits_to_float(bits)), bits) << std::hex << h;
   }
 }
 
@@ -44,8 +43,8 @@ TEST(HalfConvert, EveryBf16ValueRoundTrips) {
 // above it goes up.
 TEST(HalfConvert, TiesToEven) {
   for (std::uint32_t h = 0; h < 0x7bff; ++h) {  // positive finite fp16, normal and subnormal
-    const float lo = ir::half_to_float(static_cast<std::uint16_t>(h));
-    const float hi = ir::half_to_float(static_cast<std::uint16_t>(h + 1));
+    const float lo = fp16_bits_to_float(static_cast<std::uint16_t>(h));
+    const float hi = fp16_bits_to_float(static_cast<std::uint16_t>(h + 1));
     const float mid = lo + (hi - lo) / 2;  // exact in float
     const std::uint16_t even = (h & 1) ? static_cast<std::uint16_t>(h + 1) : static_cast<std::uint16_t>(h);
     ASSERT_EQ(float_to_fp16_bits(mid), even) << std::hex << h;
@@ -53,8 +52,8 @@ TEST(HalfConvert, TiesToEven) {
     ASSERT_EQ(float_to_fp16_bits(-mid), even | 0x8000) << std::hex << h;
   }
   for (std::uint32_t h = 0; h < 0x7f7f; h += 7) {
-    const float lo = ir::bfloat16_to_float(static_cast<std::uint16_t>(h));
-    const float hi = ir::bfloat16_to_float(static_cast<std::uint16_t>(h + 1));
+    const float lo = bf16_bits_to_float(static_cast<std::uint16_t>(h));
+    const float hi = bf16_bits_to_float(static_cast<std::uint16_t>(h + 1));
     const float mid = lo + (hi - lo) / 2;
     const std::uint16_t even = (h & 1) ? static_cast<std::uint16_t>(h + 1) : static_cast<std::uint16_t>(h);
     ASSERT_EQ(float_to_bf16_bits(mid), even) << std::hex << h;
@@ -75,4 +74,4 @@ TEST(HalfConvert, OverflowAndSpecials) {
 }
 
 }  // namespace
-}  // namespace flexjit::api
+}  // namespace flexjit

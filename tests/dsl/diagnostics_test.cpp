@@ -66,7 +66,21 @@ TEST(CompileError, WhatIsAllDiagnosticsFormatted) {
   CompileError e(f, {Diagnostic{Severity::Error, SourcePos{1, 1, 1}, "one"},
                      Diagnostic{Severity::Note, SourcePos{2, 1, 1}, "two"}});
   EXPECT_EQ(std::string(e.what()), "m.py:1:1: error: one\n    a\n    ^\nm.py:2:1: note: two\n    b\n    ^\n");
-  EXPECT_EQ(e.diagnostics().size(), 2u);
+  ASSERT_EQ(e.diagnostics().size(), 2u);
+  // The same diagnostics as data, through the public type it derives from.
+  const flexjit::CompileError& as_public = e;
+  EXPECT_EQ(as_public.diagnostics()[1].file, "m.py");
+  EXPECT_EQ(as_public.diagnostics()[1].line, 2);
+  EXPECT_EQ(as_public.diagnostics()[1].message, "two");
+  EXPECT_EQ(as_public.diagnostics()[1].severity, flexjit::Diagnostic::Severity::note);
+}
+
+TEST(CompileError, UnknownPositionsAreZero) {
+  SourceFile f("m.py", "a\n");
+  CompileError e(f, {Diagnostic{Severity::Error, SourcePos{}, "somewhere"}});
+  ASSERT_EQ(e.diagnostics().size(), 1u);
+  EXPECT_EQ(e.diagnostics()[0].line, 0);
+  EXPECT_EQ(e.diagnostics()[0].col, 0);
 }
 
 TEST(UserError, ThrowsOneError) {
@@ -77,7 +91,8 @@ TEST(UserError, ThrowsOneError) {
   } catch (const CompileError& e) {
     ASSERT_EQ(e.diagnostics().size(), 1u);
     EXPECT_EQ(e.diagnostics()[0].message, "no");
-    EXPECT_EQ(e.diagnostics()[0].pos.col, 5);
+    EXPECT_EQ(e.diagnostics()[0].line, 1);
+    EXPECT_EQ(e.diagnostics()[0].col, 5);
   }
 }
 

@@ -32,7 +32,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   try {
     codegen::generate_kernel(program, {64, compiler::ElementType::BF16, "sm_80"}, &file);
-  } catch (const flexjit::Error&) {
+  } catch (const UnsupportedError&) {
     // A program the kernel family cannot tile (e.g. block sizes it cannot split): a named
     // configuration error, not a crash.
   }

@@ -9,7 +9,7 @@
 
 #include "api/program_impl.hpp"
 #include "api/binding_resolve.hpp"
-#include "api/block_mask_read.hpp"
+#include "flexjit/block_mask_read.hpp"
 #include "tests/support/reference_attention.hpp"
 
 namespace flexjit::gpu_test {
@@ -227,14 +227,14 @@ void AttentionRun::check_block_mask(const BlockMask& mask, const ir::Env& env) {
   const Case& c = case_;
   std::vector<std::int32_t> ints(static_cast<std::size_t>(kernel_.block_mask_bytes(c.B, c.Hq, c.Tq, c.Tkv) / 4));
   device_->mask_storage->download(ints.data(), ints.size() * 4);
-  std::vector<std::vector<api::VisitedTile>> rows;
+  std::vector<std::vector<VisitedTile>> rows;
   try {
-    rows = api::decode_block_mask(mask, ints);
+    rows = decode_block_mask(mask, ints);
   } catch (const std::exception& e) {
     ADD_FAILURE() << e.what();
     return;
   }
-  const api::BlockMaskCounts counts = api::count_block_mask(mask, rows);
+  const BlockMaskCounts counts = count_block_mask(mask, rows);
   map_figures_ = {counts.pairs, counts.visited, counts.full, -1};
   if (static_cast<std::int64_t>(mask.maps_b()) * mask.maps_h() * c.Tq * c.Tkv > kMaxBruteForce) return;
 

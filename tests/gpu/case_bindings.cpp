@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "api/program_impl.hpp"
-#include "api/half_convert.hpp"
+#include "flexjit/half.hpp"
 
 namespace flexjit::gpu_test {
 namespace {
@@ -118,7 +118,7 @@ HostTensor random_tensor(const std::string& name, const Parameter& p, const Case
     expect(p, DType::bf16, 2);
     std::normal_distribution<float> normal(0.0f, 1.0f);
     std::vector<std::uint16_t> x(static_cast<std::size_t>(s.Hq) * s.Tkv);
-    for (auto& e : x) e = api::float_to_bf16_bits(normal(rng));
+    for (auto& e : x) e = float_to_bf16_bits(normal(rng));
     return tensor_of(DType::bf16, {s.Hq, s.Tkv}, x);
   }
   throw std::runtime_error(fmt::format("no binding rule for tensor '{}'", name));

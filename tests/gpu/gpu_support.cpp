@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "ir/interpreter.hpp"
-#include "api/half_convert.hpp"
+#include "flexjit/half.hpp"
 
 namespace flexjit::gpu_test {
 
@@ -59,7 +59,7 @@ void synchronize() {
 }
 
 std::uint16_t to_element(float x, DType dtype) {
-  return dtype == DType::bf16 ? api::float_to_bf16_bits(x) : api::float_to_fp16_bits(x);
+  return dtype == DType::bf16 ? float_to_bf16_bits(x) : float_to_fp16_bits(x);
 }
 
 float from_element(std::uint16_t bits, DType dtype) {

@@ -3,11 +3,19 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <type_traits>
+
 namespace flexjit::jit {
 namespace {
 
+using ::testing::AnyOf;
+using ::testing::Eq;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
+
+// Both reach API users as flexjit errors.
+static_assert(std::is_base_of_v<flexjit::Error, DriverUnavailable>);
+static_assert(std::is_base_of_v<flexjit::Error, CudaError>);
 
 TEST(CudaDriver, ArchNames) {
   EXPECT_EQ(arch_for_compute_capability(7, 5), "sm_75");
@@ -45,6 +53,8 @@ TEST(CudaDriver, MissingDriverGivesAClearErrorNotACrash) {
   } catch (const CudaError& e) {
     EXPECT_EQ(e.code(), CUDA_ERROR_INVALID_VALUE);
     EXPECT_THAT(e.what(), StartsWith("cuSomething failed: "));
+    // Named by the driver when it loaded but cannot initialise, by number when it is missing.
+    EXPECT_THAT(e.code_name(), AnyOf(Eq("CUDA error 1"), Eq("CUDA_ERROR_INVALID_VALUE")));
   }
   EXPECT_NO_THROW(check(CUDA_SUCCESS, "fine"));
 }

@@ -147,8 +147,8 @@ TEST(KernelCache, CompileErrorsReachTheCallerAndAreNotCached) {
   CompileRequest bad;
   bad.source = "extern \"C\" __global__ void k() { nope; }\n";
   CompileJob job(bad, "bad");
-  EXPECT_THROW(cache.get_or_compile(job), CompileError);
-  EXPECT_THROW(cache.get_or_compile(job), CompileError);
+  EXPECT_THROW(cache.get_or_compile(job), NvrtcError);
+  EXPECT_THROW(cache.get_or_compile(job), NvrtcError);
   EXPECT_EQ(cache.counters().compiles, 2u);
   EXPECT_EQ(cache.memory_entries(), 0u);
   EXPECT_TRUE(cache.disk()->list().empty());

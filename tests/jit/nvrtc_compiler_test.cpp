@@ -78,19 +78,19 @@ TEST(NvrtcCompiler, DefaultOptions) {
 }
 
 TEST(NvrtcCompiler, RejectsBadArchitectures) {
-  EXPECT_THROW(compile(saxpy("sm_")), CompileError);
-  EXPECT_THROW(compile(saxpy("compute_80")), CompileError);
-  EXPECT_THROW(compile(saxpy("sm_90b")), CompileError);
+  EXPECT_THROW(compile(saxpy("sm_")), NvrtcError);
+  EXPECT_THROW(compile(saxpy("compute_80")), NvrtcError);
+  EXPECT_THROW(compile(saxpy("sm_90b")), NvrtcError);
   try {
     compile(saxpy("sm_20"));
     FAIL() << "sm_20 compiled";
-  } catch (const CompileError& e) {
+  } catch (const NvrtcError& e) {
     EXPECT_THAT(e.what(), HasSubstr("cannot compile for sm_20"));
     EXPECT_THAT(e.what(), HasSubstr("sm_80"));  // lists what it can do
   }
   CompileRequest r = saxpy("sm_80");
   r.options = {"-arch=sm_90"};
-  EXPECT_THROW(compile(r), CompileError);
+  EXPECT_THROW(compile(r), NvrtcError);
 }
 
 TEST(NvrtcCompiler, SyntaxErrorShowsLogAndNumberedSource) {
@@ -107,7 +107,7 @@ TEST(NvrtcCompiler, SyntaxErrorShowsLogAndNumberedSource) {
   try {
     compile(r);
     FAIL() << "compiled";
-  } catch (const CompileError& e) {
+  } catch (const NvrtcError& e) {
     std::string what = e.what();
     EXPECT_THAT(what, HasSubstr("NVRTC log:"));
     EXPECT_THAT(what, HasSubstr("variant.cu(6): error"));
@@ -131,7 +131,7 @@ TEST(NvrtcCompiler, HeadersAreInMemoryAndErrorsInThemAreShown) {
   try {
     compile(r);
     FAIL() << "compiled";
-  } catch (const CompileError& e) {
+  } catch (const NvrtcError& e) {
     EXPECT_THAT(e.what(), HasSubstr("mods.cuh("));
     EXPECT_THAT(e.what(), HasSubstr("static constexpr float bias = 2.0f"));
   }

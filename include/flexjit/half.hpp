@@ -1,12 +1,12 @@
-// float -> bf16 / fp16 bit patterns with round-to-nearest-even, as the GPU's cvt.rn does, so
-// host code (the command line, tests) can prepare inputs and know exactly what the kernel sees.
-// The exact reverse conversions are ir::bfloat16_to_float / ir::half_to_float.
+// Host conversions between float and the 16-bit element types: float -> bf16 / fp16 bit patterns
+// with round-to-nearest-even, as the GPU's cvt.rn does, so host code can prepare inputs and know
+// exactly what a kernel sees; and the exact reverse conversions, for reading outputs.
 #pragma once
 
 #include <bit>
 #include <cstdint>
 
-namespace flexjit::api {
+namespace flexjit {
 
 inline std::uint16_t float_to_bf16_bits(float value) {
   const std::uint32_t u = std::bit_cast<std::uint32_t>(value);
@@ -35,4 +35,18 @@ inline std::uint16_t float_to_fp16_bits(float value) {
   return static_cast<std::uint16_t>(out | sign);
 }
 
-}  // namespace flexjit::api
+inline float bf16_bits_to_float(std::uint16_t bits) { return std::bit_cast<float>(std::uint32_t(bits) << 16); }
+
+inline float fp16_bits_to_float(std::uint16_t bits) {
+  const std::uint32_t sign = std::uint32_t(bits & 0x8000u) << 16;
+  const std::uint32_t exponent = (bits >> 10) & 0x1fu;
+  const std::uint32_t mantissa = bits & 0x3ffu;
+  if (exponent == 0) {  // zero or subnormal: mantissa * 2^-24, exact in float
+    const float magnitude = static_cast<float>(mantissa) * 0x1p-24f;
+    return sign ? -magnitude : magnitude;
+  }
+  if (exponent == 31) return std::bit_cast<float>(sign | 0x7f800000u | (mantissa << 13));  // inf / NaN
+  return std::bit_cast<float>(sign | ((exponent - 15 + 127) << 23) | (mantissa << 13));
+}
+
+}  // namespace flexjit

@@ -1,0 +1,49 @@
+#include "api/cpu_forward.hpp"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "api/binding_resolve.hpp"
+#include "api/forward_checks.hpp"
+#include "api/host_tensor_copy.hpp"
+#include "api/kernel_impl.hpp"
+#include "flexjit/error.hpp"
+
+namespace flexjit::api {
+
+void cpu_forward(const Kernel::Impl& kernel, const ForwardTensors& t, const ForwardOptions& options) {
+  const std::string& name = kernel.cpu_name;
+  const ir::Program& program = kernel.program->ir;
+  Problems problems;
+  const auto shape = check_attention_tensors(t.q, t.k, t.v, t.out, options.lse, options.scale, kernel.cpu_head_dim,
+                                             kernel.dtype, problems, Memory::host);
+  const ir::Env env = resolve_bindings(program, options.bind, Device::cpu(), problems);
+  if (shape) check_block_indices(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
+  if (options.block_mask)
+    problems.add("block_mask: a cpu kernel takes none (the host back end classifies key tiles itself)");
+  problems.raise_if_any(name);
+
+  const std::vector<float> q = gather_as_float(t.q), k = gather_as_float(t.k), v = gather_as_float(t.v);
+  cpu::CpuAttentionInputs in;
+  in.q = q.data();
+  in.k = k.data();
+  in.v = v.data();
+  in.B = shape->B, in.Hq = shape->Hq, in.Hkv = shape->Hkv, in.Tq = shape->Tq, in.Tkv = shape->Tkv, in.D = shape->D;
+  if (options.scale) in.scale = *options.scale;
+  in.bindings = &env;
+  std::vector<float> out(q.size());
+  std::vector<float> lse(options.lse ? static_cast<std::size_t>(options.lse->numel()) : 0);
+  try {
+    cpu::cpu_attention_forward(program, in, out.data(), options.lse ? lse.data() : nullptr, kernel.cpu_backend);
+  } catch (const Error&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    // Bounds and block lists were checked above; what is left is what the values index.
+    throw ArgumentError(fmt::format("{}: {}", name, e.what()));
+  }
+  scatter_from_float(out, t.out);
+  if (options.lse) scatter_from_float(lse, *options.lse);
+}
+
+}  // namespace flexjit::api

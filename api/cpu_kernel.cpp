@@ -1,0 +1,65 @@
+#include "api/cpu_kernel.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+
+#include "api/kernel_impl.hpp"
+#include "cpu/llvm_backend.hpp"
+#include "flexjit/error.hpp"
+
+namespace flexjit::api {
+namespace {
+
+cpu::CpuBackend internal_backend(CpuBackend b) {
+  switch (b) {
+    case CpuBackend::automatic: return cpu::CpuBackend::Auto;
+    case CpuBackend::llvm: return cpu::CpuBackend::Llvm;
+    case CpuBackend::interpreter: return cpu::CpuBackend::Interpreter;
+  }
+  return cpu::CpuBackend::Auto;
+}
+
+// "flexjit_cpu_causal_d64_f32": the CUDA entry names' form, so messages read alike.
+std::string cpu_kernel_name(const std::string& program_stem, int head_dim, DType dtype) {
+  std::string stem;
+  for (char c : program_stem) stem += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return fmt::format("flexjit_cpu_{}_d{}_{}", stem.empty() ? "program" : stem, head_dim, dtype_name(dtype));
+}
+
+}  // namespace
+
+std::shared_ptr<const Kernel::Impl> cpu_kernel(const Program& program, const CompileOptions& options) {
+  if (options.dtype != DType::f32 && options.dtype != DType::bf16 && options.dtype != DType::fp16)
+    throw UnsupportedError(fmt::format("dtype {} is not supported for q, k, v and out: cpu kernels take f32, bf16 or fp16",
+                                       dtype_name(options.dtype)));
+  if (options.head_dim < 1)
+    throw UnsupportedError(fmt::format("head dim {} is not supported: it must be at least 1", options.head_dim));
+  if (!options.arch.empty())
+    throw ArgumentError(fmt::format("arch '{}' is for CUDA kernels; leave CompileOptions::arch empty with Device::cpu()",
+                                    options.arch));
+  if (options.tile)
+    throw ArgumentError("a tile is for CUDA kernels; leave CompileOptions::tile empty with Device::cpu()");
+  if (options.cpu_backend == CpuBackend::llvm && !cpu::llvm_backend_available())
+    throw UnsupportedError("the LLVM cpu back end is not built into this flexjit (use CpuBackend::interpreter or automatic)");
+  const cpu::CpuBackend backend = cpu::resolve_backend(internal_backend(options.cpu_backend));
+  return std::make_shared<const Kernel::Impl>(detail::ProgramAccess::shared(program),
+                                              cpu_kernel_name(detail::ProgramAccess::impl(program).ir.name,
+                                                              options.head_dim, options.dtype),
+                                              options.head_dim, options.dtype, backend);
+}
+
+}  // namespace flexjit::api
+
+namespace flexjit {
+
+const char* cpu_backend_name(CpuBackend b) noexcept {
+  switch (b) {
+    case CpuBackend::automatic: return "automatic";
+    case CpuBackend::llvm: return "llvm";
+    case CpuBackend::interpreter: return "interpreter";
+  }
+  return "automatic";
+}
+
+}  // namespace flexjit

@@ -1,0 +1,26 @@
+#include "api/generate.hpp"
+
+#include <fmt/format.h>
+
+#include "api/convert.hpp"
+#include "api/default_arch.hpp"
+#include "flexjit/error.hpp"
+
+namespace flexjit::api {
+
+codegen::GeneratedKernel generate(const Program::Impl& program, const CompileOptions& options) {
+  compiler::KernelTarget target;
+  target.head_dim = options.head_dim;
+  target.dtype = element_type(options.dtype);
+  target.arch = options.arch.empty() ? default_arch() : options.arch;
+  if (options.tile)
+    target.tile = compiler::TileRequest{options.tile->block_m, options.tile->block_n, options.tile->warps,
+                                        options.tile->stages, options.tile->q_in_registers};
+  try {
+    return codegen::generate_kernel(program.ir, target, &program.file);
+  } catch (const UnsupportedError& e) {
+    throw UnsupportedError(fmt::format("{}: {}", program.file.name(), e.what()));
+  }
+}
+
+}  // namespace flexjit::api

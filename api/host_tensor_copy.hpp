@@ -1,0 +1,18 @@
+// Between strided host tensors of f32 / bf16 / fp16 and the contiguous float32 arrays the CPU
+// back end reads and writes: the cpu kernel's forward gathers its inputs and scatters its outputs
+// with these, so it takes any strides and the 16-bit dtypes.
+#pragma once
+
+#include <vector>
+
+#include "flexjit/tensor_view.hpp"
+
+namespace flexjit::api {
+
+// The elements of `t` in row-major order, as float (exact for every supported dtype).
+std::vector<float> gather_as_float(const TensorView& t);
+
+// Writes `values` (row-major, t.numel() of them) into `t`, rounding to its dtype to nearest even.
+void scatter_from_float(const std::vector<float>& values, const TensorView& t);
+
+}  // namespace flexjit::api
