@@ -43,10 +43,14 @@ std::shared_ptr<const Kernel::Impl> cpu_kernel(const Program& program, const Com
   if (options.cpu_backend == CpuBackend::llvm && !cpu::llvm_backend_available())
     throw UnsupportedError("the LLVM cpu back end is not built into this flexjit (use CpuBackend::interpreter or automatic)");
   const cpu::CpuBackend backend = cpu::resolve_backend(internal_backend(options.cpu_backend));
+  std::string note;
+  if (options.cpu_backend == CpuBackend::automatic && backend == cpu::CpuBackend::Interpreter)
+    note = fmt::format("the LLVM cpu back end is not available ({}); running the mods in the interpreter",
+                       cpu::llvm_backend_unavailable_reason());
   return std::make_shared<const Kernel::Impl>(detail::ProgramAccess::shared(program),
                                               cpu_kernel_name(detail::ProgramAccess::impl(program).ir.name,
                                                               options.head_dim, options.dtype),
-                                              options.head_dim, options.dtype, backend);
+                                              options.head_dim, options.dtype, backend, std::move(note));
 }
 
 }  // namespace flexjit::api

@@ -29,6 +29,7 @@ Device Kernel::device() const { return impl_->device; }
 CpuBackend Kernel::cpu_backend() const {
   return impl_->cpu_backend == cpu::CpuBackend::Llvm ? CpuBackend::llvm : CpuBackend::interpreter;
 }
+const std::string& Kernel::cpu_backend_note() const { return impl_->cpu_backend_note; }
 
 std::string Kernel::cuda_source(bool with_templates) const {
   require_cuda(*impl_, "CUDA source");

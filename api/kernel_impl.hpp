@@ -28,9 +28,11 @@ struct Kernel::Impl {
         tile_map_functions(std::move(a), generated.tile_map_entry, 0) {}
 
   // A cpu kernel: nothing generated or compiled.
-  Impl(std::shared_ptr<const Program::Impl> p, std::string name, int head_dim, DType d, cpu::CpuBackend backend)
+  Impl(std::shared_ptr<const Program::Impl> p, std::string name, int head_dim, DType d, cpu::CpuBackend backend,
+       std::string backend_note)
       : program(std::move(p)), dtype(d), device(Device::cpu()), cpu_name(std::move(name)), cpu_head_dim(head_dim),
-        cpu_backend(backend), functions(nullptr, "", 0), tile_map_functions(nullptr, "", 0) {}
+        cpu_backend(backend), cpu_backend_note(std::move(backend_note)), functions(nullptr, "", 0),
+        tile_map_functions(nullptr, "", 0) {}
 
   std::shared_ptr<const Program::Impl> program;  // the bindings are checked against its declarations
   codegen::GeneratedKernel generated;  // empty for a cpu kernel
@@ -40,6 +42,7 @@ struct Kernel::Impl {
   std::string cpu_name;  // cpu kernels: what messages call the kernel
   int cpu_head_dim = 0;
   cpu::CpuBackend cpu_backend = cpu::CpuBackend::Auto;  // cpu kernels: resolved (Llvm or Interpreter)
+  std::string cpu_backend_note;  // cpu kernels: why automatic fell back to the interpreter
   mutable jit::ContextFunctions functions;  // loaded per context on first launch
   mutable jit::ContextFunctions tile_map_functions;  // the builder (unused when there is none)
   // Kernel::ptx(), compiled on first use.

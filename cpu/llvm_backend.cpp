@@ -1,36 +1,60 @@
-// CompiledMods / CompiledExprs with LLVM: build the module (llvm_mods), JIT it (llvm_jit), keep
-// the function pointers. Each instance owns its own LLVMContext and LLJIT, so instances compile
-// and run independently on any thread.
+// CompiledMods / CompiledExprs on top of the LLVM module (llvm_module.hpp), which flexjit_cpu
+// opens on first use: the module JIT-compiles, this side keeps the function pointers and calls
+// them. Nothing here is compiled against LLVM. Each instance owns its own native code (its own
+// LLVMContext and LLJIT in the module), so instances compile and run independently on any thread.
 #include "cpu/llvm_backend.hpp"
 
 #include <bit>
-#include <cstring>
+#include <stdexcept>
 
-#include <llvm/IR/LLVMContext.h>
-
-#include "cpu/llvm_jit.hpp"
-#include "cpu/llvm_mods.hpp"
+#include "cpu/llvm_functions.hpp"
+#include "cpu/llvm_loader.hpp"
 
 namespace flexjit::cpu {
 
 using detail::i64;
 
-bool llvm_backend_available() {
-  static const bool usable = detail::host_target_usable();
-  return usable;
-}
-
 namespace {
 
-template <class Fn> Fn function(detail::Jit& jit, const char* name) { return reinterpret_cast<Fn>(jit.lookup(name)); }
+struct Availability {
+  const detail::LlvmModule* module = nullptr;  // null when unusable
+  std::string why;
+};
+
+const Availability& availability() {
+  static const Availability a = [] {
+    Availability out;
+    out.module = detail::llvm_module(&out.why);
+    if (out.module != nullptr && !out.module->host_target_usable()) {
+      out.module = nullptr;
+      out.why = "the LLVM CPU back end cannot generate code for this host";
+    }
+    return out;
+  }();
+  return a;
+}
+
+const detail::LlvmModule& module() {
+  const Availability& a = availability();
+  if (a.module == nullptr) throw std::runtime_error(a.why + "\nuse the interpreter instead");
+  return *a.module;
+}
+
+template <class Fn> Fn function(detail::NativeCode& code, const char* name) {
+  return reinterpret_cast<Fn>(code.lookup(name));
+}
 
 }  // namespace
+
+bool llvm_backend_available() { return availability().module != nullptr; }
+
+std::string llvm_backend_unavailable_reason() { return availability().why; }
 
 // ---------------------------------------------------------------------------------------------
 // CompiledMods
 
 struct CompiledMods::Impl {
-  detail::Jit jit;
+  std::unique_ptr<detail::NativeCode> code;
   bool has_mask = false, has_score = false, has_sink = false;
   detail::MaskFn mask = nullptr;
   detail::ScoreFn score = nullptr;
@@ -40,19 +64,16 @@ struct CompiledMods::Impl {
 };
 
 CompiledMods::CompiledMods(const ir::Program& p) : impl_(std::make_unique<Impl>()) {
-  auto ctx = std::make_unique<llvm::LLVMContext>();
-  auto m = impl_->jit.new_module(*ctx, p.name.empty() ? "flexjit_mods" : p.name);
-  detail::build_mod_functions(*m, p);
-  impl_->jit.add(std::move(ctx), std::move(m));
   Impl& f = *impl_;
+  f.code = module().compile_mods(p);
   f.has_mask = p.mask_mod.has_value();
   f.has_score = p.score_mod.has_value();
   f.has_sink = p.sink.has_value();
-  f.mask = function<detail::MaskFn>(f.jit, detail::kMaskFn);
-  f.score = function<detail::ScoreFn>(f.jit, detail::kScoreFn);
-  f.sink = function<detail::SinkFn>(f.jit, detail::kSinkFn);
-  f.mask_row = function<detail::MaskRowFn>(f.jit, detail::kMaskRowFn);
-  f.score_row = function<detail::ScoreRowFn>(f.jit, detail::kScoreRowFn);
+  f.mask = function<detail::MaskFn>(*f.code, detail::kMaskFn);
+  f.score = function<detail::ScoreFn>(*f.code, detail::kScoreFn);
+  f.sink = function<detail::SinkFn>(*f.code, detail::kSinkFn);
+  f.mask_row = function<detail::MaskRowFn>(*f.code, detail::kMaskRowFn);
+  f.score_row = function<detail::ScoreRowFn>(*f.code, detail::kScoreRowFn);
 }
 
 CompiledMods::~CompiledMods() = default;
@@ -94,21 +115,17 @@ void CompiledMods::score_row(const CpuBinding& a, i64 b, i64 h, i64 q, i64 kv0, 
 // CompiledExprs
 
 struct CompiledExprs::Impl {
-  detail::Jit jit;
+  std::unique_ptr<detail::NativeCode> code;
   std::vector<ir::Type> types;
   std::vector<detail::ExprFn> fns;
 };
 
 CompiledExprs::CompiledExprs(const ir::Program& decls, const std::vector<ir::Expr>& exprs)
     : impl_(std::make_unique<Impl>()) {
-  auto ctx = std::make_unique<llvm::LLVMContext>();
-  auto m = impl_->jit.new_module(*ctx, "flexjit_exprs");
-  for (std::size_t i = 0; i < exprs.size(); ++i)
-    detail::build_expr_function(*m, decls, exprs[i], detail::expr_function_name(i));
-  impl_->jit.add(std::move(ctx), std::move(m));
+  impl_->code = module().compile_exprs(decls, exprs);
   for (std::size_t i = 0; i < exprs.size(); ++i) {
     impl_->types.push_back(exprs[i].type());
-    impl_->fns.push_back(function<detail::ExprFn>(impl_->jit, detail::expr_function_name(i).c_str()));
+    impl_->fns.push_back(function<detail::ExprFn>(*impl_->code, detail::expr_function_name(i).c_str()));
   }
 }
 

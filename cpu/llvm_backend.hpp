@@ -2,8 +2,8 @@
 // The LLVM CPU back end: a program's mods JIT-compiled with ORC (LLJIT) to native functions that
 // compute exactly what the interpreter computes (interpreter.hpp states the semantics; the
 // property tests in tests/cpu check it bit for bit). No LLVM type appears here: the build may
-// leave LLVM out (FLEXJIT_WITH_LLVM), and then llvm_backend_available() is false and the
-// constructors throw.
+// leave LLVM out (FLEXJIT_WITH_LLVM), or the module that holds the LLVM half may not load
+// (llvm_loader.hpp); then llvm_backend_available() is false and the constructors throw, saying why.
 //
 // Compile once per program, bind per call:
 //   CompiledMods mods(program);            // JIT, optimised at O2 (tens of ms)
@@ -13,6 +13,7 @@
 // -inf (as eval_mask / eval_score / eval_sink). Every call may run concurrently from any thread.
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "cpu/args.hpp"
@@ -21,8 +22,12 @@
 
 namespace flexjit::cpu {
 
-// Whether this build has the LLVM back end (FLEXJIT_HAVE_LLVM) and it can target the host.
+// Whether this build has the LLVM back end (FLEXJIT_HAVE_LLVM), its module loads and it can
+// target the host. The first call opens the module (and so libLLVM).
 bool llvm_backend_available();
+
+// Why llvm_backend_available() is false (what is missing, what was tried); empty when it is true.
+std::string llvm_backend_unavailable_reason();
 
 class CompiledMods {
  public:

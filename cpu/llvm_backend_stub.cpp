@@ -6,14 +6,17 @@
 
 namespace flexjit::cpu {
 
+namespace {
+constexpr const char* kReason =
+    "the LLVM CPU back end is not part of this build (configure with FLEXJIT_WITH_LLVM=ON where LLVM's "
+    "development files are installed)";
+
+[[noreturn]] void unavailable() { throw std::runtime_error(std::string(kReason) + "; use the interpreter instead"); }
+}  // namespace
+
 bool llvm_backend_available() { return false; }
 
-namespace {
-[[noreturn]] void unavailable() {
-  throw std::runtime_error("the LLVM CPU back end is not part of this build (configure with FLEXJIT_WITH_LLVM=ON "
-                           "where LLVM's development files are installed); use the interpreter instead");
-}
-}  // namespace
+std::string llvm_backend_unavailable_reason() { return kReason; }
 
 struct CompiledMods::Impl {};
 CompiledMods::CompiledMods(const ir::Program&) { unavailable(); }

@@ -131,8 +131,6 @@ void build_mod_functions(llvm::Module& m, const ir::Program& p) {
   }
 }
 
-std::string expr_function_name(std::size_t i) { return "flexjit_expr_" + std::to_string(i); }
-
 void build_expr_function(llvm::Module& m, const ir::Program& decls, const ir::Expr& e, const std::string& name) {
   llvm::LLVMContext& ctx = m.getContext();
   const ArgTypes types(ctx);

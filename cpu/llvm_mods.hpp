@@ -1,38 +1,18 @@
 #pragma once
 // Internal to the LLVM back end (includes LLVM headers; never include it from a public header).
-// The native functions made for a program, their names in the module and their C signatures.
-// A missing mod gets its default body (mask: true, score: score, sink: -inf), so every function
-// always exists.
+// Builds the native functions of llvm_functions.hpp into an LLVM module.
 #include <cstdint>
 #include <string>
 
 #include <llvm/IR/Module.h>
 
-#include "cpu/args.hpp"
+#include "cpu/llvm_functions.hpp"
 #include "ir/ir.hpp"
 
 namespace flexjit::cpu::detail {
 
-using i64 = std::int64_t;
-
-inline constexpr const char* kMaskFn = "flexjit_mask";
-inline constexpr const char* kScoreFn = "flexjit_score";
-inline constexpr const char* kSinkFn = "flexjit_sink";
-inline constexpr const char* kMaskRowFn = "flexjit_mask_row";
-inline constexpr const char* kScoreRowFn = "flexjit_score_row";
-
-using MaskFn = std::uint8_t (*)(const CpuArgs*, i64 b, i64 h, i64 q, i64 kv);
-using ScoreFn = float (*)(const CpuArgs*, i64 b, i64 h, i64 q, i64 kv, float s);
-using SinkFn = float (*)(const CpuArgs*, i64 b, i64 h);
-using MaskRowFn = void (*)(const CpuArgs*, i64 b, i64 h, i64 q, i64 kv0, i64 n, std::uint8_t* keep);
-using ScoreRowFn = void (*)(const CpuArgs*, i64 b, i64 h, i64 q, i64 kv0, i64 n, const std::uint8_t* keep, float* s);
-// The value's bits: Int as is, Bool as 0 / 1, Float's bit pattern in the low 32 bits.
-using ExprFn = std::uint64_t (*)(const CpuArgs*, i64 b, i64 h, i64 q, i64 kv, float score);
-
 // Defines kMaskFn .. kScoreRowFn in m.
 void build_mod_functions(llvm::Module& m, const ir::Program& p);
-// The name of the i-th expression function of a CompiledExprs module.
-std::string expr_function_name(std::size_t i);
 // Defines an ExprFn called `name` in m for e over decls' scalars and captures.
 void build_expr_function(llvm::Module& m, const ir::Program& decls, const ir::Expr& e, const std::string& name);
 

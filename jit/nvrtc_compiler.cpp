@@ -1,9 +1,9 @@
 #include "jit/nvrtc_compiler.hpp"
 
 #include "jit/compile_diagnostics.hpp"
+#include "jit/nvrtc_library.hpp"
 
 #include <fmt/format.h>
-#include <nvrtc.h>
 
 #include <algorithm>
 #include <cctype>
@@ -12,6 +12,14 @@
 
 namespace flexjit::jit {
 namespace {
+
+// The loaded NVRTC; throws NvrtcError saying what is missing when it cannot be loaded.
+const NvrtcApi& nvrtc() {
+  std::string why;
+  const NvrtcApi* api = nvrtc_api(&why);
+  if (api == nullptr) throw NvrtcError("flexjit: " + why, "");
+  return *api;
+}
 
 struct ArchName {
   int number = 0;           // 80 for sm_80
@@ -48,15 +56,15 @@ bool is_arch_option(const std::string& o) {
 }
 
 struct ProgramDeleter {
-  void operator()(nvrtcProgram p) const { nvrtcDestroyProgram(&p); }
+  void operator()(nvrtcProgram p) const { nvrtc().nvrtcDestroyProgram(&p); }
 };
 using Program = std::unique_ptr<std::remove_pointer_t<nvrtcProgram>, ProgramDeleter>;
 
 std::string program_log(nvrtcProgram program) {
   std::size_t size = 0;
-  if (nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return {};
+  if (nvrtc().nvrtcGetProgramLogSize(program, &size) != NVRTC_SUCCESS || size <= 1) return {};
   std::string log(size, '\0');
-  if (nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) return {};
+  if (nvrtc().nvrtcGetProgramLog(program, log.data()) != NVRTC_SUCCESS) return {};
   log.resize(size - 1);  // drop the terminating NUL
   return log;
 }
@@ -66,7 +74,7 @@ std::string program_log(nvrtcProgram program) {
   std::vector<NamedText> files{{request.source_name, request.source}};
   for (const Header& h : request.headers) files.push_back({h.name, h.content});
   std::string message = fmt::format("flexjit: NVRTC {} of '{}' for {} failed ({})", what,
-                                    request.source_name, request.arch, nvrtcGetErrorString(status));
+                                    request.source_name, request.arch, nvrtc().nvrtcGetErrorString(status));
   if (!log.empty()) message += "\nNVRTC log:\n" + log;
   if (!message.empty() && message.back() != '\n') message += '\n';
   std::string excerpt = excerpt_error_lines(log, files);
@@ -81,22 +89,14 @@ void check(const CompileRequest& request, nvrtcResult status, const char* what,
 
 }  // namespace
 
-NvrtcVersion nvrtc_version() {
-  static const NvrtcVersion version = [] {
-    NvrtcVersion v;
-    if (nvrtcVersion(&v.major, &v.minor) != NVRTC_SUCCESS) v = {};
-    return v;
-  }();
-  return version;
-}
-
 std::vector<int> nvrtc_supported_archs() {
   static const std::vector<int> archs = [] {
     int count = 0;
     std::vector<int> out;
-    if (nvrtcGetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
+    const NvrtcApi* api = nvrtc_api();
+    if (api != nullptr && api->nvrtcGetNumSupportedArchs(&count) == NVRTC_SUCCESS && count > 0) {
       out.resize(static_cast<std::size_t>(count));
-      if (nvrtcGetSupportedArchs(out.data()) != NVRTC_SUCCESS) out.clear();
+      if (api->nvrtcGetSupportedArchs(out.data()) != NVRTC_SUCCESS) out.clear();
     }
     return out;
   }();
@@ -122,6 +122,7 @@ std::vector<std::string> effective_options(const CompileRequest& request) {
 
 CompileResult compile(const CompileRequest& request) {
   std::vector<std::string> options = effective_options(request);
+  const NvrtcApi& api = nvrtc();  // first, so a missing NVRTC is what gets reported
   check_supported(request.arch, parse_arch(request.arch));
 
   std::vector<const char*> header_sources, header_names;
@@ -131,34 +132,34 @@ CompileResult compile(const CompileRequest& request) {
   }
   nvrtcProgram raw = nullptr;
   check(request,
-        nvrtcCreateProgram(&raw, request.source.c_str(), request.source_name.c_str(),
-                           static_cast<int>(header_sources.size()), header_sources.data(),
-                           header_names.data()),
+        api.nvrtcCreateProgram(&raw, request.source.c_str(), request.source_name.c_str(),
+                               static_cast<int>(header_sources.size()), header_sources.data(),
+                               header_names.data()),
         "program creation");
   Program program(raw);
   for (const std::string& expr : request.name_expressions)
-    check(request, nvrtcAddNameExpression(raw, expr.c_str()), "name expression registration");
+    check(request, api.nvrtcAddNameExpression(raw, expr.c_str()), "name expression registration");
 
   std::vector<const char*> option_ptrs;
   for (const std::string& o : options) option_ptrs.push_back(o.c_str());
-  nvrtcResult status = nvrtcCompileProgram(raw, static_cast<int>(option_ptrs.size()), option_ptrs.data());
+  nvrtcResult status = api.nvrtcCompileProgram(raw, static_cast<int>(option_ptrs.size()), option_ptrs.data());
   CompileResult result;
   result.log = program_log(raw);
   if (status != NVRTC_SUCCESS) fail(request, status, "compilation", result.log);
 
   std::size_t size = 0;
   if (request.output == OutputKind::cubin) {
-    check(request, nvrtcGetCUBINSize(raw, &size), "cubin size query", raw);
+    check(request, api.nvrtcGetCUBINSize(raw, &size), "cubin size query", raw);
     result.image.resize(size);
-    check(request, nvrtcGetCUBIN(raw, result.image.data()), "cubin retrieval", raw);
+    check(request, api.nvrtcGetCUBIN(raw, result.image.data()), "cubin retrieval", raw);
   } else {
-    check(request, nvrtcGetPTXSize(raw, &size), "PTX size query", raw);
+    check(request, api.nvrtcGetPTXSize(raw, &size), "PTX size query", raw);
     result.image.resize(size);  // the size includes the terminating NUL, which we keep
-    check(request, nvrtcGetPTX(raw, result.image.data()), "PTX retrieval", raw);
+    check(request, api.nvrtcGetPTX(raw, result.image.data()), "PTX retrieval", raw);
   }
   for (const std::string& expr : request.name_expressions) {
     const char* lowered = nullptr;
-    check(request, nvrtcGetLoweredName(raw, expr.c_str(), &lowered), "lowered name lookup", raw);
+    check(request, api.nvrtcGetLoweredName(raw, expr.c_str(), &lowered), "lowered name lookup", raw);
     result.lowered_names.emplace_back(expr, lowered);
   }
   return result;

@@ -48,16 +48,18 @@ struct NvrtcVersion {
   auto operator<=>(const NvrtcVersion&) const = default;
 };
 
+// The version of the NVRTC that compile() uses, {0, 0} when it cannot be loaded. Usually answered
+// without loading NVRTC (nvrtc_version.hpp), since every cache key needs it.
 NvrtcVersion nvrtc_version();
 
-// Architectures this libnvrtc can target, as numbers (75, 80, 90, 100, ...).
+// Architectures this libnvrtc can target, as numbers (75, 80, 90, 100, ...); loads NVRTC.
 std::vector<int> nvrtc_supported_archs();
 
 // The full option list NVRTC receives: --gpu-architecture, -std=c++17 (unless the caller gave a
 // -std), -default-device, then the caller's options in order. The cache key hashes this list.
 std::vector<std::string> effective_options(const CompileRequest& request);
 
-// Throws flexjit::NvrtcError (bad arch, NVRTC failure, compile errors): what() has the NVRTC log
+// Throws flexjit::NvrtcError (bad arch, NVRTC missing or failing, compile errors): what() has the NVRTC log
 // followed by the source lines around each error; log() has the bare log. Thread-safe: NVRTC programs are
 // independent, so several threads may compile at once.
 CompileResult compile(const CompileRequest& request);

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <optional>
 #include <random>
+#include <utility>
 
 #include "flexjit/flexjit.hpp"
 #include "tools/commands.hpp"
@@ -35,6 +36,7 @@ struct CpuRun {
   std::vector<float> out, lse;
   double ms = 0;
   std::string backend;
+  std::string backend_note;  // why the interpreter ran in place of LLVM, when it did
 };
 
 // The program on the host back end (a cpu kernel), on float32 inputs.
@@ -45,6 +47,7 @@ CpuRun run_on_cpu(const Program& program, const AttentionData& d, const HostBind
       jit.compile(program, {.head_dim = d.D, .dtype = f32, .device = Device::cpu(), .cpu_backend = backend});
   CpuRun r;
   r.backend = cpu_backend_name(attn.cpu_backend());
+  r.backend_note = attn.cpu_backend_note();
   r.out.resize(d.q.size());
   r.lse.resize(static_cast<std::size_t>(d.B) * d.Hq * d.Tq);
   auto host = [](const std::vector<float>& x, std::vector<std::int64_t> shape) {
@@ -135,6 +138,7 @@ int run(const RunOptions& o) {
     }
   } else {
     CpuRun r = run_on_cpu(program, data, bindings, o.scale, CpuBackend::automatic);
+    if (!r.backend_note.empty()) std::cerr << "note: " << r.backend_note << "\n";
     out = std::move(r.out);
     lse = std::move(r.lse);
     if (o.demo) {

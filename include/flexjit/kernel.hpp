@@ -19,6 +19,9 @@ class Kernel {
   Device device() const;
   // cpu kernels: the back end their mods run on (llvm or interpreter, never automatic).
   CpuBackend cpu_backend() const;
+  // cpu kernels compiled with CpuBackend::automatic that fell back to the interpreter: why the
+  // LLVM back end was not used (what is missing, what was tried). Empty otherwise.
+  const std::string& cpu_backend_note() const;
 
   // The generated CUDA translation unit; with_templates inlines the kernel templates it
   // includes, giving one self-contained file. CUDA only.

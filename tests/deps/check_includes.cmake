@@ -9,7 +9,7 @@ endif()
 
 # Folder -> the include prefixes it may use ("flexjit/error.hpp" is allowed everywhere).
 set(allow_dsl "dsl/")
-set(allow_ir "ir/;dsl/source.hpp;templates/common/interval.cuh")
+set(allow_ir "ir/;dsl/source.hpp;templates/common/interval.cuh;flexjit/half.hpp")
 set(allow_compiler "compiler/;ir/;dsl/;templates/common/interval.cuh")
 set(allow_codegen "codegen/;compiler/;ir/;dsl/;templates/common/interval.cuh;templates/common/kernel_args.cuh;templates/sm80/tiles.cuh")
 set(allow_cpu "cpu/;compiler/;ir/;dsl/")
