@@ -1,8 +1,7 @@
-// SHA-256 (FIPS 180-4), for cache keys and for the checksum stored in each disk-cache file; one
-// incremental hasher so callers never concatenate large buffers. Our own code rather than
-// OpenSSL's: loading libcrypto cost every process about 4 ms of start-up (17,000 relocations and
-// 120 page faults on the 2-core machine), a fifth of a disk-cache hit in a new process. The
-// blocks are hashed with the x86 SHA extensions where the CPU has them (sha256_blocks.hpp).
+// SHA-256 through OpenSSL's SHA256_* functions. Used for cache keys and for the checksum stored
+// in each disk-cache file; one incremental hasher so callers never concatenate large buffers.
+// Not the EVP interface: its first use in a process initialises OpenSSL's provider machinery,
+// 1-3 ms measured on the 2-core machine, which would double the time of a disk-cache hit.
 #pragma once
 
 #include <array>
@@ -12,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+struct SHA256state_st;  // OpenSSL's SHA256_CTX, kept out of our headers
+
 namespace flexjit::jit {
 
 using Sha256Digest = std::array<std::uint8_t, 32>;
@@ -19,6 +20,9 @@ using Sha256Digest = std::array<std::uint8_t, 32>;
 class Sha256 {
  public:
   Sha256();
+  ~Sha256();
+  Sha256(const Sha256&) = delete;
+  Sha256& operator=(const Sha256&) = delete;
 
   Sha256& update(const void* data, std::size_t size);
   Sha256& update(std::string_view bytes) { return update(bytes.data(), bytes.size()); }
@@ -28,10 +32,7 @@ class Sha256 {
   Sha256Digest finish();
 
  private:
-  std::array<std::uint32_t, 8> state_;
-  std::array<std::uint8_t, 64> block_{};  // a partial block waiting for more input
-  std::size_t buffered_ = 0;             // bytes of block_ in use
-  std::uint64_t total_ = 0;              // bytes hashed so far
+  SHA256state_st* ctx_;
 };
 
 Sha256Digest sha256(std::span<const char> bytes);

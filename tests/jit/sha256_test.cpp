@@ -1,14 +1,10 @@
 // SHA-256 (jit/sha256.hpp) against the FIPS 180-2 test vectors: cache keys and disk-cache
-// checksums depend on it being the real thing, whichever block function computes it.
+// checksums depend on it being the real thing, whichever OpenSSL interface computes it.
 #include <gtest/gtest.h>
 
-#include <cstring>
-#include <random>
 #include <string>
-#include <vector>
 
 #include "jit/sha256.hpp"
-#include "jit/sha256_blocks.hpp"
 
 namespace flexjit::jit {
 namespace {
@@ -41,32 +37,6 @@ TEST(Sha256, PiecesOfAnySizeAgree) {
       for (std::size_t i = 0; i < n; i += piece) h.update(std::string_view(text).substr(i, std::min(piece, n - i)));
       ASSERT_EQ(to_hex(h.finish()), whole) << "length " << n << ", pieces of " << piece;
     }
-  }
-}
-
-// The portable block function on its own, whatever the dispatch picks on this CPU: "abc", padded.
-TEST(Sha256, PortableBlockFunctionKnownAnswer) {
-  std::uint8_t block[64] = {'a', 'b', 'c', 0x80};
-  block[63] = 24;  // the length in bits
-  std::uint32_t state[8];
-  std::memcpy(state, detail::kSha256InitialState, sizeof state);
-  detail::sha256_blocks_portable(state, block, 1);
-  EXPECT_EQ(state[0], 0xba7816bfu);
-  EXPECT_EQ(state[7], 0xf20015adu);
-}
-
-TEST(Sha256, ShaExtensionsAgreeWithPortable) {
-  if (!detail::sha256_shani_supported()) GTEST_SKIP() << "this CPU has no SHA extensions";
-  std::mt19937 rng(7);
-  for (int trial = 0; trial < 200; ++trial) {
-    const std::size_t blocks = 1 + rng() % 20;
-    std::vector<std::uint8_t> data(blocks * 64);
-    for (auto& b : data) b = static_cast<std::uint8_t>(rng());
-    std::uint32_t a[8], b[8];
-    for (int i = 0; i < 8; ++i) a[i] = b[i] = static_cast<std::uint32_t>(rng());
-    detail::sha256_blocks_portable(a, data.data(), blocks);
-    detail::sha256_blocks_shani(b, data.data(), blocks);
-    ASSERT_EQ(std::memcmp(a, b, sizeof a), 0) << "trial " << trial;
   }
 }
 
