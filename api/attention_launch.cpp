@@ -14,6 +14,7 @@
 #include "api/forward_checks.hpp"
 #include "jit/module.hpp"
 #include "api/tile_map_launch.hpp"
+#include "api/tma_maps.hpp"
 
 namespace flexjit::api {
 namespace {
@@ -94,12 +95,15 @@ ForwardPlan plan_forward(const codegen::GeneratedKernel& kernel, const ir::Progr
 void launch_forward(const codegen::GeneratedKernel& kernel, jit::ContextFunctions& functions, ForwardPlan& plan,
                     void* stream) {
   plan.launch.stream = static_cast<CUstream>(stream);
-  void* args[] = {&plan.args, plan.params.data()};
-  launch_entry(kernel.entry, kernel.target.arch, functions, plan.device, plan.launch, args);
+  void* args[] = {&plan.args, plan.params.data(), &plan.maps};
+  // Tensor maps are encoded in the launch's context (the driver wants one current).
+  const auto encode_maps = [&] { plan.maps = encode_tma_maps(kernel, plan.args); };
+  launch_entry(kernel.entry, kernel.target.arch, functions, plan.device, plan.launch, args,
+               kernel.tensor_maps ? encode_maps : std::function<void()>());
 }
 
 void launch_entry(const std::string& entry, const std::string& compiled_arch, jit::ContextFunctions& functions,
-                  int device, const jit::LaunchConfig& config, void** args) {
+                  int device, const jit::LaunchConfig& config, void** args, const std::function<void()>& in_context) {
   try {
     const int count = cached_device_count(facts());
     if (device < 0 || device >= count)
@@ -122,6 +126,10 @@ void launch_entry(const std::string& entry, const std::string& compiled_arch, ji
       context = jit::primary_context(device);
     }
     CUfunction fn = functions.get(context, device);
+    if (in_context) {
+      jit::ScopedContext scope(context);
+      in_context();
+    }
     launch(context, fn, config, args);
   } catch (const jit::DriverUnavailable& e) {
     throw Error(fmt::format("{}: cannot launch: {}", entry, e.what()));

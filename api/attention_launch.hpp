@@ -3,6 +3,7 @@
 // GPU, and nothing is launched); launch_forward picks the context and enqueues the kernel.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "codegen/families.hpp"
@@ -18,6 +19,7 @@ namespace flexjit::api {
 struct ForwardPlan {
   AttnArgs args{};
   PackedParams params;
+  TmaMaps maps{};  // encoded at launch for kernels with GeneratedKernel::tensor_maps
   jit::LaunchConfig launch;  // grid, block, shared memory; the stream is set when launched
   int device = 0;  // CUDA ordinal of the tensors
 };
@@ -41,9 +43,10 @@ void launch_forward(const codegen::GeneratedKernel& kernel, jit::ContextFunction
                     void* stream);
 
 // The shared tail of every launch: checks the device and its arch against the compiled one, picks
-// the current context (or the device's primary one) and enqueues `entry`'s function there.
-// Errors name `entry`.
+// the current context (or the device's primary one), runs `in_context` (when given) with that
+// context current, and enqueues `entry`'s function there. Errors name `entry`.
 void launch_entry(const std::string& entry, const std::string& compiled_arch, jit::ContextFunctions& functions,
-                  int device, const jit::LaunchConfig& config, void** args);
+                  int device, const jit::LaunchConfig& config, void** args,
+                  const std::function<void()>& in_context = {});
 
 }  // namespace flexjit::api

@@ -40,6 +40,9 @@ std::shared_ptr<const Kernel::Impl> cpu_kernel(const Program& program, const Com
                                     options.arch));
   if (options.tile)
     throw ArgumentError("a tile is for CUDA kernels; leave CompileOptions::tile empty with Device::cpu()");
+  if (!options.family.empty())
+    throw ArgumentError(fmt::format("kernel family '{}' is for CUDA kernels; leave CompileOptions::family empty with "
+                                    "Device::cpu()", options.family));
   if (options.cpu_backend == CpuBackend::llvm && !cpu::llvm_backend_available())
     throw UnsupportedError("the LLVM cpu back end is not built into this flexjit (use CpuBackend::interpreter or automatic)");
   const cpu::CpuBackend backend = cpu::resolve_backend(internal_backend(options.cpu_backend));

@@ -30,6 +30,10 @@ CpuBackend Kernel::cpu_backend() const {
   return impl_->cpu_backend == cpu::CpuBackend::Llvm ? CpuBackend::llvm : CpuBackend::interpreter;
 }
 const std::string& Kernel::cpu_backend_note() const { return impl_->cpu_backend_note; }
+const std::string& Kernel::family() const {
+  static const std::string cpu = "cpu";
+  return impl_->device.is_cuda() ? impl_->generated.family : cpu;
+}
 
 std::string Kernel::cuda_source(bool with_templates) const {
   require_cuda(*impl_, "CUDA source");

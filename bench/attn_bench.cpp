@@ -5,7 +5,8 @@
 // TF/s = 4 * D * (unmasked (q, kv) pairs) / time, the pairs counted exactly on the host, so work
 // a kernel skips is never credited.
 //
-//   attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWARPSxSTAGES[q]] [--list]
+//   attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWARPSxSTAGES[q]]
+//              [--family NAME] [--list]
 //
 // --tile overrides the shipped tile table for every config (the tuning sweep behind the table);
 // a trailing q keeps Q in registers.
@@ -332,6 +333,7 @@ struct Options {
   int reps = 100;
   bool list = false;
   std::optional<flexjit::TileShape> tile;
+  std::string family;  // CompileOptions::family (empty: the automatic choice)
 };
 
 struct Device {
@@ -344,9 +346,10 @@ nlohmann::json run_config(const Config& c, const Options& opt, const Device& dev
   nlohmann::json row = {{"cfg", c.name}, {"B", s.B},   {"Hq", s.Hq}, {"Hkv", s.Hkv},
                         {"T", s.T},      {"D", s.D},   {"dtype", flexjit::dtype_name(s.dtype)}};
   const flexjit::Program program = load_program(c);
-  const flexjit::CompileOptions compile_options{.head_dim = s.D, .dtype = s.dtype, .tile = opt.tile};
+  const flexjit::CompileOptions compile_options{.head_dim = s.D, .dtype = s.dtype, .tile = opt.tile, .family = opt.family};
   const flexjit::Kernel kernel = jit.compile(program, compile_options);
   row["entry"] = kernel.entry_name();
+  row["family"] = kernel.family();
   const flexjit::TileShape tile = kernel.tile();
   row["tile"] = fmt::format("{}x{}x{}x{}{}", tile.block_m, tile.block_n, tile.warps, tile.stages,
                             tile.q_in_registers ? "q" : "");
@@ -461,6 +464,7 @@ int main(int argc, char** argv) {
       for (std::string name; std::getline(names, name, ',');)
         if (!name.empty()) opt.only.insert(name);
     } else if (a == "--list") opt.list = true;
+    else if (a == "--family") opt.family = value();
     else if (a == "--tile") {
       flexjit::TileShape t;
       const std::string v = value();
@@ -471,7 +475,7 @@ int main(int argc, char** argv) {
       t.q_in_registers = n == 5;
       opt.tile = t;
     } else {
-      fmt::print(stderr, "usage: attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWxS] [--list]\n");
+      fmt::print(stderr, "usage: attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWxS] [--family NAME] [--list]\n");
       return 2;
     }
   }

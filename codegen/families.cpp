@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "codegen/sm80_fwd/family.hpp"
+#include "codegen/sm90_fwd/family.hpp"
 #include "flexjit/error.hpp"
 
 namespace flexjit::codegen {
@@ -14,28 +15,53 @@ namespace {
 
 // In order of preference. Adding a family: its folder under codegen/ and templates/, one line here.
 const KernelFamily* const kFamilies[] = {
+    &sm90_fwd::family(),
     &sm80_fwd::family(),
 };
 
+std::string target_text(const compiler::KernelTarget& target) {
+  return fmt::format("the {} pass at head dim {}, {}, {}", compiler::pass_name(target.pass), target.head_dim,
+                     compiler::element_name(target.dtype), target.arch);
+}
+
+// KernelTarget::family names one family: that one or an error.
+const KernelFamily& named_family(const compiler::KernelTarget& target, const ir::Program& program) {
+  std::vector<std::string> names;
+  for (const KernelFamily* f : kFamilies) {
+    if (target.family != f->name()) {
+      names.push_back(f->name());
+      continue;
+    }
+    const std::string why = f->refusal(target, program);
+    if (!why.empty()) throw UnsupportedError(fmt::format("kernel family {} cannot run {}: {}", f->name(), target_text(target), why));
+    return *f;
+  }
+  throw ArgumentError(fmt::format("unknown kernel family '{}' (the families are {})", target.family,
+                                  fmt::join(names, ", ")));
+}
+
 }  // namespace
 
-const KernelFamily& select_family(const compiler::KernelTarget& target) {
+std::vector<std::string> family_names() {
+  std::vector<std::string> names;
+  for (const KernelFamily* f : kFamilies) names.push_back(f->name());
+  return names;
+}
+
+const KernelFamily& select_family(const compiler::KernelTarget& target, const ir::Program& program) {
+  if (!target.family.empty()) return named_family(target, program);
   std::vector<std::string> reasons;
   for (const KernelFamily* f : kFamilies) {
-    std::string why = f->refusal(target);
+    std::string why = f->refusal(target, program);
     if (why.empty()) return *f;
     reasons.push_back(fmt::format("{}: {}", f->name(), why));
   }
-  // One family: its reason is the whole story. Several: each one's.
-  if (reasons.size() == 1) throw UnsupportedError(kFamilies[0]->refusal(target));
-  throw UnsupportedError(fmt::format("no kernel for the {} pass at head dim {}, {}, {}:\n  {}",
-                                     compiler::pass_name(target.pass), target.head_dim,
-                                     compiler::element_name(target.dtype), target.arch, fmt::join(reasons, "\n  ")));
+  throw UnsupportedError(fmt::format("no kernel for {}:\n  {}", target_text(target), fmt::join(reasons, "\n  ")));
 }
 
 GeneratedKernel generate_kernel(const ir::Program& program, const compiler::KernelTarget& target,
                                 const dsl::SourceFile* source) {
-  const KernelFamily& family = select_family(target);
+  const KernelFamily& family = select_family(target, program);
   return family.generate(compiler::make_plan(program, target, source));
 }
 

@@ -4,10 +4,18 @@
 #include "dsl/source.hpp"
 #include "ir/ir.hpp"
 
+#include <string>
+#include <vector>
+
 namespace flexjit::codegen {
 
-// Throws flexjit::Error naming the target and, for each family, why it does not serve it.
-const KernelFamily& select_family(const compiler::KernelTarget& target);
+// The family target.family names, or else the first of the table that serves the target and
+// program. Throws flexjit::UnsupportedError naming the target and, for each family, why it does
+// not serve it (ArgumentError for an unknown family name).
+const KernelFamily& select_family(const compiler::KernelTarget& target, const ir::Program& program);
+
+// The families' names, in order of preference ("sm90_fwd", "sm80_fwd").
+std::vector<std::string> family_names();
 
 // The whole compile path of one kernel: plan, select, generate. `source` (optional) lets the
 // generated code quote the program's lines in comments.

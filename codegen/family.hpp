@@ -1,6 +1,7 @@
 #pragma once
 // A kernel family: one way of running attention on the GPU (sm80_fwd: mma.sync forward for
-// sm_80 and newer). A family says which targets it serves, owns its tile table and its template
+// sm_80 and newer; sm90_fwd: TMA + wgmma forward for sm_90a). A family says which targets it
+// serves, owns its tile table and its template
 // folder, and turns a plan into source plus launch configuration. Families are listed, in order
 // of preference, in one table (families.cpp).
 #include <string>
@@ -14,9 +15,10 @@ class KernelFamily {
  public:
   virtual ~KernelFamily() = default;
   virtual const char* name() const = 0;
-  // Empty when the family can generate a kernel for the target; otherwise why it cannot
-  // ("head dim 100 is not a multiple of 16"), for the error that lists every family's reason.
-  virtual std::string refusal(const compiler::KernelTarget& target) const = 0;
+  // Empty when the family can generate a kernel for the target and program; otherwise why it
+  // cannot ("head dim 100 is not a multiple of 16"), for the error that lists every family's
+  // reason.
+  virtual std::string refusal(const compiler::KernelTarget& target, const ir::Program& program) const = 0;
   // Source and launch configuration for a plan whose target the family serves. Throws
   // flexjit::Error for a requested tile the family cannot run (naming the broken constraint).
   virtual GeneratedKernel generate(const compiler::KernelPlan& plan) const = 0;

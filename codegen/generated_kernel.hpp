@@ -29,6 +29,9 @@ struct GeneratedKernel {
   int shared_bytes = 0;              // dynamic shared memory per CTA
   compiler::ParamLayout params;      // layout of Mods::Params (second kernel argument)
   bool kv_range_is_full = true;      // true when the mask gives no closed-form kv bound
+  // The kernel takes a third argument, flexjit::TmaMaps (templates/common/kernel_args.cuh), that
+  // the host encodes per launch (api/tma_maps.hpp).
+  bool tensor_maps = false;
   // Masks that read captured tensors get a tile-map builder in the same translation unit
   // (templates/common/tile_map.cuh); empty for index-arithmetic masks.
   std::string tile_map_entry;

@@ -381,4 +381,13 @@ void emit_tile_map_entry(const std::string& entry, const std::string& block_m, c
   w.line("}");
 }
 
+void describe_tile_map(const compiler::KernelPlan& plan, GeneratedKernel& k) {
+  if (!plan.tile_map.needed) return;
+  k.headers.push_back("common/tile_map.cuh");
+  k.tile_map_entry = k.entry + "_tile_map";
+  k.tile_map_threads = kTileMapThreads;
+  k.tile_map_per_batch = plan.tile_map.per_batch;
+  k.tile_map_per_head = plan.tile_map.per_head;
+}
+
 }  // namespace flexjit::codegen

@@ -4,6 +4,7 @@
 // fj_generated. Every kernel family includes the templates of templates/common/ and instantiates
 // its own kernel template with this struct; docs/design.md states the contract.
 #include "codegen/cuda_writer.hpp"
+#include "codegen/generated_kernel.hpp"
 #include "compiler/plan.hpp"
 
 namespace flexjit::codegen {
@@ -16,5 +17,9 @@ void emit_mods(const compiler::KernelPlan& plan, CudaWriter& w);
 inline constexpr int kTileMapThreads = 256;
 void emit_tile_map_entry(const std::string& entry, const std::string& block_m, const std::string& block_n,
                          CudaWriter& w);
+
+// For plans that need a tile map: the builder's header, entry name and launch facts in `k`
+// (whose entry is set). Nothing for other plans.
+void describe_tile_map(const compiler::KernelPlan& plan, GeneratedKernel& k);
 
 }  // namespace flexjit::codegen

@@ -24,7 +24,8 @@ namespace flexjit::jit {
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)                                 \
   X(cuFuncSetAttribute) X(cuFuncGetAttribute) X(cuLaunchKernel) X(cuStreamSynchronize)         \
   X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8)                    \
-  X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy)
+  X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) \
+  X(cuTensorMapEncodeTiled)
 
 struct DriverApi {
 #define FLEXJIT_DRIVER_MEMBER(name) decltype(&::name) name = nullptr;

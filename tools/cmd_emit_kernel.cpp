@@ -16,11 +16,12 @@ struct KernelOptions {
   int head_dim = 128;
   std::string dtype = "bf16";
   std::string arch = "sm_90a";
+  std::string family;
   bool expand = false;
   std::string output;
 
   CompileOptions compile_options() const {
-    return {.head_dim = head_dim, .dtype = dtype == "fp16" ? DType::fp16 : DType::bf16, .arch = arch};
+    return {.head_dim = head_dim, .dtype = dtype == "fp16" ? DType::fp16 : DType::bf16, .arch = arch, .family = family};
   }
 };
 
@@ -32,6 +33,9 @@ void add_kernel_options(CLI::App* cmd, KernelOptions& o) {
       ->capture_default_str();
   cmd->add_option("--arch", o.arch, "GPU architecture to compile for (sm_80, sm_86, sm_89, sm_90a, ...)")
       ->capture_default_str();
+  cmd->add_option("--family", o.family,
+                  "kernel family (sm90_fwd: TMA + wgmma on sm_90a; sm80_fwd: mma.sync); default: the first that "
+                  "serves the target");
 }
 
 }  // namespace

@@ -12,7 +12,7 @@ class Sm80Forward final : public KernelFamily {
  public:
   const char* name() const override { return "sm80_fwd"; }
 
-  std::string refusal(const compiler::KernelTarget& t) const override {
+  std::string refusal(const compiler::KernelTarget& t, const ir::Program&) const override {
     if (t.pass != compiler::KernelPass::Forward) return "forward pass only";
     if (t.head_dim < 16 || t.head_dim > 256 || t.head_dim % 16 != 0)
       return fmt::format("head dim {} is not supported: it must be a multiple of 16 between 16 and 256", t.head_dim);
@@ -39,13 +39,7 @@ class Sm80Forward final : public KernelFamily {
     k.kv_range_is_full = plan.kv_range_full;
     k.entry = fmt::format("flexjit_fwd_{}_d{}_{}", plan.name, target.head_dim, compiler::element_name(target.dtype));
     k.headers = {"common/attention_common.cuh", "sm80/attention_fwd.cuh", "common/dsl_ops.cuh", "common/interval.cuh"};
-    if (plan.tile_map.needed) {
-      k.headers.push_back("common/tile_map.cuh");
-      k.tile_map_entry = k.entry + "_tile_map";
-      k.tile_map_threads = kTileMapThreads;
-      k.tile_map_per_batch = plan.tile_map.per_batch;
-      k.tile_map_per_head = plan.tile_map.per_head;
-    }
+    describe_tile_map(plan, k);
 
     CudaWriter w(plan.source);
     header(plan, k, w);

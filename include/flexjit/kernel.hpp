@@ -32,6 +32,8 @@ class Kernel {
   int head_dim() const;
   DType dtype() const;
   const std::string& arch() const;  // empty for a cpu kernel
+  // The kernel family that generated it ("sm90_fwd", "sm80_fwd"); "cpu" for a cpu kernel.
+  const std::string& family() const;
   TileShape tile() const;  // the forward kernel's tile (the table's choice or CompileOptions::tile); CUDA only
 
   // What NVRTC made of cuda_source(). CUDA only. cubin(): the compiled image forward loads (an

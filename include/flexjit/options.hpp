@@ -42,6 +42,11 @@ struct CompileOptions {
   // Given: used as is (block-sparse programs may shrink it to fit their blocks); an invalid shape
   // is a flexjit::UnsupportedError naming the broken constraint. Must stay empty for a cpu kernel.
   std::optional<TileShape> tile{};
+  // The kernel family by name. Empty: the first that serves the arch, head dim, dtype and program,
+  // in order of preference: "sm90_fwd" (sm_90a, head dim 64 or 128: TMA + wgmma), then
+  // "sm80_fwd" (sm_80 and newer: mma.sync). Naming one a target it cannot serve is a
+  // flexjit::UnsupportedError saying why. Must stay empty for a cpu kernel.
+  std::string family = "";
   // Where forward runs. Device::cuda() (the default; the ordinal is not used: a kernel runs on
   // whichever device its tensors are on, if that device has `arch`): generated CUDA compiled with
   // NVRTC. Device::cpu(): the program runs on the host back end, on host tensors; nothing is

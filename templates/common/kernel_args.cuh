@@ -38,6 +38,17 @@ struct AttnArgs {
   int tm_unused;
 };
 
+// A CUDA tensor map (CUtensorMap: 128 opaque bytes, 64-byte aligned) for the copy engine (TMA),
+// encoded on the host with cuTensorMapEncodeTiled (api/tma_maps.cpp) and passed by value.
+struct alignas(64) TmaDescriptor {
+  unsigned long long opaque[16];
+};
+
+// The third kernel argument of families that load with TMA (templates/sm90/attention_fwd.cuh).
+struct TmaMaps {
+  TmaDescriptor q, k, v;
+};
+
 // The tile-map builder's arguments (common/tile_map.cuh).
 struct TileMapArgs {
   int* counts;

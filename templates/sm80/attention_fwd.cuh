@@ -26,6 +26,8 @@
 
 #include "common/attention_common.cuh"
 #include "common/kv_schedule.cuh"
+#include "common/logits.cuh"
+#include "common/online_softmax.cuh"
 #include "sm80/tiles.cuh"
 
 namespace flexjit {
@@ -99,44 +101,6 @@ __device__ __forceinline__ void copy_tile(unsigned s_tile, const unsigned short*
       cp_async_16(dst + p * kRowsPerPass * LDS * 2, ok ? src : g_tile, ok);
     }
     src += step;
-  }
-}
-
-// Element-wise logits of one S tile (in place, from the raw dot products).
-//   kMask:   call Mods::mask per element (PARTIAL tiles).
-//   kBounds: mask q >= Tq and kv >= Tkv (tiles at the sequence ends), so that user hooks never see
-//            an index out of range.
-//   Masked entries become -inf. With a score mod the result is score(scale * s) * log2(e); without
-//   one the raw dot product is kept and the scale is folded into the exponent later (one FFMA).
-template <class Mods, bool kMask, bool kBounds, int MT, int NN, class Context>
-__device__ __forceinline__ void apply_logits(float (&s)[MT][NN][4], const Context& p, const AttnArgs& args, int b,
-                                             int h, int row0, int col0) {
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-    for (int hf = 0; hf < 2; ++hf) {
-      const int row = row0 + mt * 16 + hf * 8;
-      const bool row_ok = !kBounds || row < args.Tq;
-#pragma unroll
-      for (int nt = 0; nt < NN; ++nt) {
-#pragma unroll
-        for (int c = 0; c < 2; ++c) {
-          const int col = col0 + nt * 8 + c;
-          float& x = s[mt][nt][2 * hf + c];
-          if constexpr (kMask || kBounds) {
-            bool keep = row_ok && (!kBounds || col < args.Tkv);
-            if constexpr (kMask) keep = keep && Mods::mask(p, b, h, row, col);
-            if constexpr (Mods::kHasScoreMod) {
-              x = keep ? Mods::score(p, x * args.scale, b, h, row, col) * kLog2e : neg_inf();
-            } else {
-              x = keep ? x : neg_inf();
-            }
-          } else if constexpr (Mods::kHasScoreMod) {
-            x = Mods::score(p, x * args.scale, b, h, row, col) * kLog2e;
-          }
-        }
-      }
-    }
   }
 }
 
@@ -280,7 +244,6 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
   }
 
   // No score mod: logits stay raw dot products and the scale is applied inside exp2 (scale > 0).
-  constexpr float kRescaleSlack = 8.f;  // log2 units: probabilities stay <= 256 between rescales
   const float factor = Mods::kHasScoreMod ? 1.f : args.scale_log2;
   // Tiles whose element logic is needed regardless of their class: the kv tail, and (when user hooks
   // could be called) the query tail, so that hooks never see q >= Tq or kv >= Tkv.
@@ -333,90 +296,15 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
     }
 
     // ---- mask / score mod -> logits
-    {
-      const int row0 = q0 + warp_row0 + g, col0 = k0 + 2 * t;
-      const bool edge = k0 + BN > Tkv || q_tail;
-      // Inside the sequence (most PARTIAL tiles: diagonals, window edges) no bounds checks.
-      if (Mods::kHasMask && cls == PARTIAL && !edge) {
-        detail::apply_logits<Mods, Mods::kHasMask, false>(sacc, cta, args, b, h, row0, col0);
-      } else if (Mods::kHasMask && cls == PARTIAL) {
-        detail::apply_logits<Mods, Mods::kHasMask, true>(sacc, cta, args, b, h, row0, col0);
-      } else if (edge) {
-        detail::apply_logits<Mods, false, true>(sacc, cta, args, b, h, row0, col0);
-      } else {
-        detail::apply_logits<Mods, false, false>(sacc, cta, args, b, h, row0, col0);
-      }
-    }
+    detail::apply_tile_logits<Mods>(sacc, cta, args, b, h, q0 + warp_row0 + g, k0 + 2 * t, cls,
+                                    k0 + BN > Tkv || q_tail);
 
-    // ---- online softmax (log2 domain), lazy rescaling: a row keeps its stale running max while the
-    // tile's max stays within kRescaleSlack of it, so probabilities are bounded by 2^kRescaleSlack
-    // (harmless in fp32 and in the bf16/fp16 P operand) and O, l need no rescale. Once the running
-    // max settles (after a few tiles on most data) whole iterations skip the MT*D/2 multiplies: the
-    // warp-uniform vote keeps the branch divergence-free.
-    float corr[MT][2];
-    bool grow = false;
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        float mx = neg_inf();
-#pragma unroll
-        for (int nt = 0; nt < NN; ++nt) mx = fmax2(mx, fmax2(sacc[mt][nt][2 * hf], sacc[mt][nt][2 * hf + 1]));
-        mx = quad_max(mx) * factor;  // -inf stays -inf (factor > 0)
-        // -inf + slack = -inf: a row's first kept logit always takes the max; all-masked tiles never do.
-        const bool up = mx > m_run[mt][hf] + kRescaleSlack;
-        corr[mt][hf] = up ? fast_exp2(m_run[mt][hf] - mx) : 1.f;  // exp2(-inf) = 0 for a fresh row
-        m_run[mt][hf] = up ? mx : m_run[mt][hf];
-        grow |= up;
-      }
-    }
-    if (__any_sync(0xffffffffu, grow)) {
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        l_run[mt][0] *= corr[mt][0];
-        l_run[mt][1] *= corr[mt][1];
-#pragma unroll
-        for (int nd = 0; nd < ND; ++nd) {
-          o[mt][nd][0] *= corr[mt][0];
-          o[mt][nd][1] *= corr[mt][0];
-          o[mt][nd][2] *= corr[mt][1];
-          o[mt][nd][3] *= corr[mt][1];
-        }
-      }
-    }
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        // A row with nothing kept so far has m_run = -inf: use 0 as the base so that exp2(-inf - base)
-        // gives 0 instead of NaN.
-        const float m_base = m_run[mt][hf] == neg_inf() ? 0.f : m_run[mt][hf];
-        float rs = 0.f;
-#pragma unroll
-        for (int nt = 0; nt < NN; ++nt) {
-#pragma unroll
-          for (int e = 2 * hf; e < 2 * hf + 2; ++e) {
-            const float pe = fast_exp2(__fmaf_rn(sacc[mt][nt][e], factor, -m_base));
-            sacc[mt][nt][e] = pe;
-            rs += pe;
-          }
-        }
-        l_run[mt][hf] += rs;
-      }
-    }
+    // ---- online softmax (common/online_softmax.cuh)
+    detail::online_softmax_step(sacc, o, m_run, l_run, factor);
 
     // P to 16-bit right away: half the registers of the fp32 values across the V wait and the PV mma.
-    // The C layout of two n8 tiles is the A layout of one k16 step.
     unsigned pa[KN][MT][4];
-#pragma unroll
-    for (int kn = 0; kn < KN; ++kn)
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        pa[kn][mt][0] = pack2<kBf16>(sacc[mt][2 * kn][0], sacc[mt][2 * kn][1]);
-        pa[kn][mt][1] = pack2<kBf16>(sacc[mt][2 * kn][2], sacc[mt][2 * kn][3]);
-        pa[kn][mt][2] = pack2<kBf16>(sacc[mt][2 * kn + 1][0], sacc[mt][2 * kn + 1][1]);
-        pa[kn][mt][3] = pack2<kBf16>(sacc[mt][2 * kn + 1][2], sacc[mt][2 * kn + 1][3]);
-      }
+    detail::pack_probabilities<kBf16>(sacc, pa);
 
     cp_async_wait<2 * S - 2>();  // V of the current tile has landed
     __syncthreads();
@@ -461,24 +349,10 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
   for (int mt = 0; mt < MT; ++mt) {
 #pragma unroll
     for (int hf = 0; hf < 2; ++hf) {
-      float l = quad_sum(l_run[mt][hf]);
-      float m = m_run[mt][hf];
-      float oscale = 1.f;
-      if constexpr (Mods::kHasSink) {
-        // The sink is one more logit in the denominator, with no value vector.
-        const float mf = fmax2(m, sink2);
-        const float mb = mf == neg_inf() ? 0.f : mf;
-        oscale = fast_exp2(m - mb);
-        l = l * oscale + fast_exp2(sink2 - mb);
-        m = mf;
-      }
-      // l > 0 implies a finite m (the max element contributes exp2(0) = 1).
-      const bool any = l > 0.f;
-      const float inv = any ? oscale / l : 0.f;
       const int row = q0 + warp_row0 + mt * 16 + g + hf * 8;
-      if (args.lse != nullptr && t == 0 && row < Tq) {
-        args.lse[(static_cast<i64>(b) * args.Hq + h) * Tq + row] = any ? (m + fast_log2(l)) * kLn2 : neg_inf();
-      }
+      float lse;
+      const float inv = detail::finish_row<Mods::kHasSink>(l_run[mt][hf], m_run[mt][hf], sink2, lse);
+      if (args.lse != nullptr && t == 0 && row < Tq) args.lse[(static_cast<i64>(b) * args.Hq + h) * Tq + row] = lse;
       const unsigned srow = sO + (warp_row0 + mt * 16 + g + hf * 8) * kRowBytes + t * 4;
 #pragma unroll
       for (int nd = 0; nd < ND; ++nd)

@@ -34,7 +34,8 @@ struct Case {
   int B = 1, Hq = 1, Hkv = 1, Tq = 1, Tkv = 1;
   Layout layout = Layout::bhsd;
   std::optional<float> scale{};
-  std::string name() const;  // "alibi_bf16_d128_b2_h4x2_t1000x1000_bhsd"
+  std::string family{};  // CompileOptions::family; empty: the automatic choice
+  std::string name() const;  // "alibi_bf16_d128_b2_h4x2_t1000x1000_bhsd", "..._bhsd_sm80_fwd"
 };
 // How gtest (and so ctest's test names) print a case.
 inline void PrintTo(const Case& c, std::ostream* os) { *os << c.name(); }

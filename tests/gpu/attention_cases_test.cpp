@@ -1,6 +1,7 @@
-// Every example program (block-sparse top-k: block_sparse_test.cpp) on the GPU against the float64 reference, over a
-// covering set of dtypes, head dims, lengths, batch/heads, GQA and memory layouts (not the full
-// product: each axis is swept on a few programs, and every program runs in two mixed settings).
+// Every example program (block-sparse top-k: block_sparse_test.cpp) on the GPU against the float64
+// reference, over a covering set of dtypes, head dims, lengths, batch/heads, GQA and memory layouts
+// (not the full product: each axis is swept on a few programs, and every program runs in two mixed
+// settings), on every kernel family that serves the case.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -43,6 +44,15 @@ std::vector<Case> cases() {
   v.push_back({"chunked", bf16, 64, 1, 1, 1, 9000, 9000, L::bhsd});
   v.push_back({"softcap", fp16, 128, 2, 2, 1, 300, 300, L::bhsd, 0.3f});
   v.push_back({"alibi", bf16, 64, 3, 8, 8, 129, 129, L::bshd, 0.05f});
+  // 5. Both families: the automatic choice takes sm90_fwd for the head dims it serves on an sm_90a
+  //    device; every such case runs again on sm80_fwd.
+  const std::size_t automatic = v.size();
+  for (std::size_t i = 0; i < automatic; ++i)
+    if (v[i].D == 64 || v[i].D == 128) {
+      Case c = v[i];
+      c.family = "sm80_fwd";
+      v.push_back(c);
+    }
   return v;
 }
 

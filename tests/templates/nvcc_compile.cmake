@@ -1,5 +1,6 @@
 # Runs nvcc on one template test source with -Xptxas -v and fails on any compile error, register
-# spill or stack frame: the shipped tile configurations must not spill.
+# spill, stack frame, serialized wgmma or ignored setmaxnreg: the shipped tile configurations must
+# run as written.
 #   cmake -DNVCC=... -DSRC=... -DINC=<repo root> -DGENCODE=... -DDEFS=<;-list> -DOUT=<object> -P nvcc_compile.cmake
 set(cmd ${NVCC} -std=c++17 -O3 ${GENCODE} -Xptxas -v -I${INC} -I${INC}/templates -c ${SRC} -o ${OUT})
 foreach(d ${DEFS})
@@ -9,6 +10,11 @@ execute_process(COMMAND ${cmd} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARI
 set(log "${out}${err}")
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "nvcc failed (${rc}):\n${log}")
+endif()
+
+# ptxas warnings that cost speed silently: wgmma serialized (C7510-C7515), setmaxnreg ignored (C7508).
+if(log MATCHES "C75(0[89]|1[0-5])[^\n]*")
+  message(FATAL_ERROR "ptxas: ${CMAKE_MATCH_0}\n${log}")
 endif()
 
 # Summarise ptxas: one line per kernel with registers, shared memory and spills.

@@ -1,0 +1,59 @@
+#include "api/tma_maps.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "jit/cuda_driver.hpp"
+
+namespace flexjit::api {
+namespace {
+
+constexpr int kBoxColumns = 64;  // 128 bytes of 16-bit elements: the swizzle span
+
+// One tensor [B, H, T, D] (element strides b, h, t; D contiguous).
+TmaDescriptor encode(const char* name, const void* data, CUtensorMapDataType type, int B, int H, int T, int D,
+                     long long b_stride, long long h_stride, long long t_stride, int box_rows) {
+  static_assert(sizeof(TmaDescriptor) == sizeof(CUtensorMap), "TmaDescriptor mirrors CUtensorMap");
+  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(D), static_cast<cuuint64_t>(T), static_cast<cuuint64_t>(H),
+                              static_cast<cuuint64_t>(B)};
+  // A dimension of one element is never stepped along: give it the packed stride, so that a stride
+  // the copy engine would refuse (0, say) cannot matter there.
+  const long long element = 2;
+  cuuint64_t strides[3];
+  const long long given[3] = {t_stride, h_stride, b_stride};
+  long long packed = static_cast<long long>(D) * element;
+  for (int i = 0; i < 3; ++i) {
+    const long long bytes = given[i] * element;
+    strides[i] = static_cast<cuuint64_t>(dims[i + 1] == 1 ? packed : bytes);
+    packed = static_cast<long long>(strides[i]) * static_cast<long long>(dims[i + 1]);
+  }
+  const cuuint32_t box[4] = {kBoxColumns, static_cast<cuuint32_t>(box_rows), 1, 1};
+  const cuuint32_t element_strides[4] = {1, 1, 1, 1};
+  CUtensorMap map;
+  jit::check(jit::driver().cuTensorMapEncodeTiled(&map, type, 4, const_cast<void*>(data), dims, strides, box,
+                                                  element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                                  CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+             fmt::format("the tensor map of {} (cuTensorMapEncodeTiled)", name));
+  TmaDescriptor out;
+  std::memcpy(&out, &map, sizeof out);
+  return out;
+}
+
+}  // namespace
+
+TmaMaps encode_tma_maps(const codegen::GeneratedKernel& kernel, const AttnArgs& a) {
+  const CUtensorMapDataType type = kernel.target.dtype == compiler::ElementType::BF16
+                                       ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                       : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  const int D = kernel.target.head_dim;
+  TmaMaps maps;
+  maps.q = encode("q", a.q, type, a.B, a.Hq, a.Tq, D, a.q_b, a.q_h, a.q_t, kernel.tile.block_m);
+  maps.k = encode("k", a.k, type, a.B, a.Hkv, a.Tkv, D, a.k_b, a.k_h, a.k_t, kernel.tile.block_n);
+  maps.v = encode("v", a.v, type, a.B, a.Hkv, a.Tkv, D, a.v_b, a.v_h, a.v_t, kernel.tile.block_n);
+  return maps;
+}
+
+}  // namespace flexjit::api

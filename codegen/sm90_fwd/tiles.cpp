@@ -1,0 +1,47 @@
+#include "codegen/sm90_fwd/tiles.hpp"
+
+#include <fmt/format.h>
+
+#include "templates/sm90/tiles.cuh"
+
+namespace flexjit::codegen::sm90_fwd {
+namespace {
+
+constexpr int kMaxSharedBytes = 227 * 1024;  // per CTA on sm_90
+
+// A warpgroup per 64 query rows, plus the producer warpgroup.
+int warps_for(int block_m) { return 4 * (block_m / 64 + 1); }
+
+}  // namespace
+
+int shared_bytes(const TileConfig& t, int head_dim) {
+  return sm90::fwd_smem_bytes(head_dim, t.block_m, t.block_n, t.stages);
+}
+
+std::string tile_refusal(const compiler::KernelTarget& target) {
+  if (!target.tile) return "";
+  const compiler::TileRequest& r = *target.tile;
+  if (r.block_m != 64 && r.block_m != 128) return fmt::format("block_m {} is not 64 or 128 (64 rows per consumer warpgroup)", r.block_m);
+  if (r.block_n != 64 && r.block_n != 128 && r.block_n != 256) return fmt::format("block_n {} is not 64, 128 or 256", r.block_n);
+  if (r.warps != warps_for(r.block_m))
+    return fmt::format("{} warps: a {}-row tile runs with {} (a producer warpgroup and one per 64 rows)", r.warps,
+                       r.block_m, warps_for(r.block_m));
+  if (r.stages < 2 || r.stages > 8) return fmt::format("{} stages: must be 2 to 8", r.stages);
+  if (r.q_in_registers) return "Q always stays in shared memory (the wgmma A operand)";
+  const int smem = sm90::fwd_smem_bytes(target.head_dim, r.block_m, r.block_n, r.stages);
+  if (smem > kMaxSharedBytes)
+    return fmt::format("needs {} bytes of shared memory at head dim {}, more than {}", smem, target.head_dim,
+                       kMaxSharedBytes);
+  return "";
+}
+
+TileConfig choose_tile(const compiler::KernelTarget& target) {
+  if (target.tile) {
+    const compiler::TileRequest& r = *target.tile;
+    return {r.block_m, r.block_n, r.warps, r.stages, false, 1};
+  }
+  const sm90::FwdTile d = sm90::default_fwd_tile(target.head_dim);
+  return {d.block_m, d.block_n, warps_for(d.block_m), d.stages, false, 1};
+}
+
+}  // namespace flexjit::codegen::sm90_fwd

@@ -1,0 +1,240 @@
+// flexjit: warp-specialized forward kernel for Hopper (sm_90a): TMA loads, wgmma on the tensor
+// cores, mbarrier pipelines.
+//
+// One CTA computes BM query rows of one (batch, head) with 1 + BM / 64 warpgroups:
+//   - the producer warpgroup gives its registers away (setmaxnreg) and one thread of it issues the
+//     TMA copies: Q once, then K and V of every visited kv tile into a kStages-deep ring, each
+//     completing on its own mbarrier (k_full, v_full), after waiting for the consumers to free the
+//     slot (kv_empty);
+//   - each consumer warpgroup owns 64 query rows: S = Q K^T with both operands in shared memory
+//     (wgmma m64nBNk16, K-major), the mods and the online softmax on the accumulator fragment
+//     (common/logits.cuh, common/online_softmax.cuh: the same layout as mma.sync per warp), then
+//     O += P V with P from registers and V N-major in shared memory (wgmma m64nDk16).
+// Tiles are stored as TMA writes them with the 128-byte swizzle: D / 64 column blocks of
+// rows x 128 bytes, each 1024-byte aligned. Rows past Tq or Tkv are zero-filled by the copy engine
+// and masked by the logits' bounds checks.
+//
+// Which kv tiles are visited, and with which class, is common/kv_schedule.cuh's: producer and
+// consumers walk the same CTA-uniform sequence independently.
+//
+// The generator wraps it as
+//   extern "C" __global__ void __launch_bounds__(Cfg::kThreads, 1)
+//   flexjit_fwd(const __grid_constant__ flexjit::AttnArgs args,
+//               const __grid_constant__ Mods::Params params,
+//               const __grid_constant__ flexjit::TmaMaps maps) {
+//     flexjit::attention_fwd_sm90<Mods, Cfg>(args, params, maps);
+//   }
+// launched with grid (ceil(Tq / kBlockM), Hq, B), block kThreads, dynamic smem Cfg::kSmemBytes.
+// maps.q, maps.k, maps.v are 4-D tensor maps (D, T, H, B) with 128-byte swizzle and boxes of
+// (64, kBlockM, 1, 1) for Q and (64, kBlockN, 1, 1) for K and V (api/tma_maps.cpp).
+#pragma once
+
+#include "common/attention_common.cuh"
+#include "common/kv_schedule.cuh"
+#include "common/logits.cuh"
+#include "common/online_softmax.cuh"
+#include "sm90/ptx.cuh"
+#include "sm90/tiles.cuh"
+#include "sm90/wgmma_ops.cuh"
+
+namespace flexjit {
+
+template <int kHeadDim_, int kBlockM_, int kBlockN_, int kStages_, class Element_>
+struct Sm90FwdConfig {
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kBlockM = kBlockM_;
+  static constexpr int kBlockN = kBlockN_;
+  static constexpr int kStages = kStages_;
+  using Element = Element_;
+  static constexpr bool kIsBf16 = ElementTraits<Element_>::kIsBf16;
+  static constexpr int kConsumers = kBlockM / 64;  // consumer warpgroups
+  static constexpr int kThreads = (kConsumers + 1) * 128;
+  static constexpr int kSmemBytes = sm90::fwd_smem_bytes(kHeadDim, kBlockM, kBlockN, kStages);
+  static constexpr unsigned kQBytes = sm90::fwd_tile_bytes(kBlockM, kHeadDim);
+  static constexpr unsigned kKvBytes = sm90::fwd_tile_bytes(kBlockN, kHeadDim);
+  static constexpr bool kServed = sm90::serves_head_dim(kHeadDim);
+  // Registers per thread after reallocation: the producer keeps few, the consumers take the rest.
+  static constexpr int kProducerRegisters = 24;
+  static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : 160;
+};
+
+template <int D, class E>
+using DefaultSm90FwdConfig = Sm90FwdConfig<D, sm90::default_fwd_tile(D).block_m, sm90::default_fwd_tile(D).block_n,
+                                           sm90::default_fwd_tile(D).stages, E>;
+
+template <class Mods, class Cfg>
+__device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const typename Mods::Params& p,
+                                                   const TmaMaps& maps) {
+  constexpr int D = Cfg::kHeadDim;
+  constexpr int BM = Cfg::kBlockM;
+  constexpr int BN = Cfg::kBlockN;
+  constexpr int S = Cfg::kStages;
+  constexpr bool kBf16 = Cfg::kIsBf16;
+  constexpr int NN = BN / 8;   // n8 column blocks of S
+  constexpr int ND = D / 8;    // n8 column blocks of O
+  constexpr int KD = D / 16;   // k16 steps of QK^T
+  constexpr int KN = BN / 16;  // k16 steps of PV
+  constexpr unsigned kBlockBytes = sm90::kSwizzleBytes;  // one swizzled row of a column block
+  constexpr unsigned kQBytes = Cfg::kQBytes;
+  constexpr unsigned kKvBytes = Cfg::kKvBytes;
+  static_assert(Cfg::kServed, "head dim not in the sm90 table");
+  static_assert(BM % 64 == 0 && BM >= 64, "64 query rows per consumer warpgroup");
+  static_assert(BN % 64 == 0 && BN <= 256, "kv tile must be a multiple of 64, at most 256");
+  static_assert(S >= 2, "need at least a double-buffered K/V ring");
+
+  // ---- shared memory: [Q | K ring | V ring | barriers], from a 1024-byte aligned start.
+  extern __shared__ __align__(1024) unsigned char flexjit_smem[];
+  const unsigned smem0 = (smem_u32(flexjit_smem) + sm90::kTileAlign - 1) & ~unsigned(sm90::kTileAlign - 1);
+  const unsigned sQ = smem0;
+  const unsigned sK = sQ + kQBytes;
+  const unsigned sV = sK + S * kKvBytes;
+  const unsigned bar0 = sV + S * kKvBytes;
+  const unsigned q_full = bar0;
+  auto k_full = [&](int s) { return bar0 + 8u * (1 + s); };
+  auto v_full = [&](int s) { return bar0 + 8u * (1 + S + s); };
+  auto kv_empty = [&](int s) { return bar0 + 8u * (1 + 2 * S + s); };
+  constexpr int kConsumerWarps = Cfg::kConsumers * 4;
+
+  const int tid = threadIdx.x;
+  const int warpgroup = tid / 128;
+  const int b = blockIdx.z;
+  const int h = blockIdx.y;
+  const int m_block = gridDim.x - 1 - blockIdx.x;  // heaviest query tiles first
+  const int Tq = args.Tq;
+  const int Tkv = args.Tkv;
+  const int q0 = m_block * BM;
+  const int q1 = min2(q0 + BM, Tq);
+  const int hk = h / (args.Hq / args.Hkv);
+
+  if (tid == 0) {
+    sm90::mbarrier_init(q_full, 1);
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      sm90::mbarrier_init(k_full(s), 1);
+      sm90::mbarrier_init(v_full(s), 1);
+      sm90::mbarrier_init(kv_empty(s), kConsumerWarps);
+    }
+    sm90::mbarrier_init_fence();
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    // ---------------------------------------------------------------- producer
+    sm90::registers_release<Cfg::kProducerRegisters>();
+    if (tid != 0) return;
+    sm90::tma_prefetch_descriptor(&maps.q);
+    sm90::tma_prefetch_descriptor(&maps.k);
+    sm90::tma_prefetch_descriptor(&maps.v);
+    sm90::mbarrier_arrive_expect_tx(q_full, kQBytes);
+#pragma unroll
+    for (int cb = 0; cb < D / 64; ++cb) sm90::tma_load_4d(sQ + cb * BM * kBlockBytes, &maps.q, q_full, cb * 64, q0, h, b);
+    KvTileSchedule<Mods, BN> kv(args, p, b, h, m_block, q0, q1);
+    kv.start();
+#pragma unroll 1
+    for (int i = 0; kv.has_tile(); kv.pop(), ++i) {
+      const int s = i % S;
+      // The slot's previous tile (i - S) must be consumed: its phase (i / S - 1) has completed.
+      if (i >= S) sm90::mbarrier_wait(kv_empty(s), ((i / S) & 1) ^ 1);
+      const int k0 = kv.tile() * BN;
+      sm90::mbarrier_arrive_expect_tx(k_full(s), kKvBytes);
+#pragma unroll
+      for (int cb = 0; cb < D / 64; ++cb)
+        sm90::tma_load_4d(sK + s * kKvBytes + cb * BN * kBlockBytes, &maps.k, k_full(s), cb * 64, k0, hk, b);
+      sm90::mbarrier_arrive_expect_tx(v_full(s), kKvBytes);
+#pragma unroll
+      for (int cb = 0; cb < D / 64; ++cb)
+        sm90::tma_load_4d(sV + s * kKvBytes + cb * BN * kBlockBytes, &maps.v, v_full(s), cb * 64, k0, hk, b);
+    }
+    return;
+  }
+
+  // ------------------------------------------------------------------ consumers
+  sm90::registers_claim<Cfg::kConsumerRegisters>();
+  const int consumer = warpgroup - 1;
+  const int lane = tid & 31;
+  const int warp_in_group = (tid / 32) & 3;
+  const int g = lane >> 2;
+  const int t = lane & 3;
+  const int group_row0 = consumer * 64;                  // first tile row of this warpgroup
+  const int row0 = q0 + group_row0 + warp_in_group * 16;  // first row of this warp
+
+  const typename detail::CtaOf<Mods>::type cta = detail::CtaOf<Mods>::make(p, b, h);
+  KvTileSchedule<Mods, BN> kv(args, p, b, h, m_block, q0, q1);
+  kv.start();
+
+  float o[1][ND][4];
+  float m_run[1][2] = {{neg_inf(), neg_inf()}};
+  float l_run[1][2] = {{0.f, 0.f}};
+#pragma unroll
+  for (int nd = 0; nd < ND; ++nd)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) o[0][nd][e] = 0.f;
+
+  const float factor = Mods::kHasScoreMod ? 1.f : args.scale_log2;
+  const bool q_tail = (Mods::kHasMask || Mods::kHasScoreMod) && q0 + BM > Tq;
+  sm90::mbarrier_wait(q_full, 0);
+
+#pragma unroll 1
+  for (int i = 0; kv.has_tile(); kv.pop(), ++i) {
+    const int s = i % S;
+    const unsigned parity = (i / S) & 1;
+    const int k0 = kv.tile() * BN;
+    const int cls = kv.tile_class();
+
+    // ---- S = Q K^T
+    float sacc[1][NN][4];
+    sm90::mbarrier_wait(k_full(s), parity);
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < KD; ++kk) {
+      const unsigned column = (kk / 4) * 1u, within = (kk % 4) * 32u;
+      const unsigned long long a = sm90::smem_descriptor(
+          sQ + column * BM * kBlockBytes + group_row0 * kBlockBytes + within, 16, 1024);
+      const unsigned long long bk =
+          sm90::smem_descriptor(sK + s * kKvBytes + column * BN * kBlockBytes + within, 16, 1024);
+      sm90::Wgmma<BN>::template ss<kBf16>(sacc[0], a, bk, kk > 0);
+    }
+    sm90::wgmma_commit();
+    sm90::wgmma_wait<0>();
+
+    // ---- mods, online softmax, P
+    detail::apply_tile_logits<Mods>(sacc, cta, args, b, h, row0 + g, k0 + 2 * t, cls, k0 + BN > Tkv || q_tail);
+    detail::online_softmax_step(sacc, o, m_run, l_run, factor);
+    unsigned pa[KN][1][4];
+    detail::pack_probabilities<kBf16>(sacc, pa);
+
+    // ---- O += P V
+    sm90::mbarrier_wait(v_full(s), parity);
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int kn = 0; kn < KN; ++kn) {
+      const unsigned long long bv =
+          sm90::smem_descriptor(sV + s * kKvBytes + kn * 16 * kBlockBytes, BN * kBlockBytes, 1024);
+      sm90::Wgmma<D>::template rs<kBf16>(o[0], pa[kn][0], bv, 1);
+    }
+    sm90::wgmma_commit();
+    sm90::wgmma_wait<0>();
+    if (lane == 0) sm90::mbarrier_arrive(kv_empty(s));
+  }
+
+  // ---- epilogue: sink, normalisation, LSE, O straight from the accumulators.
+  float sink2 = 0.f;
+  if constexpr (Mods::kHasSink) sink2 = Mods::sink(p, b, h) * kLog2e;
+  unsigned short* gO =
+      static_cast<unsigned short*>(args.o) + static_cast<i64>(b) * args.o_b + static_cast<i64>(h) * args.o_h;
+#pragma unroll
+  for (int hf = 0; hf < 2; ++hf) {
+    const int row = row0 + g + hf * 8;
+    float lse;
+    const float inv = detail::finish_row<Mods::kHasSink>(l_run[0][hf], m_run[0][hf], sink2, lse);
+    if (row < Tq) {
+      if (args.lse != nullptr && t == 0) args.lse[(static_cast<i64>(b) * args.Hq + h) * Tq + row] = lse;
+      unsigned short* out_row = gO + static_cast<i64>(row) * args.o_t + 2 * t;
+#pragma unroll
+      for (int nd = 0; nd < ND; ++nd)
+        sm90::stg_32(out_row + nd * 8, pack2<kBf16>(o[0][nd][2 * hf] * inv, o[0][nd][2 * hf + 1] * inv));
+    }
+  }
+}
+
+}  // namespace flexjit

@@ -1,0 +1,107 @@
+// flexjit: the Hopper (sm_90a) instructions the sm90 family uses, as inline PTX so that NVRTC
+// needs no CUDA or CUTLASS headers: mbarriers, the bulk tensor copy (TMA), wgmma fences and
+// shared-memory matrix descriptors, register reallocation and named barriers.
+//
+// Compiled by nvcc and NVRTC for sm_90a; includes nothing but the common helpers.
+#pragma once
+
+#include "common/attention_common.cuh"
+
+namespace flexjit {
+namespace sm90 {
+
+// ---------------------------------------------------------------------------------------------
+// mbarrier: a shared-memory barrier that completes a phase when `count` arrivals and the expected
+// transaction bytes (TMA) have both arrived. Waiters name the parity of the phase they wait for.
+__device__ __forceinline__ void mbarrier_init(unsigned bar, unsigned count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+// Makes the initialised barriers visible to the copy engine and the other threads (then a CTA
+// barrier).
+__device__ __forceinline__ void mbarrier_init_fence() {
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+}
+__device__ __forceinline__ void mbarrier_arrive(unsigned bar) {
+  asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(bar) : "memory");
+}
+// One arrival that also announces `bytes` of TMA traffic for this phase.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(unsigned bar, unsigned bytes) {
+  asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.expect_tx.shared::cta.b64 state, [%0], %1;\n}\n" ::"r"(bar),
+               "r"(bytes)
+               : "memory");
+}
+__device__ __forceinline__ void mbarrier_wait(unsigned bar, unsigned parity) {
+  asm volatile(
+      "{\n"
+      " .reg .pred done;\n"
+      " wait_%=:\n"
+      " mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      " @!done bra wait_%=;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+// ---------------------------------------------------------------------------------------------
+// TMA: a box of a 4-D tensor (innermost coordinate first) into shared memory, completing on an
+// mbarrier. `map` is the generic address of a __grid_constant__ CUtensorMap (TmaDescriptor).
+// Out-of-range rows of the box are zero-filled by the copy engine.
+__device__ __forceinline__ void tma_load_4d(unsigned dst, const void* map, unsigned bar, int c0, int c1, int c2,
+                                            int c3) {
+  asm volatile(
+      "cp.async.bulk.tensor.4d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], "
+      "[%6];\n" ::"r"(dst),
+      "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
+      : "memory");
+}
+__device__ __forceinline__ void tma_prefetch_descriptor(const void* map) {
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
+}
+
+// ---------------------------------------------------------------------------------------------
+// wgmma ordering: fence before the first wgmma that reads registers written by ordinary code,
+// commit the issued wgmmas as a group, wait until at most N groups are in flight.
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+
+// A shared-memory matrix descriptor for the 128-byte swizzle (the layout TMA writes with
+// CU_TENSOR_MAP_SWIZZLE_128B: rows of 128 bytes, 16-byte chunk c of row r stored at chunk
+// c ^ (r % 8), tiles 1024-byte aligned). Offsets in bytes:
+//   K-major operands (Q, K): `leading` unused, `stride` = 1024 (from one 8-row group to the next);
+//   N-major B (V): `leading` = from one 64-column block to the next, `stride` = 1024.
+__device__ __forceinline__ unsigned long long smem_descriptor(unsigned addr, unsigned leading, unsigned stride) {
+  unsigned long long d = 0;
+  d |= static_cast<unsigned long long>((addr & 0x3FFFFu) >> 4);
+  d |= static_cast<unsigned long long>((leading & 0x3FFFFu) >> 4) << 16;
+  d |= static_cast<unsigned long long>((stride & 0x3FFFFu) >> 4) << 32;
+  d |= 1ull << 62;  // 128-byte swizzle
+  return d;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Register reallocation between warpgroups (needs a register cap at entry: __launch_bounds__ with
+// a minimum of one block per SM).
+template <int N>
+__device__ __forceinline__ void registers_release() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+template <int N>
+__device__ __forceinline__ void registers_claim() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+}
+
+// Named barrier `id` (1..15; 0 is __syncthreads) over `threads` threads.
+__device__ __forceinline__ void named_barrier_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
+
+__device__ __forceinline__ void stg_32(void* ptr, unsigned v) {
+  asm volatile("st.global.u32 [%0], %1;\n" ::"l"(ptr), "r"(v) : "memory");
+}
+
+}  // namespace sm90
+}  // namespace flexjit
