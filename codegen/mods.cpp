@@ -160,10 +160,12 @@ class ModsEmitter {
   // The first parameter of mask() and score(): the Params, or the Cta that carries them.
   std::string mod_context() const { return plan_.cta_values.empty() ? "const Params& p" : "const Cta& c"; }
 
-  void mod_preamble(const ir::Mod& mod) {
+  // `cta`: the per-CTA values as the mod spells them, for mask() and score(), whose context is the
+  // Cta when there are any; null for sink(), which takes the Params.
+  void mod_preamble(const ir::Mod& mod, const Precomputed* cta) {
     w_.forget_comment();
-    if (!plan_.cta_values.empty()) w_.line("[[maybe_unused]] const Params& p = c.p;");
-    std::set<std::string> used = used_vars(mod.body, &done_);
+    if (cta && !plan_.cta_values.empty()) w_.line("[[maybe_unused]] const Params& p = c.p;");
+    std::set<std::string> used = used_vars(mod.body, cta);
     for (const auto& param : mod.params) {
       const ir::Var* v = param.as<ir::Var>();
       if (!used.count(v->name)) continue;
@@ -172,8 +174,8 @@ class ModsEmitter {
     }
   }
 
-  void emit_body(const ir::Mod& mod) {
-    std::string value = emit_value(mod.body, w_, value_spelling, plan_.int_ranges, &done_);
+  void emit_body(const ir::Mod& mod, const Precomputed* cta) {
+    std::string value = emit_value(mod.body, w_, value_spelling, plan_.int_ranges, cta);
     w_.source_comment(mod.body->pos);
     w_.line(fmt::format("return {};", value));
   }
@@ -183,8 +185,8 @@ class ModsEmitter {
     w_.line(fmt::format("__device__ static bool mask({}, int b_, int h_, int q_idx_, int kv_idx_) {{", mod_context()));
     w_.indent();
     if (prog_.mask_mod) {
-      mod_preamble(*prog_.mask_mod);
-      emit_body(*prog_.mask_mod);
+      mod_preamble(*prog_.mask_mod, &done_);
+      emit_body(*prog_.mask_mod, &done_);
     } else {
       w_.line("return true;");
     }
@@ -199,8 +201,8 @@ class ModsEmitter {
                         mod_context()));
     w_.indent();
     if (prog_.score_mod) {
-      mod_preamble(*prog_.score_mod);
-      emit_body(*prog_.score_mod);
+      mod_preamble(*prog_.score_mod, &done_);
+      emit_body(*prog_.score_mod, &done_);
     } else {
       w_.line("return score_;");
     }
@@ -214,8 +216,8 @@ class ModsEmitter {
     w_.line("__device__ static float sink(const Params& p, int b_, int h_) {");
     w_.indent();
     if (prog_.sink) {
-      mod_preamble(*prog_.sink);
-      emit_body(*prog_.sink);
+      mod_preamble(*prog_.sink, nullptr);
+      emit_body(*prog_.sink, nullptr);
     } else {
       w_.line("return 0.0f;");
     }

@@ -126,6 +126,19 @@ TEST(GeneratedKernel, CacheKeyFollowsCompileTimeInputsOnly) {
   EXPECT_NE(key_of(prog, {128, compiler::ElementType::BF16, "sm_80"}), base);
 }
 
+// sink() takes the Params, also when mask() and score() take the Cta of per-CTA values.
+TEST(GeneratedKernel, SinkBesidePerCtaValues) {
+  dsl::SourceFile file("p.py",
+                       "slopes: Tensor[float32, 1]\n"
+                       "def score_mod(score, b, h, q_idx, kv_idx):\n"
+                       "    return score + slopes[h] * (kv_idx - q_idx)\n"
+                       "def sink(b, h):\n"
+                       "    return slopes[h] * 2.0\n");
+  auto k = codegen::generate_kernel(compiler::build_ir(file), {64, compiler::ElementType::BF16, "sm_80"}, &file);
+  EXPECT_NE(k.source.find("struct Cta {"), std::string::npos) << k.source;
+  EXPECT_NO_THROW(jit::compile(api::compile_request(k)));
+}
+
 TEST(GeneratedKernel, UnsupportedHeadDimIsNamed) {
   dsl::SourceFile file("p.py", "def mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n");
   ir::Program program = compiler::build_ir(file);
