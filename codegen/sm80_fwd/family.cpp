@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/float_math.hpp"
 #include "codegen/mods.hpp"
 #include "codegen/sm80_fwd/tiles.hpp"
 
@@ -63,6 +64,7 @@ class Sm80Forward final : public KernelFamily {
     w.line(fmt::format("// Forward attention, head dim {}, {}, {}; tile {}x{}, {} warps, {} stages, Q {}.", t.head_dim,
                        compiler::element_name(t.dtype), t.arch, k.tile.block_m, k.tile.block_n, k.tile.warps,
                        k.tile.stages, k.tile.q_in_registers ? "in registers" : "re-read from shared memory"));
+    w.line(math_mode_comment(t.math));
     w.line("// Names from the program are prefixed (s_ scalars, c_ captured tensors, v_ mod parameters).");
     for (const auto& h : k.headers) w.line(fmt::format("#include \"{}\"", h));
     w.line();
