@@ -16,11 +16,12 @@ struct KernelOptions {
   int head_dim = 128;
   std::string dtype = "bf16";
   std::string arch = "sm_90a";
+  Math math = Math::fast;
   bool expand = false;
   std::string output;
 
   CompileOptions compile_options() const {
-    return {.head_dim = head_dim, .dtype = dtype == "fp16" ? DType::fp16 : DType::bf16, .arch = arch};
+    return {.head_dim = head_dim, .dtype = dtype == "fp16" ? DType::fp16 : DType::bf16, .arch = arch, .math = math};
   }
 };
 
@@ -32,6 +33,7 @@ void add_kernel_options(CLI::App* cmd, KernelOptions& o) {
       ->capture_default_str();
   cmd->add_option("--arch", o.arch, "GPU architecture to compile for (sm_80, sm_86, sm_89, sm_90a, ...)")
       ->capture_default_str();
+  add_math_option(cmd, o.math);
 }
 
 }  // namespace
