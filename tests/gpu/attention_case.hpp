@@ -34,7 +34,9 @@ struct Case {
   int B = 1, Hq = 1, Hkv = 1, Tq = 1, Tkv = 1;
   Layout layout = Layout::bhsd;
   std::optional<float> scale{};
-  std::string name() const;  // "alibi_bf16_d128_b2_h4x2_t1000x1000_bhsd"
+  // exact: the mods compute as the reference's interpreter does (attention_cases_test.cpp).
+  Math math = Math::exact;
+  std::string name() const;  // "alibi_bf16_d128_b2_h4x2_t1000x1000_bhsd", "..._fast"
 };
 // How gtest (and so ctest's test names) print a case.
 inline void PrintTo(const Case& c, std::ostream* os) { *os << c.name(); }
