@@ -79,5 +79,7 @@ compiler::ElementType element_type(DType d) {
       fmt::format("dtype {} is not supported for q, k, v and out: CUDA kernels take bf16 or fp16", dtype_name(d)));
 }
 
+compiler::MathMode math_mode(Math m) { return m == Math::fast ? compiler::MathMode::Fast : compiler::MathMode::Exact; }
+
 }  // namespace api
 }  // namespace flexjit

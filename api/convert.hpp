@@ -5,6 +5,7 @@
 #include "ir/ir.hpp"
 #include "compiler/target.hpp"
 #include "flexjit/dtype.hpp"
+#include "flexjit/options.hpp"
 
 namespace flexjit::api {
 
@@ -12,5 +13,6 @@ ir::DType to_ir(DType d);
 DType from_ir(ir::DType d);
 // bf16 / fp16; throws flexjit::UnsupportedError for any other dtype.
 compiler::ElementType element_type(DType d);
+compiler::MathMode math_mode(Math m);
 
 }  // namespace flexjit::api

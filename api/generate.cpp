@@ -14,6 +14,7 @@ codegen::GeneratedKernel generate(const Program::Impl& program, const CompileOpt
   target.dtype = element_type(options.dtype);
   target.arch = options.arch.empty() ? default_arch() : options.arch;
   target.family = options.family;
+  target.math = math_mode(options.math);
   if (options.tile)
     target.tile = compiler::TileRequest{options.tile->block_m, options.tile->block_n, options.tile->warps,
                                         options.tile->stages, options.tile->q_in_registers};

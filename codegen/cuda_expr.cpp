@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <unordered_map>
 
+#include "codegen/cuda_literals.hpp"
+#include "codegen/float_math.hpp"
 #include "ir/bounds.hpp"
 #include "ir/internal_error.hpp"
 
@@ -26,43 +28,6 @@ const char* cuda_type(Type t) {
 }
 
 namespace {
-
-std::string int_literal(std::int64_t v) {
-  if (v == std::numeric_limits<std::int64_t>::min()) return "(-9223372036854775807LL - 1)";
-  return v < 0 ? fmt::format("({}LL)", v) : fmt::format("{}LL", v);
-}
-
-std::string float_literal(float v) {
-  if (std::isnan(v)) return "__int_as_float(0x7fc00000)";
-  if (std::isinf(v)) return v > 0 ? "__int_as_float(0x7f800000)" : "__int_as_float(0xff800000)";
-  std::string s = fmt::format("{}", v);  // shortest text that reads back as the same float
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  s += "f";
-  return v < 0 || std::signbit(v) ? "(" + s + ")" : s;
-}
-
-const char* intrinsic_call(ir::Intrinsic fn, Type arg) {
-  using ir::Intrinsic;
-  switch (fn) {
-    case Intrinsic::Exp: return "expf";
-    case Intrinsic::Exp2: return "exp2f";
-    case Intrinsic::Log: return "logf";
-    case Intrinsic::Log2: return "log2f";
-    case Intrinsic::Log1p: return "log1pf";
-    case Intrinsic::Sqrt: return "sqrtf";
-    case Intrinsic::Rsqrt: return "flexjit::ops::rsqrt";
-    case Intrinsic::Tanh: return "tanhf";
-    case Intrinsic::Sigmoid: return "flexjit::ops::sigmoid";
-    case Intrinsic::Sin: return "sinf";
-    case Intrinsic::Cos: return "cosf";
-    case Intrinsic::Floor: return "floorf";
-    case Intrinsic::Ceil: return "ceilf";
-    case Intrinsic::Abs: return arg == Type::Int ? "flexjit::ops::abs" : "flexjit::ops::fabs";
-    case Intrinsic::FloorToInt: return "flexjit::ops::floor_to_int";
-    case Intrinsic::CeilToInt: return "flexjit::ops::ceil_to_int";
-  }
-  return "?";
-}
 
 // Reads one element of a captured tensor with the conversion its dtype needs.
 std::string load_expr(const ir::Load& n, const std::string& offset, const VarSpelling& vars) {
@@ -92,8 +57,9 @@ std::string load_expr(const ir::Load& n, const std::string& offset, const VarSpe
 // kv_range's variables) stays unbounded.
 class ValueEmitter {
  public:
-  ValueEmitter(CudaWriter& w, const VarSpelling& vars, const Precomputed* done, const ir::IntRanges* ranges)
-      : w_(w), vars_(vars), done_(done), ranges_(ranges) {}
+  ValueEmitter(CudaWriter& w, const VarSpelling& vars, const Precomputed* done, const ir::IntRanges* ranges,
+               compiler::MathMode math)
+      : w_(w), vars_(vars), done_(done), ranges_(ranges), math_(math) {}
 
   std::string emit(const Expr& e) {
     if (done_) {
@@ -139,7 +105,8 @@ class ValueEmitter {
     if (auto n = e.as<ir::Call>()) {
       std::string args;
       for (std::size_t i = 0; i < n->args.size(); ++i) args += (i ? ", " : "") + emit(n->args[i]);
-      return fmt::format("{}({})", intrinsic_call(n->fn, n->args.empty() ? Type::Float : n->args[0].type()), args);
+      return fmt::format("{}({})", function_spelling(n->fn, n->args.empty() ? Type::Float : n->args[0].type(), math_),
+                         args);
     }
     if (auto n = e.as<ir::Let>()) {
       if (guarded_ > 0) {
@@ -190,13 +157,15 @@ class ValueEmitter {
     bool is_int = n.a.type() == Type::Int;
     auto call = [&](const char* f) { return fmt::format("{}({}, {})", f, a, b); };
     auto infix = [&](const char* op) { return fmt::format("({} {} {})", a, op, b); };
+    if (n.type == Type::Float && is_float_arithmetic(n.op)) {  // the math mode's spelling
+      const auto* constant = n.b.as<ir::FloatImm>();
+      return float_arithmetic(n.op, a, b, constant ? std::optional<float>(constant->value) : std::nullopt, math_);
+    }
     switch (n.op) {
-      // Float + - * / round each operation on its own (the _rn intrinsics are never fused into
-      // an FMA), as the interpreter does, while the kernel's own arithmetic may still use FMA.
-      case BinaryOp::Add: return is_int ? call("flexjit::ops::add") : call("__fadd_rn");
-      case BinaryOp::Sub: return is_int ? call("flexjit::ops::sub") : call("__fsub_rn");
-      case BinaryOp::Mul: return is_int ? call("flexjit::ops::mul") : call("__fmul_rn");
-      case BinaryOp::Div: return call("__fdiv_rn");
+      case BinaryOp::Add: return call("flexjit::ops::add");
+      case BinaryOp::Sub: return call("flexjit::ops::sub");
+      case BinaryOp::Mul: return call("flexjit::ops::mul");
+      case BinaryOp::Div: break;  // always float
       case BinaryOp::FloorDiv: return call("flexjit::ops::floordiv");
       case BinaryOp::Mod: return call("flexjit::ops::mod");
       case BinaryOp::Pow: return is_int ? call("flexjit::ops::ipow") : call("powf");
@@ -269,6 +238,7 @@ class ValueEmitter {
   const VarSpelling& vars_;
   const Precomputed* done_;
   const ir::IntRanges* ranges_;
+  compiler::MathMode math_;
   int guarded_ = 0;
 };
 
@@ -471,8 +441,8 @@ class BoundsEmitter {
 }  // namespace
 
 std::string emit_value(const Expr& e, CudaWriter& w, const VarSpelling& vars, const ir::IntRanges& ranges,
-                       const Precomputed* done) {
-  ValueEmitter emitter(w, vars, done, &ranges);
+                       compiler::MathMode math, const Precomputed* done) {
+  ValueEmitter emitter(w, vars, done, &ranges, math);
   return emitter.emit(e);
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "codegen/cuda_writer.hpp"
+#include "compiler/target.hpp"
 #include "ir/bounds.hpp"
 #include "ir/ir.hpp"
 
@@ -22,9 +23,10 @@ const char* cuda_type(ir::Type t);  // "bool", "long long", "float"
 using Precomputed = std::map<const ir::Node*, std::string>;
 
 // Returns a C++ expression computing e; Let bindings are written to w as statements first.
-// `ranges` (the plan's int_ranges) says which Int operations are exact in 32 bits.
+// `ranges` (the plan's int_ranges) says which Int operations are exact in 32 bits; `math` how
+// float operations are spelled (codegen/float_math.hpp).
 std::string emit_value(const ir::Expr& e, CudaWriter& w, const VarSpelling& vars, const ir::IntRanges& ranges,
-                       const Precomputed* done = nullptr);
+                       compiler::MathMode math, const Precomputed* done = nullptr);
 
 // How the bounds of a load from a captured tensor are taken:
 //   DtypeRange: any value of its dtype (what the host analysis assumes; per-tile classify).

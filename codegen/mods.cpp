@@ -144,7 +144,8 @@ class ModsEmitter {
       // come from two mods.
       w_.line(fmt::format("const {} {}_ = [&]() {{", cuda_type(v.expr.type()), v.field));
       w_.indent();
-      std::string value = emit_value(v.expr, w_, value_spelling, plan_.int_ranges);
+      const compiler::MathMode math = v.from_mask ? kMaskMath : score_math();
+      std::string value = emit_value(v.expr, w_, value_spelling, plan_.int_ranges, math);
       w_.source_comment(v.expr->pos);
       w_.line(fmt::format("return {};", value));
       w_.dedent();
@@ -160,10 +161,12 @@ class ModsEmitter {
   // The first parameter of mask() and score(): the Params, or the Cta that carries them.
   std::string mod_context() const { return plan_.cta_values.empty() ? "const Params& p" : "const Cta& c"; }
 
-  void mod_preamble(const ir::Mod& mod) {
+  // `cta`: the per-CTA values as the mod spells them, for mask() and score(), whose context is the
+  // Cta when there are any; null for sink(), which takes the Params.
+  void mod_preamble(const ir::Mod& mod, const Precomputed* cta) {
     w_.forget_comment();
-    if (!plan_.cta_values.empty()) w_.line("[[maybe_unused]] const Params& p = c.p;");
-    std::set<std::string> used = used_vars(mod.body, &done_);
+    if (cta && !plan_.cta_values.empty()) w_.line("[[maybe_unused]] const Params& p = c.p;");
+    std::set<std::string> used = used_vars(mod.body, cta);
     for (const auto& param : mod.params) {
       const ir::Var* v = param.as<ir::Var>();
       if (!used.count(v->name)) continue;
@@ -172,8 +175,13 @@ class ModsEmitter {
     }
   }
 
-  void emit_body(const ir::Mod& mod) {
-    std::string value = emit_value(mod.body, w_, value_spelling, plan_.int_ranges, &done_);
+  // mask_mod computes exactly in every mode: which scores exist must not hang on a rounding (the
+  // CPU, the tile classes and the block mask all decide them exactly).
+  static constexpr compiler::MathMode kMaskMath = compiler::MathMode::Exact;
+  compiler::MathMode score_math() const { return plan_.target.math; }
+
+  void emit_body(const ir::Mod& mod, const Precomputed* cta, compiler::MathMode math) {
+    std::string value = emit_value(mod.body, w_, value_spelling, plan_.int_ranges, math, cta);
     w_.source_comment(mod.body->pos);
     w_.line(fmt::format("return {};", value));
   }
@@ -183,8 +191,8 @@ class ModsEmitter {
     w_.line(fmt::format("__device__ static bool mask({}, int b_, int h_, int q_idx_, int kv_idx_) {{", mod_context()));
     w_.indent();
     if (prog_.mask_mod) {
-      mod_preamble(*prog_.mask_mod);
-      emit_body(*prog_.mask_mod);
+      mod_preamble(*prog_.mask_mod, &done_);
+      emit_body(*prog_.mask_mod, &done_, kMaskMath);
     } else {
       w_.line("return true;");
     }
@@ -199,8 +207,8 @@ class ModsEmitter {
                         mod_context()));
     w_.indent();
     if (prog_.score_mod) {
-      mod_preamble(*prog_.score_mod);
-      emit_body(*prog_.score_mod);
+      mod_preamble(*prog_.score_mod, &done_);
+      emit_body(*prog_.score_mod, &done_, score_math());
     } else {
       w_.line("return score_;");
     }
@@ -214,8 +222,8 @@ class ModsEmitter {
     w_.line("__device__ static float sink(const Params& p, int b_, int h_) {");
     w_.indent();
     if (prog_.sink) {
-      mod_preamble(*prog_.sink);
-      emit_body(*prog_.sink);
+      mod_preamble(*prog_.sink, nullptr);
+      emit_body(*prog_.sink, nullptr, score_math());
     } else {
       w_.line("return 0.0f;");
     }
@@ -299,8 +307,8 @@ class ModsEmitter {
       if (used.count(compiler::kKvRangeQHi)) w_.line("const long long v_q_hi = q1 - 1;");
       w_.line("const long long v_Tkv = Tkv_;");
       w_.forget_comment();
-      std::string lo = emit_value(r.lo, w_, kv_range_spelling, plan_.int_ranges);
-      std::string hi = emit_value(r.hi, w_, kv_range_spelling, plan_.int_ranges);
+      std::string lo = emit_value(r.lo, w_, kv_range_spelling, plan_.int_ranges, kMaskMath);
+      std::string hi = emit_value(r.hi, w_, kv_range_spelling, plan_.int_ranges, kMaskMath);
       w_.line(fmt::format("const long long lo_ = flexjit::ops::max(0LL, flexjit::ops::min({}, v_Tkv));", lo));
       w_.line(fmt::format("const long long hi_ = flexjit::ops::max(lo_, flexjit::ops::min({}, v_Tkv));", hi));
       w_.line("*lo = static_cast<int>(lo_);");

@@ -14,6 +14,7 @@ namespace flexjit::compiler {
 struct CtaValue {
   ir::Expr expr;      // the subexpression, shared with the mod body (matched by node identity)
   std::string field;  // "hz0", "hz1", ... in the generated Mods::Cta
+  bool from_mask = false;  // part of mask_mod, whose float arithmetic stays exact (MathMode)
 };
 
 // Maximal hoistable subexpressions of `body`, appended to `out` (fields numbered on from its

@@ -41,6 +41,7 @@ void mods_that_work(const ir::Program& p, KernelPlan& plan) {
 std::vector<CtaValue> cta_values(const ir::Program& p, const KernelPlan& plan) {
   std::vector<CtaValue> out;
   if (plan.has_mask) find_cta_values(p.mask_mod->body, out);
+  for (auto& v : out) v.from_mask = true;
   if (plan.has_score_mod) find_cta_values(p.score_mod->body, out);
   return out;
 }

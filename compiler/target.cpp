@@ -12,6 +12,8 @@ const char* pass_name(KernelPass p) {
   return "?";
 }
 
+const char* math_mode_name(MathMode m) { return m == MathMode::Fast ? "fast" : "exact"; }
+
 std::optional<int> arch_number(const std::string& arch) {
   if (arch.size() < 5 || arch.compare(0, 3, "sm_") != 0) return std::nullopt;
   std::size_t end = arch.size();

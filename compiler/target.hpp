@@ -14,6 +14,12 @@ const char* element_cuda_type(ElementType t);  // "flexjit::bf16_t", "flexjit::f
 enum class KernelPass { Forward };
 const char* pass_name(KernelPass p);  // "forward"
 
+// How the generated mods compute with floats (CompileOptions::math; codegen/float_math.hpp has the
+// spellings). Exact: every operation rounded on its own, as the CPU back ends compute. Fast: the
+// CUDA compiler may contract into FMAs, and the costly functions use the GPU's approximations.
+enum class MathMode { Fast, Exact };
+const char* math_mode_name(MathMode m);  // "fast", "exact"
+
 // A requested tile (CompileOptions::tile): query rows and keys per tile, warps, K/V ring depth.
 struct TileRequest {
   int block_m, block_n, warps, stages;
@@ -31,6 +37,7 @@ struct KernelTarget {
   std::optional<TileRequest> tile = std::nullopt;  // empty: the family's table decides
   std::string family;  // a kernel family by name ("sm80_fwd"); empty: the first that serves the target
   KernelPass pass = KernelPass::Forward;
+  MathMode math = MathMode::Fast;
 };
 
 // An architecture name exactly of the form sm_<2 or 3 digits>[a]: its number (80, 90, 100).

@@ -17,11 +17,13 @@ struct KernelOptions {
   std::string dtype = "bf16";
   std::string arch = "sm_90a";
   std::string family;
+  Math math = Math::fast;
   bool expand = false;
   std::string output;
 
   CompileOptions compile_options() const {
-    return {.head_dim = head_dim, .dtype = dtype == "fp16" ? DType::fp16 : DType::bf16, .arch = arch, .family = family};
+    return {.head_dim = head_dim, .dtype = dtype == "fp16" ? DType::fp16 : DType::bf16, .arch = arch,
+            .family = family, .math = math};
   }
 };
 
@@ -36,6 +38,7 @@ void add_kernel_options(CLI::App* cmd, KernelOptions& o) {
   cmd->add_option("--family", o.family,
                   "kernel family (sm90_fwd: TMA + wgmma on sm_90a; sm80_fwd: mma.sync); default: the first that "
                   "serves the target");
+  add_math_option(cmd, o.math);
 }
 
 }  // namespace

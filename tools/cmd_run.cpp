@@ -26,6 +26,7 @@ struct RunOptions {
   std::string dtype = "bf16";
   std::optional<float> scale;
   std::string device;  // "", "cuda" or "cpu"
+  Math math = Math::fast;  // cuda only
   bool demo = false;
   int B = 1, H = 8, T = 1024, D = 128, Hkv = 0, Tkv = 0;
   int iters = 20;
@@ -117,13 +118,13 @@ int run(const RunOptions& o) {
 
   std::vector<float> out, lse;
   if (device == "cuda") {
-    CudaRun r = run_on_cuda(program, data, bindings, dtype, o.scale, o.demo ? o.iters : 0);
+    CudaRun r = run_on_cuda(program, data, bindings, dtype, o.math, o.scale, o.demo ? o.iters : 0);
     out = std::move(r.out);
     lse = std::move(r.lse);
     if (o.demo) {
       std::cout << fmt::format("flexjit run --demo {}\n", o.file);
       line("device", r.device);
-      line("kernel", r.kernel);
+      line("kernel", fmt::format("{} (math {})", r.kernel, o.math == Math::fast ? "fast" : "exact"));
       line("compile", r.compile_note);
       line("shape", fmt::format("{}, {}", data.shape_text(), dtype_name(dtype)));
       line("bindings", bindings_text(bindings));
@@ -182,6 +183,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--scale", o->scale, "scale of <q, k> (default 1/sqrt(D))");
   cmd->add_option("--device", o->device, "cuda or cpu (default: cuda when a GPU is found)")
       ->check(CLI::IsMember({"cuda", "cpu"}));
+  add_math_option(cmd, o->math);
   cmd->add_flag("--demo", o->demo, "random q, k, v and captured tensors, and a report");
   cmd->add_option("--B", o->B, "--demo: batch size")->capture_default_str()->check(CLI::PositiveNumber);
   cmd->add_option("--H", o->H, "--demo: query heads")->capture_default_str()->check(CLI::PositiveNumber);

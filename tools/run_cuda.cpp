@@ -36,13 +36,13 @@ std::string block_mask_summary(const BlockMask& mask, const DeviceBuffer& storag
 
 }  // namespace
 
-CudaRun run_on_cuda(const Program& program, AttentionData& d, const HostBindings& bindings, DType dtype,
+CudaRun run_on_cuda(const Program& program, AttentionData& d, const HostBindings& bindings, DType dtype, Math math,
                     std::optional<float> scale, int timed_calls) {
   CudaRun r;
   Engine jit;
   const auto before = jit.counters();
   const auto t0 = std::chrono::steady_clock::now();
-  Kernel attn = jit.compile(program, {.head_dim = d.D, .dtype = dtype});
+  Kernel attn = jit.compile(program, {.head_dim = d.D, .dtype = dtype, .math = math});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto after = jit.counters();
   r.kernel = attn.entry_name();

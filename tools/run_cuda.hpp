@@ -24,7 +24,7 @@ struct CudaRun {
 
 // Rounds data.q, k, v to `dtype` in place first, so that a host reference computed from them
 // afterwards sees exactly what the kernel saw. timed_calls = 0: one launch, no timing.
-CudaRun run_on_cuda(const Program& program, AttentionData& data, const HostBindings& bindings, DType dtype,
+CudaRun run_on_cuda(const Program& program, AttentionData& data, const HostBindings& bindings, DType dtype, Math math,
                     std::optional<float> scale, int timed_calls);
 
 }  // namespace flexjit::tools

@@ -29,6 +29,14 @@ struct TileShape {
 enum class CpuBackend : std::uint8_t { automatic, llvm, interpreter };
 const char* cpu_backend_name(CpuBackend b) noexcept;  // "automatic", "llvm", "interpreter"
 
+// How a CUDA kernel computes the float arithmetic of score_mod and sink. fast: the CUDA compiler
+// may fuse a multiply and an add into one FMA, a division by a compile-time constant is a
+// multiplication by its reciprocal, and exp, exp2, log, log2, tanh, sigmoid and rsqrt use the
+// GPU's approximate instructions (a few ulp; tanh about 2^-11 relative). exact: every operation
+// rounded on its own and the math library's functions, as the CPU computes (for debugging and
+// for comparing with the CPU). mask_mod is always exact: a rounding must never flip a kept score.
+enum class Math : std::uint8_t { fast, exact };
+
 struct CompileOptions {
   // CUDA kernels: a multiple of 16 in [16, 256]. cpu kernels: any size >= 1.
   int head_dim = 128;
@@ -54,6 +62,8 @@ struct CompileOptions {
   Device device = Device::cuda();
   // cpu kernels only: the back end of the mods. automatic = llvm when built in, else interpreter.
   CpuBackend cpu_backend = CpuBackend::automatic;
+  // CUDA kernels only; cpu kernels always compute as `exact` says and ignore it.
+  Math math = Math::fast;
 };
 
 // A value bound to a declared name. Integer literals become `long long` (so {"window", 1024}

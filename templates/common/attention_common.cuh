@@ -5,6 +5,7 @@
 // PTX. It must also build standalone with nvcc (tests/templates/ does exactly that).
 #pragma once
 
+#include "common/fast_math.cuh"
 #include "common/kernel_args.cuh"
 
 namespace flexjit {
@@ -126,23 +127,6 @@ __device__ __forceinline__ float to_float(unsigned short x) {
   return r;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Fast math. ex2.approx.ftz: 2^x, ex2(-inf) = +0 (used to zero masked probabilities).
-__device__ __forceinline__ float fast_exp2(float x) {
-  float r;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(r) : "f"(x));
-  return r;
-}
-__device__ __forceinline__ float fast_log2(float x) {
-  float r;
-  asm("lg2.approx.ftz.f32 %0, %1;\n" : "=f"(r) : "f"(x));
-  return r;
-}
-__device__ __forceinline__ float fast_rcp(float x) {
-  float r;
-  asm("rcp.approx.ftz.f32 %0, %1;\n" : "=f"(r) : "f"(x));
-  return r;
-}
 __device__ __forceinline__ float fmax2(float a, float b) { return fmaxf(a, b); }
 
 // ---------------------------------------------------------------------------------------------

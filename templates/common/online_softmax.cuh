@@ -16,14 +16,15 @@ namespace detail {
 // branch divergence-free.
 constexpr float kRescaleSlack = 8.f;  // log2 units
 
-// One kv tile: raises the running max m_run, rescales o and l_run when it moved, and turns the
-// logits s into unnormalised probabilities exp2(s * factor - m) in place, adding them to l_run
-// (this thread's columns only; quad-summed by finish_row). factor: 1 when the logits are already
-// scaled (a score mod ran), else scale * log2(e).
-template <int MT, int NN, int ND>
-__device__ __forceinline__ void online_softmax_step(float (&s)[MT][NN][4], float (&o)[MT][ND][4],
-                                                    float (&m_run)[MT][2], float (&l_run)[MT][2], float factor) {
-  float corr[MT][2];
+// One kv tile, first half: raises the running max m_run, turns the logits s into unnormalised
+// probabilities exp2(s * factor - m) in place and adds them to l_run (this thread's columns only;
+// quad-summed by finish_row), rescaling l_run by corr, the factor O must be rescaled by. Returns
+// whether any row of the warp moved its max (then call rescale_output). factor: 1 when the logits
+// are already scaled (a score mod ran), else scale * log2(e). Touches no O register, so a family
+// may run it while a PV product of the previous tile is still in flight.
+template <int MT, int NN>
+__device__ __forceinline__ bool softmax_exponentiate(float (&s)[MT][NN][4], float (&m_run)[MT][2],
+                                                     float (&l_run)[MT][2], float (&corr)[MT][2], float factor) {
   bool grow = false;
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) {
@@ -38,26 +39,6 @@ __device__ __forceinline__ void online_softmax_step(float (&s)[MT][NN][4], float
       corr[mt][hf] = up ? fast_exp2(m_run[mt][hf] - mx) : 1.f;  // exp2(-inf) = 0 for a fresh row
       m_run[mt][hf] = up ? mx : m_run[mt][hf];
       grow |= up;
-    }
-  }
-  if (__any_sync(0xffffffffu, grow)) {
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt) {
-      l_run[mt][0] *= corr[mt][0];
-      l_run[mt][1] *= corr[mt][1];
-#pragma unroll
-      for (int nd = 0; nd < ND; ++nd) {
-        o[mt][nd][0] *= corr[mt][0];
-        o[mt][nd][1] *= corr[mt][0];
-        o[mt][nd][2] *= corr[mt][1];
-        o[mt][nd][3] *= corr[mt][1];
-      }
-    }
-  }
-#pragma unroll
-  for (int mt = 0; mt < MT; ++mt) {
-#pragma unroll
-    for (int hf = 0; hf < 2; ++hf) {
       // A row with nothing kept so far has m_run = -inf: use 0 as the base so that exp2(-inf - base)
       // gives 0 instead of NaN.
       const float m_base = m_run[mt][hf] == neg_inf() ? 0.f : m_run[mt][hf];
@@ -71,9 +52,33 @@ __device__ __forceinline__ void online_softmax_step(float (&s)[MT][NN][4], float
           rs += pe;
         }
       }
-      l_run[mt][hf] += rs;
+      l_run[mt][hf] = __fmul_rn(l_run[mt][hf], corr[mt][hf]) + rs;
     }
   }
+  return __any_sync(0xffffffffu, grow);
+}
+
+// One kv tile, second half: O *= corr per row, after softmax_exponentiate reported a moved max.
+template <int MT, int ND>
+__device__ __forceinline__ void rescale_output(float (&o)[MT][ND][4], const float (&corr)[MT][2]) {
+#pragma unroll
+  for (int mt = 0; mt < MT; ++mt) {
+#pragma unroll
+    for (int nd = 0; nd < ND; ++nd) {
+      o[mt][nd][0] *= corr[mt][0];
+      o[mt][nd][1] *= corr[mt][0];
+      o[mt][nd][2] *= corr[mt][1];
+      o[mt][nd][3] *= corr[mt][1];
+    }
+  }
+}
+
+// Both halves, for kernels that wait for PV before the next tile's softmax.
+template <int MT, int NN, int ND>
+__device__ __forceinline__ void online_softmax_step(float (&s)[MT][NN][4], float (&o)[MT][ND][4],
+                                                    float (&m_run)[MT][2], float (&l_run)[MT][2], float factor) {
+  float corr[MT][2];
+  if (softmax_exponentiate(s, m_run, l_run, corr, factor)) rescale_output(o, corr);
 }
 
 // P to 16-bit operands: the C layout of two n8 tiles is the A layout of one k16 step, so

@@ -9,7 +9,9 @@
 //   - each consumer warpgroup owns 64 query rows: S = Q K^T with both operands in shared memory
 //     (wgmma m64nBNk16, K-major), the mods and the online softmax on the accumulator fragment
 //     (common/logits.cuh, common/online_softmax.cuh: the same layout as mma.sync per warp), then
-//     O += P V with P from registers and V N-major in shared memory (wgmma m64nDk16).
+//     O += P V with P from registers and V N-major in shared memory (wgmma m64nDk16). Without a
+//     score mod, S of the next tile is issued before P V of this one, so its mask and softmax run
+//     while the tensor cores multiply.
 // Tiles are stored as TMA writes them with the 128-byte swizzle: D / 64 column blocks of
 // rows x 128 bytes, each 1024-byte aligned. Rows past Tq or Tkv are zero-filled by the copy engine
 // and masked by the logits' bounds checks.
@@ -55,7 +57,7 @@ struct Sm90FwdConfig {
   static constexpr bool kServed = sm90::serves_head_dim(kHeadDim);
   // Registers per thread after reallocation: the producer keeps few, the consumers take the rest.
   static constexpr int kProducerRegisters = 24;
-  static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : 160;
+  static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : 160;  // 128 * 24 + 256 * 240 <= 64K
 };
 
 template <int D, class E>
@@ -172,40 +174,42 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
 
   const float factor = Mods::kHasScoreMod ? 1.f : args.scale_log2;
   const bool q_tail = (Mods::kHasMask || Mods::kHasScoreMod) && q0 + BM > Tq;
-  sm90::mbarrier_wait(q_full, 0);
 
-#pragma unroll 1
-  for (int i = 0; kv.has_tile(); kv.pop(), ++i) {
-    const int s = i % S;
-    const unsigned parity = (i / S) & 1;
-    const int k0 = kv.tile() * BN;
-    const int cls = kv.tile_class();
-
-    // ---- S = Q K^T
-    float sacc[1][NN][4];
-    sm90::mbarrier_wait(k_full(s), parity);
-    sm90::wgmma_fence();
+  // S = Q K^T of the tile in ring slot s, issued (not waited for).
+  float sacc[1][NN][4];
+  auto issue_qk = [&](int s) {
 #pragma unroll
     for (int kk = 0; kk < KD; ++kk) {
-      const unsigned column = (kk / 4) * 1u, within = (kk % 4) * 32u;
-      const unsigned long long a = sm90::smem_descriptor(
-          sQ + column * BM * kBlockBytes + group_row0 * kBlockBytes + within, 16, 1024);
+      const unsigned column = kk / 4, within = (kk % 4) * 32u;
+      const unsigned long long a =
+          sm90::smem_descriptor(sQ + column * BM * kBlockBytes + group_row0 * kBlockBytes + within, 16, 1024);
       const unsigned long long bk =
           sm90::smem_descriptor(sK + s * kKvBytes + column * BN * kBlockBytes + within, 16, 1024);
       sm90::Wgmma<BN>::template ss<kBf16>(sacc[0], a, bk, kk > 0);
     }
     sm90::wgmma_commit();
-    sm90::wgmma_wait<0>();
-
-    // ---- mods, online softmax, P
+  };
+  // The logits and probabilities of the S tile at k0 of class cls (O untouched).
+  float corr[1][2];
+  auto softmax = [&](int k0, int cls) {
     detail::apply_tile_logits<Mods>(sacc, cta, args, b, h, row0 + g, k0 + 2 * t, cls, k0 + BN > Tkv || q_tail);
-    detail::online_softmax_step(sacc, o, m_run, l_run, factor);
-    unsigned pa[KN][1][4];
-    detail::pack_probabilities<kBf16>(sacc, pa);
+    return detail::softmax_exponentiate(sacc, m_run, l_run, corr, factor);
+  };
 
-    // ---- O += P V
-    sm90::mbarrier_wait(v_full(s), parity);
+  // The pipeline of one warpgroup: while O += P V of tile i runs on the tensor cores, S of tile
+  // i + 1 is already computed (issued before it) and its softmax runs on the other units.
+  unsigned pa[KN][1][4];
+  sm90::mbarrier_wait(q_full, 0);
+  if (kv.has_tile()) {
+    sm90::mbarrier_wait(k_full(0), 0);
     sm90::wgmma_fence();
+    issue_qk(0);
+    sm90::wgmma_wait<0>();
+    softmax(kv.tile() * BN, kv.tile_class());  // O is still zero: nothing to rescale
+    detail::pack_probabilities<kBf16>(sacc, pa);
+  }
+  // O += P V of the tile in ring slot s (issued and committed, not waited for).
+  auto issue_pv = [&](int s) {
 #pragma unroll
     for (int kn = 0; kn < KN; ++kn) {
       const unsigned long long bv =
@@ -213,6 +217,46 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
       sm90::Wgmma<D>::template rs<kBf16>(o[0], pa[kn][0], bv, 1);
     }
     sm90::wgmma_commit();
+  };
+  // With a score mod, S of the next tile and P of this one do not both fit in the registers next to
+  // O (ptxas spills): such kernels finish P V before the next S.
+  constexpr bool kOverlap = !Mods::kHasScoreMod;
+  int i = 0;  // the visited tile whose P is in pa
+  if (kv.has_tile()) {
+#pragma unroll 1
+    for (kv.pop(); kv.has_tile(); kv.pop(), ++i) {
+      const int s = i % S, next = (i + 1) % S;
+      bool grow;
+      if constexpr (kOverlap) {
+        sm90::mbarrier_wait(k_full(next), ((i + 1) / S) & 1);
+        sm90::wgmma_fence();
+        issue_qk(next);
+        sm90::mbarrier_wait(v_full(s), (i / S) & 1);
+        issue_pv(s);
+        sm90::wgmma_wait<1>();  // S of tile i + 1 (the older group) is done; P V of tile i may still run
+        grow = softmax(kv.tile() * BN, kv.tile_class());
+        sm90::wgmma_wait<0>();  // P V of tile i is done: its slot, P and O are free
+        if (lane == 0) sm90::mbarrier_arrive(kv_empty(s));
+      } else {
+        sm90::mbarrier_wait(v_full(s), (i / S) & 1);
+        sm90::wgmma_fence();
+        issue_pv(s);
+        sm90::wgmma_wait<0>();
+        if (lane == 0) sm90::mbarrier_arrive(kv_empty(s));
+        sm90::mbarrier_wait(k_full(next), ((i + 1) / S) & 1);
+        sm90::wgmma_fence();
+        issue_qk(next);
+        sm90::wgmma_wait<0>();
+        grow = softmax(kv.tile() * BN, kv.tile_class());
+      }
+      if (grow) detail::rescale_output(o, corr);
+      detail::pack_probabilities<kBf16>(sacc, pa);
+    }
+    // The last tile's P V.
+    const int s = i % S;
+    sm90::mbarrier_wait(v_full(s), (i / S) & 1);
+    sm90::wgmma_fence();
+    issue_pv(s);
     sm90::wgmma_wait<0>();
     if (lane == 0) sm90::mbarrier_arrive(kv_empty(s));
   }

@@ -33,6 +33,21 @@ TEST(Compile, SecondCompileIsACacheHit) {
   EXPECT_EQ(again.entry_name(), "flexjit_fwd_causal_d64_fp16");
 }
 
+// The math mode is part of what a kernel is: the other mode compiles anew, and each is then hit.
+TEST(Compile, MathModesAreTwoKernels) {
+  Engine jit(EngineOptions{.disk_cache = false});
+  const Program p = example("softcap");
+  const Kernel fast = jit.compile(p, {.head_dim = 64, .arch = "sm_80"});
+  const Kernel exact = jit.compile(p, {.head_dim = 64, .arch = "sm_80", .math = Math::exact});
+  EXPECT_EQ(jit.counters().compiles, 2u);
+  jit.compile(p, {.head_dim = 64, .arch = "sm_80", .math = Math::fast});
+  jit.compile(p, {.head_dim = 64, .arch = "sm_80", .math = Math::exact});
+  EXPECT_EQ(jit.counters().compiles, 2u);
+  EXPECT_EQ(jit.counters().memory_hits, 2u);
+  EXPECT_THAT(fast.cuda_source(), HasSubstr("flexjit::fast_tanh("));
+  EXPECT_THAT(exact.cuda_source(), HasSubstr("tanhf("));
+}
+
 TEST(Compile, BlockSparseWalksTheList) {
   // BlockIndices[64, 64]: a 64-row query tile (inside one query block) and the block-list hooks.
   const Kernel k = engine().compile(example("topk_causal"), {.head_dim = 128, .arch = "sm_90a"});

@@ -1,6 +1,6 @@
-// Every example program -> generated CUDA -> NVRTC -> cubin, for sm_80 and sm_90a (no GPU
-// needed): the generator's output is valid CUDA for every pattern flexjit ships, and the
-// kernel source reads the program's lines back in comments.
+// Every example program -> generated CUDA -> NVRTC -> cubin, for sm_80 and sm_90a and in both
+// math modes (no GPU needed): the generator's output is valid CUDA for every pattern flexjit
+// ships, and the kernel source reads the program's lines back in comments.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -29,15 +29,27 @@ std::string read_file(const fs::path& p) {
   return ss.str();
 }
 
+std::vector<std::string> example_names() {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(fs::path(FLEXJIT_SOURCE_DIR) / "examples"))
+    if (e.path().extension() == ".py") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+ir::Program example_ir(const std::string& name, dsl::SourceFile& file) {
+  const fs::path path = fs::path(FLEXJIT_SOURCE_DIR) / "examples" / (name + ".py");
+  file = dsl::SourceFile(path.filename().string(), read_file(path));
+  return compiler::build_ir(file);
+}
+
 std::vector<Case> cases() {
   std::vector<Case> out;
-  std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(fs::path(FLEXJIT_SOURCE_DIR) / "examples"))
-    if (e.path().extension() == ".py") files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  for (const auto& f : files)
+  for (const auto& name : example_names()) {
     for (const char* arch : {"sm_80", "sm_90a"})
-      out.push_back({f.stem().string(), {128, compiler::ElementType::BF16, arch}});
+      out.push_back({name, {128, compiler::ElementType::BF16, arch}});  // math fast, the default
+    out.push_back({name, {.head_dim = 128, .arch = "sm_90a", .math = compiler::MathMode::Exact}});
+  }
   // Other head dims and fp16 on one mask and one score mod.
   for (int d : {64, 96, 256}) out.push_back({"sliding_window", {d, compiler::ElementType::FP16, "sm_90a"}});
   out.push_back({"softcap", {64, compiler::ElementType::FP16, "sm_80"}});
@@ -46,23 +58,23 @@ std::vector<Case> cases() {
 
 std::string case_name(const testing::TestParamInfo<Case>& info) {
   return info.param.example + "_d" + std::to_string(info.param.spec.head_dim) + "_" +
-         compiler::element_name(info.param.spec.dtype) + "_" + info.param.spec.arch;
+         compiler::element_name(info.param.spec.dtype) + "_" + info.param.spec.arch + "_" +
+         compiler::math_mode_name(info.param.spec.math);
 }
 
 class ExampleKernel : public testing::TestWithParam<Case> {};
 
 TEST_P(ExampleKernel, CompilesToACubin) {
   const Case& c = GetParam();
-  fs::path path = fs::path(FLEXJIT_SOURCE_DIR) / "examples" / (c.example + ".py");
-  dsl::SourceFile file(path.filename().string(), read_file(path));
-  ir::Program program = compiler::build_ir(file);
+  dsl::SourceFile file("", "");
+  ir::Program program = example_ir(c.example, file);
   codegen::GeneratedKernel k = codegen::generate_kernel(program, c.spec, &file);
   jit::CompileResult r = jit::compile(api::compile_request(k));
   ASSERT_GE(r.image.size(), 4u);
   EXPECT_EQ(std::string(r.image.data() + 1, 3), "ELF");
   // The program's own lines appear as comments above the code they became.
   if (program.mask_mod) {
-    EXPECT_NE(k.source.find("// " + path.filename().string() + ":"), std::string::npos);
+    EXPECT_NE(k.source.find("// " + c.example + ".py:"), std::string::npos);
   }
 }
 
@@ -124,6 +136,35 @@ TEST(GeneratedKernel, CacheKeyFollowsCompileTimeInputsOnly) {
   EXPECT_NE(key_of(prog, {64, compiler::ElementType::BF16, "sm_90a"}), base);
   EXPECT_NE(key_of(prog, {128, compiler::ElementType::FP16, "sm_90a"}), base);
   EXPECT_NE(key_of(prog, {128, compiler::ElementType::BF16, "sm_80"}), base);
+  EXPECT_NE(key_of(prog, {.head_dim = 128, .arch = "sm_90a", .math = compiler::MathMode::Exact}), base);
+}
+
+// A fast and an exact kernel of the same program are different kernels, also when the program
+// has no float arithmetic at all (a kernel's header says its mode): never one cache entry.
+TEST(GeneratedKernel, MathModesNeverShareACacheEntry) {
+  for (const auto& name : example_names()) {
+    dsl::SourceFile file("", "");
+    const ir::Program program = example_ir(name, file);
+    auto key_of = [&](compiler::MathMode math) {
+      const compiler::KernelTarget target{.head_dim = 64, .arch = "sm_90a", .math = math};
+      const codegen::GeneratedKernel k = codegen::generate_kernel(program, target, &file);
+      return jit::CompileJob(api::compile_request(k), k.entry).key.str();
+    };
+    EXPECT_NE(key_of(compiler::MathMode::Fast), key_of(compiler::MathMode::Exact)) << name;
+  }
+}
+
+// sink() takes the Params, also when mask() and score() take the Cta of per-CTA values.
+TEST(GeneratedKernel, SinkBesidePerCtaValues) {
+  dsl::SourceFile file("p.py",
+                       "slopes: Tensor[float32, 1]\n"
+                       "def score_mod(score, b, h, q_idx, kv_idx):\n"
+                       "    return score + slopes[h] * (kv_idx - q_idx)\n"
+                       "def sink(b, h):\n"
+                       "    return slopes[h] * 2.0\n");
+  auto k = codegen::generate_kernel(compiler::build_ir(file), {64, compiler::ElementType::BF16, "sm_80"}, &file);
+  EXPECT_NE(k.source.find("struct Cta {"), std::string::npos) << k.source;
+  EXPECT_NO_THROW(jit::compile(api::compile_request(k)));
 }
 
 TEST(GeneratedKernel, UnsupportedHeadDimIsNamed) {

@@ -50,8 +50,9 @@ const char* layout_name(Layout l) {
 }
 
 std::string Case::name() const {
-  return fmt::format("{}_{}_d{}_b{}_h{}x{}_t{}x{}_{}{}{}{}", program, dtype_name(dtype), D, B, Hq, Hkv, Tq, Tkv,
-                     layout_name(layout), scale ? "_scaled" : "", family.empty() ? "" : "_", family);
+  return fmt::format("{}_{}_d{}_b{}_h{}x{}_t{}x{}_{}{}{}{}{}", program, dtype_name(dtype), D, B, Hq, Hkv, Tq, Tkv,
+                     layout_name(layout), scale ? "_scaled" : "", math == Math::fast ? "_fast" : "",
+                     family.empty() ? "" : "_", family);
 }
 
 // The device side: q, k, v uploaded once in the case's layout; out and lse poisoned per run.
@@ -68,7 +69,7 @@ struct AttentionRun::DeviceSide {
 
 AttentionRun::AttentionRun(const Case& c, std::uint64_t seed)
     : case_(c), rng_(seed), program_(load_program(c.program)),
-      kernel_(engine().compile(program_, {.head_dim = c.D, .dtype = c.dtype, .family = c.family})) {
+      kernel_(engine().compile(program_, {.head_dim = c.D, .dtype = c.dtype, .family = c.family, .math = c.math})) {
   bindings_ = random_bindings(program_, {c.B, c.Hq, c.Tq, c.Tkv, c.Hkv}, rng_);
   device_ = std::make_unique<DeviceSide>(c);
 

@@ -34,8 +34,10 @@ struct Case {
   int B = 1, Hq = 1, Hkv = 1, Tq = 1, Tkv = 1;
   Layout layout = Layout::bhsd;
   std::optional<float> scale{};
+  // exact: the mods compute as the reference's interpreter does (attention_cases_test.cpp).
+  Math math = Math::exact;
   std::string family{};  // CompileOptions::family; empty: the automatic choice
-  std::string name() const;  // "alibi_bf16_d128_b2_h4x2_t1000x1000_bhsd", "..._bhsd_sm80_fwd"
+  std::string name() const;  // "alibi_bf16_d128_b2_h4x2_t1000x1000_bhsd", "..._fast", "..._sm80_fwd"
 };
 // How gtest (and so ctest's test names) print a case.
 inline void PrintTo(const Case& c, std::ostream* os) { *os << c.name(); }

@@ -1,7 +1,9 @@
 // Every example program (block-sparse top-k: block_sparse_test.cpp) on the GPU against the float64
 // reference, over a covering set of dtypes, head dims, lengths, batch/heads, GQA and memory layouts
 // (not the full product: each axis is swept on a few programs, and every program runs in two mixed
-// settings), on every kernel family that serves the case.
+// settings), on every kernel family that serves the case. These kernels compute with math = exact,
+// as the reference's interpreter does; FastMath runs every program with a score_mod or a sink with
+// math = fast (the default) within the same tolerance.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -20,7 +22,7 @@ const char* const kExamples[] = {"alibi",    "alibi_softcap_window", "causal",  
                                  "sink_window", "sliding_window",    "softcap",        "dense_bias",
                                  "masked_rows", "masked_rows_sink", "two_sided_window", "dilated_window",
                                  "relative_position_bias", "neighbourhood_2d", "head_windows", "tile_table",
-                                 "batched_documents"};
+                                 "batched_documents", "math_functions"};
 
 std::vector<Case> cases() {
   std::vector<Case> v;
@@ -73,8 +75,26 @@ TEST_P(Attention, MatchesReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Examples, Attention, ::testing::ValuesIn(cases()),
-                         [](const ::testing::TestParamInfo<Case>& info) { return info.param.name(); });
+// math = fast: tanh.approx, ex2.approx, FMA contraction and reciprocal multiplies stay below what
+// bf16 and fp16 outputs show. Settings of the first sweep above, a larger scale and D=256.
+std::vector<Case> fast_math_cases() {
+  const char* const score_programs[] = {"alibi",        "alibi_softcap_window",   "softcap",
+                                        "dense_bias",   "relative_position_bias", "learned_sink",
+                                        "masked_rows_sink", "math_functions"};
+  std::vector<Case> v;
+  for (const char* p : score_programs) {
+    v.push_back({p, bf16, 128, 2, 4, 2, 1000, 1000, L::bhsd, std::nullopt, Math::fast});
+    v.push_back({p, fp16, 64, 2, 6, 3, 177, 300, L::bshd, std::nullopt, Math::fast});
+  }
+  v.push_back({"softcap", fp16, 128, 2, 2, 1, 300, 300, L::bhsd, 0.3f, Math::fast});
+  v.push_back({"alibi_softcap_window", bf16, 256, 1, 2, 1, 333, 333, L::padded, std::nullopt, Math::fast});
+  return v;
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) { return info.param.name(); }
+
+INSTANTIATE_TEST_SUITE_P(Examples, Attention, ::testing::ValuesIn(cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(FastMath, Attention, ::testing::ValuesIn(fast_math_cases()), case_name);
 
 }  // namespace
 }  // namespace flexjit::gpu_test

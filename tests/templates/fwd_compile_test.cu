@@ -4,15 +4,7 @@
 // -Xptxas -v for sm_80 and sm_90a, once per element type (-DFJ_ELEMENT=bf16_t or fp16_t); that
 // script fails the test on any register spill or stack frame.
 #include "templates/sm80/attention_fwd.cuh"
-#include "tests/templates/test_mods.cuh"
-
-#ifndef FJ_ELEMENT
-#define FJ_ELEMENT bf16_t
-#endif
-
-namespace {
-using Element = flexjit::FJ_ELEMENT;
-}
+#include "tests/templates/compile_test_variants.cuh"
 
 // What the generator emits for one variant: a Mods struct (test_mods.cuh here), a config, and this.
 #define FJ_WRAPPER(NAME, MODS, D)                                                                   \
@@ -23,14 +15,7 @@ using Element = flexjit::FJ_ELEMENT;
     flexjit::attention_fwd_sm80<flexjit_test::MODS, flexjit::DefaultFwdConfig<D, Element>>(args, params); \
   }
 
-// Dense (no hooks: the fast path), a mask + score mod (ALiBi window), a mask + sink, and the
-// stripe mask (EMPTY tiles inside the kv range), for each required head dim, plus D = 96 and 80.
-#define FJ_ALL_MODS(D)                                   \
-  FJ_WRAPPER(fwd_dense_d##D, DenseMods, D)               \
-  FJ_WRAPPER(fwd_window_alibi_d##D, WindowAlibiMods, D)  \
-  FJ_WRAPPER(fwd_sink_window_d##D, SinkWindowMods, D)    \
-  FJ_WRAPPER(fwd_softcap_d##D, SoftcapCausalMods, D)     \
-  FJ_WRAPPER(fwd_stripe_d##D, StripeMods, D)
+// Every variant for each required head dim, plus D = 96, 80 and 32.
 
 FJ_ALL_MODS(64)
 FJ_ALL_MODS(128)
