@@ -191,6 +191,8 @@ HostBindings parse_bindings(const Program& program, const std::vector<std::strin
     const auto eq = b.find('=');
     if (eq == std::string::npos || eq == 0) fail(fmt::format("--bind {}: expected NAME=VALUE or NAME=FILE.npy", b));
     const std::string name = b.substr(0, eq), value = b.substr(eq + 1);
+    if (out.tensors.count(name) || out.scalars.count(name))
+      fail(fmt::format("--bind {}: '{}' is bound twice; give each name once", b, name));
     const Parameter* p = find_parameter(program, name);
     if (p == nullptr) fail(fmt::format("--bind {}: '{}' is not declared by the program ({})", b, name, declared_names(program)));
     const bool is_tensor = p->kind == Parameter::Kind::tensor || p->kind == Parameter::Kind::block_indices;
