@@ -3,6 +3,7 @@
 #include "dsl/diagnostics.hpp"
 
 #include <algorithm>
+#include <string_view>
 
 namespace flexjit::dsl {
 namespace {
@@ -39,21 +40,35 @@ std::string format_all(const SourceFile& file, const std::vector<Diagnostic>& di
   return out;
 }
 
+// Suggestions are at most this many edits away, so the distance only has to be computed in a
+// band around the diagonal: time and memory stay linear in the name's length however long it is.
+constexpr std::size_t kMaxSuggestionEdits = 4;
+
 // Edit distance where swapping two adjacent characters counts as one edit (optimal string
-// alignment), so the common typo "tahn" for "tanh" is one edit away.
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
-  for (std::size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (std::size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t subst = d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, subst});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+// alignment), so the common typo "tahn" for "tanh" is one edit away; any distance above `cap`
+// comes back as cap + 1. Cells further than `cap` from the diagonal cannot be within the cap, so
+// each row computes only the band [i - cap, i + cap]; three rows are kept (a swap looks two back).
+std::size_t bounded_edit_distance(std::string_view a, std::string_view b, std::size_t cap) {
+  const std::size_t n = a.size(), m = b.size(), too_far = cap + 1;
+  if ((n > m ? n - m : m - n) > cap) return too_far;
+  std::vector<std::size_t> two_back(m + 1, too_far), back(m + 1, too_far), row(m + 1, too_far);
+  for (std::size_t j = 0; j <= std::min(m, cap); ++j) back[j] = j;
+  for (std::size_t i = 1; i <= n; ++i) {
+    const std::size_t lo = i > cap ? i - cap : 1, hi = std::min(m, i + cap);
+    row[lo - 1] = lo == 1 ? std::min(i, too_far) : too_far;  // the band's edges: the first
+    if (hi < m) row[hi + 1] = too_far;                        // column, or out of reach
+    std::size_t best = row[lo - 1];
+    for (std::size_t j = lo; j <= hi; ++j) {
+      std::size_t d = std::min({back[j] + 1, row[j - 1] + 1, back[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d = std::min(d, two_back[j - 2] + 1);
+      row[j] = std::min(d, too_far);
+      best = std::min(best, row[j]);
     }
+    if (best > cap) return too_far;  // every later row only grows
+    std::swap(two_back, back);
+    std::swap(back, row);
   }
-  return d[a.size()][b.size()];
+  return back[m];
 }
 
 }  // namespace
@@ -95,14 +110,15 @@ void user_error(const SourceFile& file, SourcePos pos, const std::string& messag
   throw CompileError(file, {Diagnostic{Severity::Error, pos, message}});
 }
 
+// Candidates within max(1, length / 3) edits, capped at kMaxSuggestionEdits, are suggested.
 // Identical names are skipped: "did you mean 'x'?" about the name the user typed helps nobody.
 std::string closest_name(const std::string& name, const std::vector<std::string>& candidates) {
-  const std::size_t limit = std::max<std::size_t>(1, name.size() / 3);
+  const std::size_t limit = std::clamp<std::size_t>(name.size() / 3, 1, kMaxSuggestionEdits);
   std::string best;
   std::size_t best_distance = limit + 1;
   for (const auto& c : candidates) {
     if (c == name) continue;
-    std::size_t dist = edit_distance(name, c);
+    std::size_t dist = bounded_edit_distance(name, c, limit);
     if (dist < best_distance) {  // strict: the earliest candidate wins a tie
       best_distance = dist;
       best = c;

@@ -1,6 +1,8 @@
 // The logical-line splitter: a single forward scan over the bytes of the file.
 #include "dsl/lines.hpp"
 
+#include "dsl/utf8.hpp"
+
 #include <fmt/format.h>
 
 #include <cctype>
@@ -50,6 +52,11 @@ class Splitter {
   LineSplit run() {
     if (auto nul = s_.find('\0'); nul != std::string::npos) {
       fail(nul, 1, "source code cannot contain null bytes");
+      return std::move(out_);
+    }
+    // Python decodes the whole file before it tokenizes: a bad byte in a comment is an error too.
+    if (auto bad = first_invalid_utf8(s_); bad != std::string::npos) {
+      fail(bad, 1, fmt::format("invalid byte 0x{:02x}: source files must be UTF-8", static_cast<unsigned char>(s_[bad])));
       return std::move(out_);
     }
     if (s_.compare(0, 3, "\xEF\xBB\xBF") == 0) i_ = 3;  // a UTF-8 byte order mark, as Python allows

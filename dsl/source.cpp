@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -13,12 +14,19 @@ namespace flexjit::dsl {
 
 SourceFile::SourceFile(std::string name, std::string text)
     : name_(std::move(name)), text_(std::move(text)) {
+  // A lone carriage return ends a line, as in Python (old Mac line ends). It becomes '\n' in
+  // place, so every byte offset, and hence every position, stays what it was in the file.
+  for (std::size_t i = 0; i < text_.size(); ++i)
+    if (text_[i] == '\r' && (i + 1 == text_.size() || text_[i + 1] != '\n')) text_[i] = '\n';
   line_starts_.push_back(0);
   for (std::size_t i = 0; i < text_.size(); ++i)
     if (text_[i] == '\n') line_starts_.push_back(i + 1);
 }
 
 SourceFile SourceFile::from_path(const std::string& path) {
+  std::error_code ec;
+  // An ifstream opens a directory and reads it as empty: say what it is instead.
+  if (std::filesystem::is_directory(path, ec)) throw flexjit::Error("cannot read '" + path + "': it is a directory");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw flexjit::Error("cannot open '" + path + "': " + std::strerror(errno));
   std::ostringstream buf;

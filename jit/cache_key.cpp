@@ -83,12 +83,16 @@ CacheKey compute_key(const CompileRequest& request, std::string_view name) {
   return compute_key(in);
 }
 
-CacheKey CacheKey::parse(std::string_view text) {
+bool is_cache_key(std::string_view text) {
   auto dash = text.rfind('-');
-  if (dash == std::string_view::npos || dash == 0 || text.size() - dash - 1 != kHexDigits ||
-      !is_lower_hex(text.substr(dash + 1)) || sanitize_key_prefix(text.substr(0, dash)) != text.substr(0, dash))
+  return dash != std::string_view::npos && dash != 0 && text.size() - dash - 1 == kHexDigits &&
+         is_lower_hex(text.substr(dash + 1)) && sanitize_key_prefix(text.substr(0, dash)) == text.substr(0, dash);
+}
+
+CacheKey CacheKey::parse(std::string_view text) {
+  if (!is_cache_key(text))
     throw std::invalid_argument("flexjit: '" + std::string(text) + "' is not a kernel cache key");
-  return CacheKey(std::string(text), hash_from_hex(text.substr(dash + 1)));
+  return CacheKey(std::string(text), hash_from_hex(text.substr(text.size() - kHexDigits)));
 }
 
 std::string_view CacheKey::prefix() const {

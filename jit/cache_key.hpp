@@ -76,6 +76,9 @@ CacheKey compute_key(const CompileRequest& request, std::string_view name);
 
 std::string sanitize_key_prefix(std::string_view name);
 
+// Whether `text` has the form compute_key gives: a sanitized prefix, '-', 64 lowercase hex digits.
+bool is_cache_key(std::string_view text);
+
 }  // namespace flexjit::jit
 
 template <>

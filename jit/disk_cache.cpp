@@ -1,6 +1,9 @@
 #include "jit/disk_cache.hpp"
 
+#include "jit/cache_file_names.hpp"
+#include "jit/regular_file.hpp"
 #include "jit/sha256.hpp"
+#include "flexjit/error.hpp"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -20,7 +23,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr char kMagic[8] = {'F', 'J', 'K', 'C', 'A', 'C', 'H', 'E'};
-constexpr const char* kTempPrefix = ".tmp-";
 // clear() leaves younger temp files alone: they may belong to a writer that is still running.
 constexpr auto kStaleTempAge = std::chrono::minutes(10);
 
@@ -74,33 +76,6 @@ bool write_all(int fd, const void* data, std::size_t size) {
   return true;
 }
 
-bool read_all(int fd, void* data, std::size_t size) {
-  auto* p = static_cast<char*>(data);
-  while (size > 0) {
-    ssize_t n = ::read(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;  // error or unexpected end of file (truncated)
-    p += n;
-    size -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
-
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
-
 void validate_key(const std::string& key) {
   if (key.empty() || key.front() == '.' || key.find('/') != std::string::npos ||
       key.find('\0') != std::string::npos || key.size() > 200)
@@ -112,8 +87,12 @@ std::chrono::system_clock::time_point to_time_point(const struct timespec& ts) {
   return system_clock::time_point(duration_cast<system_clock::duration>(seconds(ts.tv_sec) + nanoseconds(ts.tv_nsec)));
 }
 
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+// Whether `path` is a regular file that starts with the entry magic: what list() and clear()
+// take for an entry, whatever its name says.
+bool has_entry_magic(const fs::path& path) {
+  RegularFile file = open_regular_file(path);
+  char magic[sizeof kMagic];
+  return file.fd && read_all(file.fd.get(), magic, sizeof magic) && std::memcmp(magic, kMagic, sizeof kMagic) == 0;
 }
 
 }  // namespace
@@ -163,27 +142,26 @@ std::string DiskCache::unusable_reason() {
 
 fs::path DiskCache::path_for(const std::string& key) const {
   validate_key(key);
-  return directory_ / (key + kExtension);
+  return directory_ / (key + std::string(kEntryExtension));
 }
 
 DiskLookup DiskCache::load(const std::string& key, std::vector<char>& payload) {
   fs::path path = path_for(key);
   if (!usable()) return DiskLookup::disabled;
-  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return DiskLookup::miss;  // ENOENT, or unreadable: either way not a hit
+  RegularFile file = open_regular_file(path);
+  if (!file.exists) return DiskLookup::miss;  // ENOENT, or unreadable: either way not a hit
+  const int fd = file.fd.get();
 
-  struct stat st {};
   unsigned char raw[kHeaderSize];
   FileHeader header;
-  if (::fstat(fd.get(), &st) != 0 || static_cast<std::uint64_t>(st.st_size) < kHeaderSize ||
-      !read_all(fd.get(), raw, kHeaderSize) || !decode(raw, header) ||
+  if (!file.fd || file.size < kHeaderSize || !read_all(fd, raw, kHeaderSize) || !decode(raw, header) ||
       header.version != kFileFormatVersion || header.header_size != kHeaderSize ||
-      header.payload_size != static_cast<std::uint64_t>(st.st_size) - kHeaderSize ||
+      header.payload_size > kMaxPayloadBytes || header.payload_size != file.size - kHeaderSize ||
       header.key_digest != sha256(key))
     return DiskLookup::rejected;
 
   payload.resize(header.payload_size);
-  if (!read_all(fd.get(), payload.data(), payload.size()) || sha256(payload) != header.payload_digest) {
+  if (!read_all(fd, payload.data(), payload.size()) || sha256(payload) != header.payload_digest) {
     payload.clear();
     return DiskLookup::rejected;
   }
@@ -192,9 +170,9 @@ DiskLookup DiskCache::load(const std::string& key, std::vector<char>& payload) {
 
 bool DiskCache::store(const std::string& key, std::span<const char> payload) {
   fs::path path = path_for(key);
-  if (!usable()) return false;
+  if (payload.size() > kMaxPayloadBytes || !usable()) return false;  // load() would refuse it
 
-  std::string temp = (directory_ / (kTempPrefix + key + "-XXXXXX")).string();
+  std::string temp = (directory_ / temp_file_pattern(key)).string();
   FileDescriptor fd(::mkostemp(temp.data(), O_CLOEXEC));
   if (fd.get() < 0) {
     disable(std::string("cannot create a file in it: ") + std::strerror(errno));
@@ -239,10 +217,10 @@ std::vector<DiskEntry> DiskCache::list() const {
   for (fs::directory_iterator it(directory_, ec), end; !ec && it != end; it.increment(ec)) {
     std::string name = it->path().filename().string();
     struct stat st {};
-    if (name.front() == '.' || !ends_with(name, kExtension) || ::lstat(it->path().c_str(), &st) != 0 ||
-        !S_ISREG(st.st_mode))
+    if (!is_entry_file_name(name) || ::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) ||
+        !has_entry_magic(it->path()))
       continue;
-    name.resize(name.size() - std::strlen(kExtension));
+    name.resize(name.size() - kEntryExtension.size());
     entries.push_back({std::move(name), static_cast<std::uintmax_t>(st.st_size), to_time_point(st.st_mtim)});
   }
   std::sort(entries.begin(), entries.end(), [](const DiskEntry& a, const DiskEntry& b) { return a.key < b.key; });
@@ -271,17 +249,28 @@ DiskStats DiskCache::stats() const {
 }
 
 std::size_t DiskCache::clear() {
-  std::size_t removed = 0;
+  if (directory_.empty()) throw flexjit::Error("cannot clear the kernel cache: no home directory; set FLEXJIT_CACHE_DIR");
   std::error_code ec;
-  auto stale_before = std::chrono::system_clock::now() - kStaleTempAge;
-  for (fs::directory_iterator it(directory_, ec), end; !ec && it != end; it.increment(ec)) {
-    std::string name = it->path().filename().string();
+  fs::directory_iterator it(directory_, ec);
+  if (ec == std::errc::no_such_file_or_directory) return 0;  // nothing was ever cached there
+  std::size_t removed = 0;
+  std::string failure;  // the first problem; clearing goes on past it
+  if (ec) failure = ec.message();
+  const auto stale_before = std::chrono::system_clock::now() - kStaleTempAge;
+  for (fs::directory_iterator end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
     struct stat st {};
     if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    bool entry = name.front() != '.' && ends_with(name, kExtension);
-    bool stale_temp = name.starts_with(kTempPrefix) && to_time_point(st.st_mtim) < stale_before;
-    if ((entry || stale_temp) && ::unlink(it->path().c_str()) == 0) ++removed;
+    const bool entry = is_entry_file_name(name) && has_entry_magic(it->path());
+    const bool stale_temp = is_temp_file_name(name) && to_time_point(st.st_mtim) < stale_before;
+    if (!entry && !stale_temp) continue;
+    if (::unlink(it->path().c_str()) == 0) ++removed;
+    else if (failure.empty()) failure = fmt::format("cannot remove '{}': {}", name, std::strerror(errno));
   }
+  if (ec && failure.empty()) failure = ec.message();
+  if (!failure.empty())
+    throw flexjit::Error(fmt::format("cannot clear the kernel cache directory '{}': {} ({} file{} removed)",
+                                     directory_.string(), failure, removed, removed == 1 ? "" : "s"));
   return removed;
 }
 

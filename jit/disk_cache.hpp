@@ -6,10 +6,10 @@
 // Write = a unique temp file in the same directory (mkstemp), then rename() over the final name:
 //         readers see the old file or the new one, never half of one, and two writers of one key
 //         simply both win (their payloads are equal).
-// Read  = anything that does not verify (magic, version, size, key, checksum, truncation) is a
-//         miss; the file is left for the next store to replace atomically, because unlinking it
-//         could race with another process that has just renamed a good file into place. No fsync:
-//         a file cut short by a crash fails the checksum and is recompiled.
+// Read  = anything that does not verify (file type, magic, version, size, key, checksum,
+//         truncation) is a miss; the file is left for the next store to replace atomically,
+//         because unlinking it could race with another process that has just renamed a good file
+//         into place. No fsync: a file cut short by a crash fails the checksum and is recompiled.
 // An unusable directory (cannot be created or written) is reported once through the warning sink
 // and the cache then behaves as empty and read-only: callers keep working from memory.
 #pragma once
@@ -54,7 +54,9 @@ class DiskCache {
   using WarnFn = std::function<void(const std::string&)>;
   static constexpr std::uint32_t kFileFormatVersion = 1;
   static constexpr std::size_t kHeaderSize = 96;
-  static constexpr const char* kExtension = ".fjk";
+  // The largest payload a header may claim; a larger claim is corruption (the biggest cubins are
+  // a few MB), so a planted header cannot make a reader allocate and read gigabytes.
+  static constexpr std::uint64_t kMaxPayloadBytes = std::uint64_t{256} << 20;
 
   // Nothing touches the file system until the first load/store. `warn` defaults to stderr.
   explicit DiskCache(std::filesystem::path directory = default_cache_directory(), WarnFn warn = {});
@@ -74,7 +76,9 @@ class DiskCache {
   // For the command line. These never create the directory.
   std::vector<DiskEntry> list() const;  // sorted by key
   DiskStats stats() const;
-  std::size_t clear();  // removes entries and leftover temp files; returns how many files went
+  // Removes the entries and the stale temp files (cache_file_names.hpp); returns how many went.
+  // Throws flexjit::Error when the directory cannot be read or a file cannot be removed.
+  std::size_t clear();
 
  private:
   void disable(const std::string& reason);

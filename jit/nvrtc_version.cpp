@@ -1,7 +1,9 @@
 #include "jit/nvrtc_version.hpp"
 
 #include "jit/cache_directory.hpp"
+#include "jit/cache_file_names.hpp"
 #include "jit/nvrtc_library.hpp"
+#include "jit/regular_file.hpp"
 #include "jit/sha256.hpp"
 
 #include <fcntl.h>
@@ -73,11 +75,10 @@ fs::path nvrtc_version_memo_path(const fs::path& directory, const std::string& i
 }
 
 std::optional<NvrtcVersion> read_nvrtc_version_memo(const fs::path& memo, const std::string& identity) {
-  const int fd = ::open(memo.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::nullopt;
+  const RegularFile file = open_regular_file(memo);
+  if (!file.fd) return std::nullopt;
   char buffer[4096];
-  const ssize_t n = ::read(fd, buffer, sizeof buffer);
-  ::close(fd);
+  const ssize_t n = ::read(file.fd.get(), buffer, sizeof buffer);
   if (n <= 0) return std::nullopt;
   // "<magic>\n<identity>\n<major>.<minor>\n"
   const std::string expected_head = fmt::format("{}\n{}\n", kMagic, identity);
@@ -94,8 +95,8 @@ std::optional<NvrtcVersion> read_nvrtc_version_memo(const fs::path& memo, const 
 bool write_nvrtc_version_memo(const fs::path& memo, const std::string& identity, NvrtcVersion version) {
   std::error_code ec;
   fs::create_directories(memo.parent_path(), ec);
-  // The ".tmp-" prefix lets DiskCache::clear() sweep the file up should this process die here.
-  std::string temp = (memo.parent_path() / ".tmp-nvrtc-XXXXXX").string();
+  // A temp file name DiskCache::clear() knows, so it sweeps the file up should this process die here.
+  std::string temp = (memo.parent_path() / temp_file_pattern("nvrtc")).string();
   const int fd = ::mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) return false;
   ::fchmod(fd, 0644);

@@ -6,6 +6,7 @@
 
 #include "flexjit/flexjit.hpp"
 #include "tools/commands.hpp"
+#include "tools/distinct_paths.hpp"
 
 namespace flexjit::tools {
 
@@ -72,6 +73,7 @@ void add_emit_kernel_commands(CLI::App* emit, int& exit_code) {
   cubin->add_option("-o,--output", opts->output, "where to write the cubin")->required();
   cubin->callback([opts, &exit_code] {
     exit_code = run_reporting_errors([&] {
+      require_distinct_outputs({{"the program", opts->file}}, {{"-o", opts->output}});
       Engine jit;
       const Kernel kernel = jit.compile(Program::from_file(opts->file), opts->compile_options());
       const std::vector<char> image = kernel.cubin();

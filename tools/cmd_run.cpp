@@ -13,6 +13,7 @@
 
 #include "flexjit/flexjit.hpp"
 #include "tools/commands.hpp"
+#include "tools/distinct_paths.hpp"
 #include "tools/npy.hpp"
 #include "tools/run_cuda.hpp"
 #include "tools/run_inputs.hpp"
@@ -65,6 +66,34 @@ CpuRun run_on_cpu(const Program& program, const AttentionData& d, const HostBind
   return r;
 }
 
+// --demo makes q, k, v and out on the host as float32; a tensor over this many elements is refused
+// up front (by name) rather than failing somewhere in an allocation.
+constexpr std::int64_t kMaxDemoElements = std::int64_t{1} << 31;
+
+void check_demo_sizes(const RunOptions& o) {
+  const int Hkv = o.Hkv ? o.Hkv : o.H, Tkv = o.Tkv ? o.Tkv : o.T;
+  const struct {
+    const char* name;
+    int heads, length;
+    const char* flags;
+  } tensors[] = {{"q", o.H, o.T, "--H, --T"}, {"k and v", Hkv, Tkv, "--Hkv, --Tkv"}};
+  for (const auto& t : tensors) {
+    const __int128 elements = static_cast<__int128>(o.B) * t.heads * t.length * o.D;
+    if (elements > kMaxDemoElements)
+      throw std::runtime_error(fmt::format(
+          "--demo: {} [B={}, H={}, T={}, D={}] would hold {} float32 elements, over the limit of 2^31; lower --B, {} or --D",
+          t.name, o.B, t.heads, t.length, o.D, elements, t.flags));
+  }
+}
+
+void check_output_paths(const RunOptions& o) {
+  std::vector<NamedPath> inputs = {{"the program", o.file}, {"--q", o.q}, {"--k", o.k}, {"--v", o.v}};
+  for (const std::string& b : o.binds)
+    if (const auto eq = b.find('='); eq != std::string::npos && b.ends_with(".npy"))
+      inputs.push_back({"--bind " + b.substr(0, eq), b.substr(eq + 1)});
+  require_distinct_outputs(inputs, {{"--out", o.out}, {"--lse", o.lse}});
+}
+
 struct Errors {
   double max_abs = 0, rel_l2 = 0;
 };
@@ -91,6 +120,8 @@ std::string bindings_text(const HostBindings& b) {
 }
 
 int run(const RunOptions& o) {
+  check_output_paths(o);
+  if (o.demo) check_demo_sizes(o);
   const Program program = Program::from_file(o.file);
   std::mt19937_64 rng(o.seed);
 
@@ -164,15 +195,31 @@ int run(const RunOptions& o) {
   return kExitOk;
 }
 
+// Sizes and counts: CLI::PositiveNumber would report 0 as out of a range up to 1.8e308.
+const CLI::Validator kAtLeastOne(
+    [](std::string& text) {
+      long long value = 0;
+      return CLI::detail::lexical_cast(text, value) && value >= 1 ? std::string() : std::string("must be >= 1");
+    },
+    "INT >= 1");
+
+const CLI::Validator kFinite(
+    [](std::string& text) {
+      double value = 0;
+      return CLI::detail::lexical_cast(text, value) && std::isfinite(value) ? std::string()
+                                                                            : std::string("must be a finite number");
+    },
+    "FLOAT");
+
 }  // namespace
 
 void add_run_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<RunOptions>();
   auto* cmd = app.add_subcommand("run", "Run a program's attention on .npy inputs (or random ones with --demo)");
   cmd->add_option("FILE", o->file, "program file (.py)")->required();
-  cmd->add_option("--q", o->q, "queries, float16/32/64 .npy [B, Hq, Tq, D]");
-  cmd->add_option("--k", o->k, "keys, .npy [B, Hkv, Tkv, D]");
-  cmd->add_option("--v", o->v, "values, .npy [B, Hkv, Tkv, D]");
+  auto* q = cmd->add_option("--q", o->q, "queries, float16/32/64 .npy [B, Hq, Tq, D]");
+  auto* k = cmd->add_option("--k", o->k, "keys, .npy [B, Hkv, Tkv, D]");
+  auto* v = cmd->add_option("--v", o->v, "values, .npy [B, Hkv, Tkv, D]");
   cmd->add_option("--out", o->out, "output .npy (float32 [B, Hq, Tq, D])");
   cmd->add_option("--lse", o->lse, "log-sum-exp output .npy (float32 [B, Hq, Tq])");
   cmd->add_option("--bind", o->binds, "NAME=VALUE for a runtime scalar, NAME=FILE.npy for a captured tensor")
@@ -180,18 +227,18 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--dtype", o->dtype, "element type on the GPU (inputs are converted)")
       ->check(CLI::IsMember({"bf16", "fp16"}))
       ->capture_default_str();
-  cmd->add_option("--scale", o->scale, "scale of <q, k> (default 1/sqrt(D))");
+  cmd->add_option("--scale", o->scale, "scale of <q, k> (default 1/sqrt(D))")->check(kFinite);
   cmd->add_option("--device", o->device, "cuda or cpu (default: cuda when a GPU is found)")
       ->check(CLI::IsMember({"cuda", "cpu"}));
   add_math_option(cmd, o->math);
-  cmd->add_flag("--demo", o->demo, "random q, k, v and captured tensors, and a report");
-  cmd->add_option("--B", o->B, "--demo: batch size")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--H", o->H, "--demo: query heads")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--T", o->T, "--demo: sequence length")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--D", o->D, "--demo: head dim")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--Hkv", o->Hkv, "--demo: key/value heads (default H)")->check(CLI::PositiveNumber);
-  cmd->add_option("--Tkv", o->Tkv, "--demo: key/value length (default T)")->check(CLI::PositiveNumber);
-  cmd->add_option("--iters", o->iters, "--demo: timed calls on the GPU")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_flag("--demo", o->demo, "random q, k, v and captured tensors, and a report")->excludes(q)->excludes(k)->excludes(v);
+  cmd->add_option("--B", o->B, "--demo: batch size")->capture_default_str()->check(kAtLeastOne);
+  cmd->add_option("--H", o->H, "--demo: query heads")->capture_default_str()->check(kAtLeastOne);
+  cmd->add_option("--T", o->T, "--demo: sequence length")->capture_default_str()->check(kAtLeastOne);
+  cmd->add_option("--D", o->D, "--demo: head dim")->capture_default_str()->check(kAtLeastOne);
+  cmd->add_option("--Hkv", o->Hkv, "--demo: key/value heads (default H)")->check(kAtLeastOne);
+  cmd->add_option("--Tkv", o->Tkv, "--demo: key/value length (default T)")->check(kAtLeastOne);
+  cmd->add_option("--iters", o->iters, "--demo: timed calls on the GPU")->capture_default_str()->check(kAtLeastOne);
   cmd->add_option("--seed", o->seed, "--demo: random seed")->capture_default_str();
   cmd->callback([o, &exit_code] {
     exit_code = run_reporting_errors([&] {

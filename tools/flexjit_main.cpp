@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <new>
 
 #include "flexjit/error.hpp"
 #include "tools/commands.hpp"
@@ -15,6 +16,9 @@ int run_reporting_errors(const std::function<int()>& fn) {
   } catch (const CompileError& e) {  // dsl::CompileError too: it is one
     std::cerr << e.what();
     return kExitDiagnostics;
+  } catch (const std::bad_alloc&) {  // what() would only say "std::bad_alloc"
+    std::cerr << "flexjit: error: out of memory\n";
+    return kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << "flexjit: error: " << e.what() << "\n";
     return kExitUsage;

@@ -7,10 +7,11 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
-#include <regex>
+#include <limits>
 #include <stdexcept>
 
-#include "ir/interpreter.hpp"
+#include "flexjit/half.hpp"
+#include "tools/npy_header.hpp"
 
 namespace flexjit::tools {
 namespace {
@@ -22,31 +23,27 @@ constexpr std::size_t kMagicLen = 6;
   throw std::runtime_error(fmt::format("{}: {}", path, what));
 }
 
-// The value of `key` in the header dict, as its literal text ("'<f4'", "False", "(2, 3)").
-std::string dict_value(const std::string& path, const std::string& header, const std::string& key) {
-  std::smatch m;
-  const std::regex re("['\"]" + key + "['\"]\\s*:\\s*('[^']*'|\"[^\"]*\"|True|False|\\([^)]*\\))");
-  if (!std::regex_search(header, m, re)) fail(path, fmt::format("the .npy header has no '{}' entry", key));
-  return m[1].str();
+// "<f4" -> kind 'f', 4 bytes: a byte order, a kind and a size; false for anything else.
+bool parse_descr(const std::string& descr, NpyArray& a) {
+  if (descr.size() < 3 || descr.size() > 4 || std::string_view("<>|=").find(descr[0]) == std::string_view::npos ||
+      std::string_view("fiub").find(descr[1]) == std::string_view::npos)
+    return false;
+  int size = 0;
+  for (std::size_t i = 2; i < descr.size(); ++i) {
+    if (descr[i] < '0' || descr[i] > '9') return false;
+    size = size * 10 + (descr[i] - '0');
+  }
+  a.kind = descr[1];
+  a.itemsize = size;
+  return true;
 }
 
-std::vector<std::int64_t> parse_shape(const std::string& path, const std::string& text) {
-  std::vector<std::int64_t> shape;
-  std::string inner = text.substr(1, text.size() - 2);  // strip the parentheses
-  std::size_t i = 0;
-  while (i < inner.size()) {
-    while (i < inner.size() && (inner[i] == ' ' || inner[i] == ',')) ++i;
-    if (i == inner.size()) break;
-    std::size_t used = 0;
-    try {
-      shape.push_back(std::stoll(inner.substr(i), &used));
-    } catch (const std::exception&) {
-      fail(path, fmt::format("cannot read the shape {}", text));
-    }
-    if (shape.back() < 0) fail(path, fmt::format("negative size in shape {}", text));
-    i += used;
-  }
-  return shape;
+// Bytes of data the shape needs, or nullopt when that overflows (no file is that large).
+std::optional<std::size_t> data_bytes(const NpyArray& a) {
+  std::size_t bytes = static_cast<std::size_t>(a.itemsize);
+  for (std::int64_t s : a.shape)
+    if (__builtin_mul_overflow(bytes, static_cast<std::size_t>(s), &bytes)) return std::nullopt;
+  return bytes;
 }
 
 }  // namespace
@@ -75,7 +72,7 @@ double NpyArray::element(std::int64_t i) const {
   switch (kind) {
     case 'b': return p[0] != 0 ? 1.0 : 0.0;
     case 'f':
-      if (itemsize == 2) return ir::half_to_float(load(std::uint16_t{}));
+      if (itemsize == 2) return fp16_bits_to_float(load(std::uint16_t{}));
       if (itemsize == 4) return load(float{});
       return load(double{});
     case 'i':
@@ -91,6 +88,22 @@ double NpyArray::element(std::int64_t i) const {
   }
 }
 
+std::optional<std::int64_t> NpyArray::integer(std::int64_t i) const {
+  if (kind == 'f') throw std::runtime_error(fmt::format("expected an integer array, got {}", dtype_str()));
+  if (kind == 'u' && itemsize == 8) {
+    std::uint64_t x = 0;
+    std::memcpy(&x, bytes.data() + i * itemsize, sizeof x);
+    if (x > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return std::nullopt;
+    return static_cast<std::int64_t>(x);
+  }
+  if (kind == 'i' && itemsize == 8) {
+    std::int64_t x = 0;
+    std::memcpy(&x, bytes.data() + i * itemsize, sizeof x);
+    return x;
+  }
+  return static_cast<std::int64_t>(element(i));  // every narrower integer is exact in a double
+}
+
 std::vector<float> NpyArray::to_float32() const {
   if (kind != 'f') throw std::runtime_error(fmt::format("expected a float array, got {}", dtype_str()));
   std::vector<float> out(static_cast<std::size_t>(numel()));
@@ -99,10 +112,14 @@ std::vector<float> NpyArray::to_float32() const {
 }
 
 NpyArray read_npy(const std::string& path) {
-  static_assert(std::endian::native == std::endian::little, "the .npy reader assumes a little-endian host");
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, fmt::format("cannot open: {}", std::strerror(errno)));
-  std::vector<unsigned char> file{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  const std::vector<unsigned char> file{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  return parse_npy(file, path);
+}
+
+NpyArray parse_npy(std::span<const unsigned char> file, const std::string& path) {
+  static_assert(std::endian::native == std::endian::little, "the .npy reader assumes a little-endian host");
   if (file.size() < kMagicLen + 4 || std::memcmp(file.data(), kMagic, kMagicLen) != 0)
     fail(path, "not a .npy file (no \\x93NUMPY magic)");
   const int major = file[6];
@@ -121,27 +138,30 @@ NpyArray read_npy(const std::string& path) {
   const std::string header(file.begin() + static_cast<std::ptrdiff_t>(offset),
                            file.begin() + static_cast<std::ptrdiff_t>(offset + header_len));
 
-  std::string descr = dict_value(path, header, "descr");
-  descr = descr.substr(1, descr.size() - 2);
-  if (dict_value(path, header, "fortran_order") != "False")
+  NpyHeader parsed;
+  try {
+    parsed = parse_npy_header(header);
+  } catch (const std::runtime_error& e) {
+    fail(path, e.what());
+  }
+  const std::string& descr = parsed.descr;
+  if (parsed.fortran_order)
     fail(path, "Fortran-order arrays are not supported; save np.ascontiguousarray(a) instead");
   NpyArray a;
-  a.shape = parse_shape(path, dict_value(path, header, "shape"));
-
-  static const std::regex simple("([<>|=])([fiub])([0-9]+)");
-  std::smatch m;
-  if (!std::regex_match(descr, m, simple))
-    fail(path, fmt::format("dtype '{}' is not supported (bool, int, uint and float arrays are)", descr));
-  a.kind = m[2].str()[0];
-  a.itemsize = std::stoi(m[3].str());
-  if (m[1] == ">" && a.itemsize > 1) fail(path, fmt::format("big-endian data ('{}') is not supported; save a.astype('<{}{}')", descr, a.kind, a.itemsize));
+  a.shape = std::move(parsed.shape);
+  if (!parse_descr(descr, a))
+    fail(path, fmt::format("dtype '{:.40}' is not supported (bool, int, uint and float arrays are)", descr));
+  if (descr[0] == '>' && a.itemsize > 1) fail(path, fmt::format("big-endian data ('{}') is not supported; save a.astype('<{}{}')", descr, a.kind, a.itemsize));
   const bool size_ok = a.kind == 'b' ? a.itemsize == 1
                        : a.kind == 'f' ? (a.itemsize == 2 || a.itemsize == 4 || a.itemsize == 8)
                                        : (a.itemsize == 1 || a.itemsize == 2 || a.itemsize == 4 || a.itemsize == 8);
   if (!size_ok) fail(path, fmt::format("dtype '{}' is not supported", descr));
 
   const std::size_t data_begin = offset + header_len;
-  const std::size_t want = static_cast<std::size_t>(a.numel()) * static_cast<std::size_t>(a.itemsize);
+  const std::optional<std::size_t> need = data_bytes(a);
+  if (!need)
+    fail(path, fmt::format("shape ({}) of {} is larger than any file", fmt::join(a.shape, ", "), a.dtype_str()));
+  const std::size_t want = *need;
   if (file.size() - data_begin != want)
     fail(path, fmt::format("expected {} bytes of {} data for shape {}, found {}", want, a.dtype_str(),
                            fmt::format("({})", fmt::join(a.shape, ", ")), file.size() - data_begin));

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -19,11 +21,15 @@ struct NpyArray {
   std::int64_t numel() const;
   std::string dtype_str() const;  // "float32", "int64", "bool", ...
   double element(std::int64_t i) const;  // any element as a double (exact for all but huge int64)
+  // An element of an integer or bool array, exactly; nullopt for a uint64 above INT64_MAX.
+  std::optional<std::int64_t> integer(std::int64_t i) const;
   std::vector<float> to_float32() const;  // float arrays only (float16/32/64), rounded to float32
 };
 
 // Throws std::runtime_error naming the file and the problem.
 NpyArray read_npy(const std::string& path);
+// The same for a file's bytes already in memory; `path` names it in errors.
+NpyArray parse_npy(std::span<const unsigned char> file, const std::string& path);
 
 // Writes a float32 array (format version 1.0).
 void write_npy_f32(const std::string& path, const std::vector<std::int64_t>& shape, const std::vector<float>& data);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 
 #include "flexjit/half.hpp"
@@ -31,25 +32,41 @@ std::string declared_names(const Program& p) {
 
 bool is_float(DType d) { return d == DType::f32 || d == DType::f64 || d == DType::bf16 || d == DType::fp16; }
 
-// Writes `x` as element i of a `dtype` array; `what` names it in errors.
-void store(DType dtype, double x, unsigned char* base, std::int64_t i, const std::string& what) {
-  auto put = [&](auto value) { std::memcpy(base + i * static_cast<std::int64_t>(sizeof(value)), &value, sizeof(value)); };
-  auto integer = [&](double lo, double hi) {
-    if (x != std::floor(x) || x < lo || x > hi)
-      fail(fmt::format("{}: element {} is {}, not a {} value", what, i, x, dtype_name(dtype)));
+template <typename T>
+void put(unsigned char* base, std::int64_t i, T value) {
+  std::memcpy(base + i * static_cast<std::int64_t>(sizeof(T)), &value, sizeof(T));
+}
+
+// Writes the integer `x` as element i of an integer or bool `dtype` array, exactly; `what` names
+// it in errors.
+void store_integer(DType dtype, std::int64_t x, unsigned char* base, std::int64_t i, const std::string& what) {
+  auto in = [&](std::int64_t lo, std::int64_t hi) {
+    if (x < lo || x > hi) fail(fmt::format("{}: element {} is {}, not a {} value", what, i, x, dtype_name(dtype)));
     return x;
   };
   switch (dtype) {
-    case DType::f32: put(static_cast<float>(x)); break;
-    case DType::f64: put(x); break;
-    case DType::bf16: put(float_to_bf16_bits(static_cast<float>(x))); break;
-    case DType::fp16: put(float_to_fp16_bits(static_cast<float>(x))); break;
-    case DType::i8: put(static_cast<std::int8_t>(integer(-128, 127))); break;
-    case DType::u8: put(static_cast<std::uint8_t>(integer(0, 255))); break;
-    case DType::i16: put(static_cast<std::int16_t>(integer(-32768, 32767))); break;
-    case DType::i32: put(static_cast<std::int32_t>(integer(-2147483648.0, 2147483647.0))); break;
-    case DType::i64: put(static_cast<std::int64_t>(integer(-9.2e18, 9.2e18))); break;
-    case DType::boolean: put(static_cast<std::uint8_t>(integer(0, 1))); break;
+    case DType::i8: put(base, i, static_cast<std::int8_t>(in(-128, 127))); break;
+    case DType::u8: put(base, i, static_cast<std::uint8_t>(in(0, 255))); break;
+    case DType::i16: put(base, i, static_cast<std::int16_t>(in(-32768, 32767))); break;
+    case DType::i32: put(base, i, static_cast<std::int32_t>(in(-2147483648LL, 2147483647LL))); break;
+    case DType::i64: put(base, i, x); break;
+    case DType::boolean: put(base, i, static_cast<std::uint8_t>(in(0, 1))); break;
+    default: fail(fmt::format("{}: {} is not an integer type", what, dtype_name(dtype)));
+  }
+}
+
+// Writes `x` as element i of a `dtype` array: floats rounded, integers only when `x` is whole.
+void store(DType dtype, double x, unsigned char* base, std::int64_t i, const std::string& what) {
+  constexpr double kTwo63 = 9223372036854775808.0;
+  switch (dtype) {
+    case DType::f32: put(base, i, static_cast<float>(x)); break;
+    case DType::f64: put(base, i, x); break;
+    case DType::bf16: put(base, i, float_to_bf16_bits(static_cast<float>(x))); break;
+    case DType::fp16: put(base, i, float_to_fp16_bits(static_cast<float>(x))); break;
+    default:
+      if (x != std::floor(x) || !(x >= -kTwo63 && x < kTwo63))
+        fail(fmt::format("{}: element {} is {}, not a {} value", what, i, x, dtype_name(dtype)));
+      store_integer(dtype, static_cast<std::int64_t>(x), base, i, what);
   }
 }
 
@@ -70,7 +87,15 @@ HostTensor tensor_from_file(const Parameter& p, const std::string& path) {
   if (a.kind == 'f' && !is_float(p.dtype))
     fail(fmt::format("{}: '{}' holds {} values, the file holds {}", what, p.name, dtype_name(p.dtype), a.dtype_str()));
   HostTensor t = make_tensor(p.dtype, a.shape);
-  for (std::int64_t i = 0; i < a.numel(); ++i) store(p.dtype, a.element(i), t.bytes.data(), i, what);
+  for (std::int64_t i = 0; i < a.numel(); ++i) {
+    if (a.kind == 'f' || is_float(p.dtype)) {
+      store(p.dtype, a.element(i), t.bytes.data(), i, what);
+      continue;
+    }
+    const std::optional<std::int64_t> x = a.integer(i);  // exact: int64 values do not pass through double
+    if (!x) fail(fmt::format("{}: element {} is above the int64 range", what, i));
+    store_integer(p.dtype, *x, t.bytes.data(), i, what);
+  }
   return t;
 }
 
@@ -166,6 +191,8 @@ HostBindings parse_bindings(const Program& program, const std::vector<std::strin
     const auto eq = b.find('=');
     if (eq == std::string::npos || eq == 0) fail(fmt::format("--bind {}: expected NAME=VALUE or NAME=FILE.npy", b));
     const std::string name = b.substr(0, eq), value = b.substr(eq + 1);
+    if (out.tensors.count(name) || out.scalars.count(name))
+      fail(fmt::format("--bind {}: '{}' is bound twice; give each name once", b, name));
     const Parameter* p = find_parameter(program, name);
     if (p == nullptr) fail(fmt::format("--bind {}: '{}' is not declared by the program ({})", b, name, declared_names(program)));
     const bool is_tensor = p->kind == Parameter::Kind::tensor || p->kind == Parameter::Kind::block_indices;

@@ -38,10 +38,14 @@ class KernelCacheDirectory {
   explicit KernelCacheDirectory(std::string path);
 
   const std::string& path() const { return path_; }
-  std::vector<CacheEntry> list() const;  // sorted by name; empty when the directory is missing
+  // The kernel files (named "<key>.fjk" and starting with the entry magic), sorted by name;
+  // empty when the directory is missing. Other files in the directory are not listed.
+  std::vector<CacheEntry> list() const;
   CacheStats stats() const;
-  // Removes every cached kernel (and temporary files other processes abandoned); returns how
-  // many files went. Processes using the cache meanwhile simply recompile what they miss.
+  // Removes the kernel files list() shows (and temporary files other processes abandoned) and
+  // nothing else; returns how many files went, 0 when the directory does not exist. Throws
+  // flexjit::Error when the directory cannot be read or a file in it cannot be removed.
+  // Processes using the cache meanwhile simply recompile what they miss.
   std::size_t clear() const;
 
  private:

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "dsl/diagnostics.hpp"
+#include "tests/support/bounded_child.hpp"
 
 namespace flexjit::dsl {
 namespace {
@@ -112,6 +113,26 @@ TEST(ClosestName, TiesGoToTheEarlierCandidate) {
   EXPECT_EQ(closest_name("cat", {"bat", "hat", "cot"}), "bat");
   EXPECT_EQ(closest_name("cat", {"hat", "bat"}), "hat");
   EXPECT_EQ(closest_name("cat", {"cast", "ca"}), "cast");
+}
+
+TEST(ClosestName, SwapsAndLongNamesWithinTheCap) {
+  EXPECT_EQ(closest_name("tahn", {"than_", "tanh"}), "tanh");  // a swap is one edit
+  EXPECT_EQ(closest_name("alibi_slopes_per_head", {"alibi_slope_perhead_"}), "alibi_slope_perhead_");  // 3 edits
+  EXPECT_EQ(closest_name("alibi_slopes_per_head", {"xlibi_slope_perhead_"}), "xlibi_slope_perhead_");  // 4 edits
+  EXPECT_EQ(closest_name("alibi_slopes_per_head", {"xlibi_slope_perhead_x"}), "");  // 5: over the cap
+}
+
+// A name of 100,000 characters costs time and memory in proportion to its length, not its
+// square (the full table would take 80 GB here).
+TEST(ClosestName, AHundredThousandCharacterNameIsCheap) {
+  const std::string name(100000, 'a');
+  std::string near = name;
+  near[50000] = 'b';
+  EXPECT_EQ(flexjit::test::run_bounded(10, 64, [&] {
+              return closest_name(name, {"window", near, name + "bb", std::string(99990, 'a')}) == near &&
+                     closest_name(name, {"window", std::string(100000, 'c')}).empty();
+            }),
+            "ok");
 }
 
 }  // namespace

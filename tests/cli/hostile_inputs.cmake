@@ -1,0 +1,51 @@
+# The command line on hostile input: each case exits with the documented status and message, in
+# bounded time and memory (expect_exit.sh runs it under a timeout and an address-space limit).
+set(hostile_dir ${CMAKE_CURRENT_BINARY_DIR}/hostile)
+set(expect ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.sh)
+
+add_test(NAME cli_hostile_setup COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/write_hostile_programs.sh ${hostile_dir})
+set_tests_properties(cli_hostile_setup PROPERTIES FIXTURES_SETUP cli_hostile)
+
+# cli_hostile(NAME STATUS TEXT [CHECKS --absent PATH | --same A B] ARGS ...): flexjit ARGS must
+# exit with STATUS and print TEXT (no ';': CMake would split it), within 60 s and 2 GiB.
+function(cli_hostile name status text)
+  cmake_parse_arguments(PARSE_ARGV 3 case "" "" "CHECKS;ARGS")
+  add_test(NAME cli_hostile_${name}
+           COMMAND ${expect} ${case_CHECKS} ${status} ${text} 60 2048 $<TARGET_FILE:flexjit> ${case_ARGS}
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(cli_hostile_${name} PROPERTIES FIXTURES_REQUIRED cli_hostile TIMEOUT 120 LABELS cli)
+endfunction()
+
+# The shared cache directory.
+cli_hostile(cache_clear_on_a_file 2 "cannot clear the kernel cache directory '${PROJECT_SOURCE_DIR}/README.md': Not a directory (0 files removed)"
+  ARGS cache clear)
+set_tests_properties(cli_hostile_cache_clear_on_a_file PROPERTIES ENVIRONMENT FLEXJIT_CACHE_DIR=${PROJECT_SOURCE_DIR}/README.md)
+
+# Source text.
+cli_hostile(invalid_utf8_in_a_comment 1 "latin1_comment.py:2:10: error: invalid byte 0xe9: source files must be UTF-8"
+  ARGS check ${hostile_dir}/latin1_comment.py)
+cli_hostile(lone_carriage_returns 0 "cr_line_ends.py: ok (mask_mod)" ARGS check ${hostile_dir}/cr_line_ends.py)
+cli_hostile(program_is_a_directory 2 "flexjit: error: cannot read 'examples': it is a directory" ARGS check examples)
+cli_hostile(hundred_thousand_character_name 1 "did you mean" ARGS check -q ${hostile_dir}/long_name.py)
+
+# run and emit options.
+set(demo run examples/causal.py --demo --device cpu)
+cli_hostile(demo_too_large 2
+  "--demo: q [B=1, H=8, T=2000000000, D=128] would hold 2048000000000 float32 elements, over the limit of 2^31"
+  ARGS ${demo} --T 2000000000)
+cli_hostile(demo_zero_length 2 "--T: must be >= 1" ARGS ${demo} --T 0)
+cli_hostile(scale_nan 2 "--scale: must be a finite number" ARGS ${demo} --scale nan)
+cli_hostile(scale_inf 2 "--scale: must be a finite number" ARGS ${demo} --scale inf)
+cli_hostile(demo_with_inputs 2 "--q excludes --demo" ARGS ${demo} --q q.npy)
+cli_hostile(bind_twice 2 "--bind window=8: 'window' is bound twice"
+  ARGS run examples/sliding_window.py --demo --device cpu --B 1 --H 1 --T 16 --D 16 --bind window=4 --bind window=8)
+cli_hostile(out_and_lse_same_file 2
+  "--lse '${hostile_dir}/same.npy' is the same file as --out '${hostile_dir}/same.npy'"
+  CHECKS --absent ${hostile_dir}/same.npy
+  ARGS ${demo} --B 1 --H 1 --T 16 --D 16 --out ${hostile_dir}/same.npy --lse ${hostile_dir}/same.npy)
+cli_hostile(out_is_an_input 2 "--out 'examples/../q.npy' is the same file as --q 'q.npy'"
+  ARGS run examples/causal.py --q q.npy --k k.npy --v v.npy --out examples/../q.npy)
+cli_hostile(cubin_over_its_program 2
+  "-o '${hostile_dir}/own_output.py' is the same file as the program '${hostile_dir}/own_output.py'"
+  CHECKS --same ${hostile_dir}/own_output.py ${hostile_dir}/own_output.py.orig
+  ARGS emit cubin ${hostile_dir}/own_output.py -o ${hostile_dir}/own_output.py)
