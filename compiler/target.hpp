@@ -35,7 +35,7 @@ struct KernelTarget {
   ElementType dtype = ElementType::BF16;
   std::string arch = kArchWithoutDriver;  // NVRTC architecture name: sm_80, sm_86, sm_89, sm_90a, ...
   std::optional<TileRequest> tile = std::nullopt;  // empty: the family's table decides
-  std::string family;  // a kernel family by name ("sm80_fwd"); empty: the first that serves the target
+  std::string family = "";  // a kernel family by name ("sm80_fwd"); empty: the first that serves the target
   KernelPass pass = KernelPass::Forward;
   MathMode math = MathMode::Fast;
 };

@@ -15,8 +15,10 @@ TEST(Compile, SourceAndEntryName) {
   EXPECT_EQ(k.entry_name(), "flexjit_fwd_alibi_softcap_window_d64_bf16");
   EXPECT_THAT(k.cuda_source(), HasSubstr("extern \"C\" __global__"));
   EXPECT_THAT(k.cuda_source(), HasSubstr(k.entry_name()));
-  EXPECT_THAT(k.cuda_source(), HasSubstr("#include \"sm80/attention_fwd.cuh\""));
-  EXPECT_THAT(k.cuda_source(true), HasSubstr("// ---- begin sm80/attention_fwd.cuh ----"));
+  // sm_90a at head dim 64: the Hopper family.
+  EXPECT_EQ(k.family(), "sm90_fwd");
+  EXPECT_THAT(k.cuda_source(), HasSubstr("#include \"sm90/attention_fwd.cuh\""));
+  EXPECT_THAT(k.cuda_source(true), HasSubstr("// ---- begin sm90/attention_fwd.cuh ----"));
   EXPECT_EQ(k.head_dim(), 64);
   EXPECT_EQ(k.dtype(), bf16);
   EXPECT_EQ(k.arch(), "sm_90a");
@@ -49,14 +51,16 @@ TEST(Compile, MathModesAreTwoKernels) {
 }
 
 TEST(Compile, BlockSparseWalksTheList) {
-  // BlockIndices[64, 64]: a 64-row query tile (inside one query block) and the block-list hooks.
+  // BlockIndices[64, 64]: a 64-row query tile (inside one query block) and the block-list hooks;
+  // sm90_fwd wants whole 128 x 128 tiles per block, so sm80_fwd serves it.
   const Kernel k = engine().compile(example("topk_causal"), {.head_dim = 128, .arch = "sm_90a"});
+  EXPECT_EQ(k.family(), "sm80_fwd");
   EXPECT_THAT(k.cuda_source(), HasSubstr("static constexpr bool kHasBlockList = true;"));
   EXPECT_THAT(k.cuda_source(), HasSubstr("static constexpr int kBlockListKv = 64;"));
   EXPECT_THAT(k.cuda_source(), HasSubstr("flexjit::FwdConfig<128, 64, 32, 4,"));
   const Kernel dense = engine().compile(example("causal"), {.head_dim = 128, .arch = "sm_90a"});
   EXPECT_THAT(dense.cuda_source(), HasSubstr("static constexpr bool kHasBlockList = false;"));
-  EXPECT_THAT(dense.cuda_source(), HasSubstr("flexjit::FwdConfig<128, 128, 32, 4,"));
+  EXPECT_THAT(dense.cuda_source(), HasSubstr("flexjit::Sm90FwdConfig<128, 128, 128, 2,"));
 }
 
 TEST(Compile, UnsupportedHeadDim) {
@@ -75,11 +79,20 @@ TEST(Compile, UnsupportedArch) {
 }
 
 TEST(Compile, TileTableAndOverride) {
+  // Each family's table: sm90_fwd by default on sm_90a, sm80_fwd when named (or on sm_80).
   const Kernel table = engine().compile(example("causal"), {.head_dim = 64, .arch = "sm_90a"});
+  EXPECT_EQ(table.family(), "sm90_fwd");
   EXPECT_EQ(table.tile().block_m, 128);
-  EXPECT_EQ(table.tile().block_n, 64);
-  EXPECT_EQ(table.tile().stages, 3);
-  EXPECT_FALSE(table.tile().q_in_registers);
+  EXPECT_EQ(table.tile().block_n, 128);
+  EXPECT_EQ(table.tile().warps, 12);
+  EXPECT_EQ(table.tile().stages, 4);
+  const Kernel sm80 = engine().compile(example("causal"), {.head_dim = 64, .arch = "sm_90a", .family = "sm80_fwd"});
+  EXPECT_EQ(sm80.family(), "sm80_fwd");
+  EXPECT_EQ(sm80.tile().block_m, 128);
+  EXPECT_EQ(sm80.tile().block_n, 64);
+  EXPECT_EQ(sm80.tile().stages, 3);
+  EXPECT_FALSE(sm80.tile().q_in_registers);
+  // A tile for sm80_fwd's shape rules (2 warps): the Hopper family refuses it, sm80_fwd runs it.
   const Kernel tuned = engine().compile(
       example("causal"), {.head_dim = 64, .arch = "sm_90a", .tile = TileShape{.block_m = 64, .block_n = 32, .warps = 2}});
   EXPECT_EQ(tuned.tile().block_m, 64);

@@ -174,7 +174,10 @@ TEST(GeneratedKernel, UnsupportedHeadDimIsNamed) {
     codegen::generate_kernel(program, {100, compiler::ElementType::BF16, "sm_90a"}, &file);
     FAIL() << "expected an error";
   } catch (const UnsupportedError& e) {
-    EXPECT_STREQ(e.what(), "head dim 100 is not supported: it must be a multiple of 16 between 16 and 256");
+    EXPECT_STREQ(e.what(),
+                 "no kernel for the forward pass at head dim 100, bf16, sm_90a:\n"
+                 "  sm90_fwd: head dim 100 is not 64 or 128\n"
+                 "  sm80_fwd: head dim 100 is not supported: it must be a multiple of 16 between 16 and 256");
   }
 }
 
