@@ -9,9 +9,9 @@
 //   - each consumer warpgroup owns 64 query rows: S = Q K^T with both operands in shared memory
 //     (wgmma m64nBNk16, K-major), the mods and the online softmax on the accumulator fragment
 //     (common/logits.cuh, common/online_softmax.cuh: the same layout as mma.sync per warp), then
-//     O += P V with P from registers and V N-major in shared memory (wgmma m64nDk16). Without a
-//     score mod, S of the next tile is issued before P V of this one, so its mask and softmax run
-//     while the tensor cores multiply.
+//     O += P V with P from registers and V N-major in shared memory (wgmma m64nDk16). The two
+//     consumer warpgroups drift apart, so one's softmax runs while the other's products do
+//     (issuing the next S before this P V measured slower and spilled: bench/NOTES.md).
 // Tiles are stored as TMA writes them with the 128-byte swizzle: D / 64 column blocks of
 // rows x 128 bytes, each 1024-byte aligned. Rows past Tq or Tkv are zero-filled by the copy engine
 // and masked by the logits' bounds checks.
@@ -196,18 +196,9 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
     return detail::softmax_exponentiate(sacc, m_run, l_run, corr, factor);
   };
 
-  // The pipeline of one warpgroup: while O += P V of tile i runs on the tensor cores, S of tile
-  // i + 1 is already computed (issued before it) and its softmax runs on the other units.
+  // Per visited tile: S = Q K^T, its logits and softmax, P; then O += P V (peeled by one tile, so
+  // that the loop body ends with the next tile's P ready).
   unsigned pa[KN][1][4];
-  sm90::mbarrier_wait(q_full, 0);
-  if (kv.has_tile()) {
-    sm90::mbarrier_wait(k_full(0), 0);
-    sm90::wgmma_fence();
-    issue_qk(0);
-    sm90::wgmma_wait<0>();
-    softmax(kv.tile() * BN, kv.tile_class());  // O is still zero: nothing to rescale
-    detail::pack_probabilities<kBf16>(sacc, pa);
-  }
   // O += P V of the tile in ring slot s (issued and committed, not waited for).
   auto issue_pv = [&](int s) {
 #pragma unroll
@@ -218,37 +209,28 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
     }
     sm90::wgmma_commit();
   };
-  // With a score mod, S of the next tile and P of this one do not both fit in the registers next to
-  // O (ptxas spills): such kernels finish P V before the next S.
-  constexpr bool kOverlap = !Mods::kHasScoreMod;
-  int i = 0;  // the visited tile whose P is in pa
+  sm90::mbarrier_wait(q_full, 0);
   if (kv.has_tile()) {
+    sm90::mbarrier_wait(k_full(0), 0);
+    sm90::wgmma_fence();
+    issue_qk(0);
+    sm90::wgmma_wait<0>();
+    softmax(kv.tile() * BN, kv.tile_class());  // O is still zero: nothing to rescale
+    detail::pack_probabilities<kBf16>(sacc, pa);
+    int i = 0;  // the visited tile whose P is in pa
 #pragma unroll 1
     for (kv.pop(); kv.has_tile(); kv.pop(), ++i) {
       const int s = i % S, next = (i + 1) % S;
-      bool grow;
-      if constexpr (kOverlap) {
-        sm90::mbarrier_wait(k_full(next), ((i + 1) / S) & 1);
-        sm90::wgmma_fence();
-        issue_qk(next);
-        sm90::mbarrier_wait(v_full(s), (i / S) & 1);
-        issue_pv(s);
-        sm90::wgmma_wait<1>();  // S of tile i + 1 (the older group) is done; P V of tile i may still run
-        grow = softmax(kv.tile() * BN, kv.tile_class());
-        sm90::wgmma_wait<0>();  // P V of tile i is done: its slot, P and O are free
-        if (lane == 0) sm90::mbarrier_arrive(kv_empty(s));
-      } else {
-        sm90::mbarrier_wait(v_full(s), (i / S) & 1);
-        sm90::wgmma_fence();
-        issue_pv(s);
-        sm90::wgmma_wait<0>();
-        if (lane == 0) sm90::mbarrier_arrive(kv_empty(s));
-        sm90::mbarrier_wait(k_full(next), ((i + 1) / S) & 1);
-        sm90::wgmma_fence();
-        issue_qk(next);
-        sm90::wgmma_wait<0>();
-        grow = softmax(kv.tile() * BN, kv.tile_class());
-      }
+      sm90::mbarrier_wait(v_full(s), (i / S) & 1);
+      sm90::wgmma_fence();
+      issue_pv(s);
+      sm90::wgmma_wait<0>();
+      if (lane == 0) sm90::mbarrier_arrive(kv_empty(s));
+      sm90::mbarrier_wait(k_full(next), ((i + 1) / S) & 1);
+      sm90::wgmma_fence();
+      issue_qk(next);
+      sm90::wgmma_wait<0>();
+      const bool grow = softmax(kv.tile() * BN, kv.tile_class());
       if (grow) detail::rescale_output(o, corr);
       detail::pack_probabilities<kBf16>(sacc, pa);
     }
