@@ -1,0 +1,3 @@
+from torch.nn.attention.flex_attention import *
+
+mask_mod = noop_mask
