@@ -36,6 +36,7 @@ std::string describe(const Value& v) {
     }
   }
   if (auto d = std::get_if<DTypeValue>(&v.v)) return fmt::format("the dtype '{}'", d->spelling);
+  if (auto str = std::get_if<StringValue>(&v.v)) return fmt::format("the string '{}'", str->value);
   if (auto t = v.tuple()) return fmt::format("a tuple of {} item{}", t->items.size(), t->items.size() == 1 ? "" : "s");
   if (std::holds_alternative<std::shared_ptr<const PartialValue>>(v.v)) return "a functools.partial";
   return "None";
@@ -81,6 +82,7 @@ std::optional<bool> static_truth(const Value& v) {
     if (auto b = c.as<ir::BoolImm>()) return b->value;
     return std::nullopt;
   }
+  if (auto str = std::get_if<StringValue>(&v.v)) return !str->value.empty();
   return !std::holds_alternative<NoneValue>(v.v);  // functions, modules, tensors are truthy
 }
 
@@ -819,9 +821,7 @@ class Lowerer {
   }
   Value eval_node(const ast::BoolLit& n, const ast::Expr& e, const ScopePtr&) { return ir_value(ir::BoolImm::make(n.value, e.pos)); }
   Value eval_node(const ast::NoneLit&, const ast::Expr&, const ScopePtr&) { return Value{NoneValue{}}; }
-  Value eval_node(const ast::StringLit&, const ast::Expr& e, const ScopePtr&) {
-    fail(e.pos, "strings are not supported (except as docstrings and in float('inf'))");
-  }
+  Value eval_node(const ast::StringLit& n, const ast::Expr&, const ScopePtr&) { return Value{StringValue{n.value}}; }
   Value eval_node(const ast::UnsupportedExpr& n, const ast::Expr& e, const ScopePtr&) {
     fail(e.pos, fmt::format("{} are not supported", n.what));
   }

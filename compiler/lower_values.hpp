@@ -46,6 +46,10 @@ struct NamedOnlyValue {
   std::string spelling;
 };
 
+struct StringValue {  // names and messages: bound, passed and chosen while compiling, never computed with
+  std::string value;
+};
+
 struct DTypeValue {  // torch.float32: the argument of x.to(...)
   ir::Type type;
   std::string spelling;
@@ -76,7 +80,7 @@ struct NoneValue {};
 
 struct Value {
   std::variant<ir::Expr, FunctionValue, BuiltinValue, ModuleValue, std::shared_ptr<const MaskCombinator>,
-               TensorValue, BlockIndicesValue, NoneValue, NamedOnlyValue, DTypeValue,
+               TensorValue, BlockIndicesValue, NoneValue, NamedOnlyValue, DTypeValue, StringValue,
                std::shared_ptr<const TupleValue>, std::shared_ptr<const PartialValue>>
       v;
   const ir::Expr* expr() const { return std::get_if<ir::Expr>(&v); }
