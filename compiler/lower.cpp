@@ -599,12 +599,39 @@ class Lowerer {
 
   ir::Expr require_ir(const Value& v, SourcePos pos, const std::string& what) const {
     if (auto e = v.expr()) return *e;
-    if (auto t = std::get_if<TensorValue>(&v.v))
-      fail(pos, fmt::format("tensor '{}' must be indexed, e.g. {}[i]", t->capture.name, t->capture.name));
+    if (auto t = std::get_if<TensorValue>(&v.v)) fail(pos, unread_tensor_message(*t));
     if (auto b = std::get_if<BlockIndicesValue>(&v.v))
       fail(pos, fmt::format("block indices '{}' cannot be read in a mod; they select the kv blocks the kernel visits",
                             b->name));
     fail(pos, fmt::format("{} must be a number or a bool, got {}", what, describe(v)));
+  }
+
+  static std::string unread_tensor_message(const TensorValue& t) {
+    const ir::Capture& cap = t.capture;
+    if (cap.rank == 0)
+      return fmt::format("tensor '{}' has rank 0, and a tensor is read by indexing it; declare '{}: int' or '{}: "
+                         "float' (a runtime scalar) to pass one number",
+                         cap.name, cap.name, cap.name);
+    if (!t.prefix.empty())
+      return fmt::format("tensor '{}' has rank {} but is indexed with {} ind{}", cap.name, cap.rank, t.prefix.size(),
+                         t.prefix.size() == 1 ? "ex" : "ices");
+    std::string example = "i, j, k, l, m, n, o, p";
+    return fmt::format("tensor '{}' must be indexed, e.g. {}[{}]", cap.name, cap.name, example.substr(0, 3 * cap.rank - 2));
+  }
+
+  // Methods PyTorch code calls on a captured tensor: moving or laying it out changes nothing
+  // here, and its rank is known.
+  std::optional<Value> tensor_method(const TensorValue& t, const std::string& name, const ast::Call& call, SourcePos pos) {
+    static const std::set<std::string> unchanged = {"contiguous", "cuda", "cpu", "to", "detach", "clone"};
+    if (unchanged.count(name)) return Value{t};
+    if (name == "dim") {
+      if (!call.args.empty() || !call.keywords.empty()) fail(pos, "dim() takes no arguments");
+      return ir_value(ir::IntImm::make(t.capture.rank - static_cast<std::int64_t>(t.prefix.size()), pos));
+    }
+    if (name == "size")
+      fail(pos, fmt::format("the size of captured tensor '{}' is known only when it is bound; pass it as a runtime "
+                            "scalar ('n: int')", t.capture.name));
+    return std::nullopt;
   }
 
   Value call_builtin(const BuiltinValue& b, std::vector<Value> args, std::vector<std::pair<ast::Keyword, Value>> kwargs,
@@ -830,6 +857,12 @@ class Lowerer {
   Value eval_node(const ast::Attribute& n, const ast::Expr& e, const ScopePtr& scope) {
     Value base = eval(*n.value, scope);
     if (auto m = std::get_if<ModuleValue>(&base.v)) return member(*m, n.attr, n.attr_pos, e.pos);
+    if (auto t = std::get_if<TensorValue>(&base.v)) {
+      if (n.attr == "ndim") return ir_value(ir::IntImm::make(t->capture.rank - static_cast<std::int64_t>(t->prefix.size()), e.pos));
+      if (n.attr == "shape")
+        fail(n.attr_pos, fmt::format("the shape of captured tensor '{}' is known only when it is bound; pass what the "
+                                     "program needs as a runtime scalar ('n: int')", t->capture.name));
+    }
     if (auto x = base.expr()) {
       if (auto fn = find_method(n.attr)) return Value{BuiltinValue{*fn, n.attr, std::make_shared<const ir::Expr>(*x)}};
       fail(n.attr_pos, fmt::format("{} has no method '{}'; numbers have the methods listed in the language reference", describe(base), n.attr));
@@ -923,6 +956,11 @@ class Lowerer {
   }
 
   Value eval_node(const ast::Call& n, const ast::Expr& e, const ScopePtr& scope) {
+    if (auto a = std::get_if<ast::Attribute>(&n.callee->node)) {
+      Value base = eval(*a->value, scope);
+      if (auto t = std::get_if<TensorValue>(&base.v))
+        if (auto v = tensor_method(*t, a->attr, n, e.pos)) return *v;
+    }
     Value callee = eval(*n.callee, scope);
     // float("inf") / float("-inf") / float("nan"): the one place a string means something.
     if (auto b = std::get_if<BuiltinValue>(&callee.v); b && b->fn == Builtin::ToFloat && n.args.size() == 1) {
@@ -980,16 +1018,18 @@ class Lowerer {
     auto t = std::get_if<TensorValue>(&base.v);
     if (!t) fail(n.value->pos, fmt::format("only captured tensors can be indexed; this is {}", describe(base)));
     const ir::Capture& cap = t->capture;
-    if (static_cast<int>(n.indices.size()) != cap.rank)
-      fail(e.pos, fmt::format("tensor '{}' has rank {} but is indexed with {} ind{}", cap.name, cap.rank,
-                              n.indices.size(), n.indices.size() == 1 ? "ex" : "ices"));
-    std::vector<ir::Expr> idx;
+    const std::size_t given = t->prefix.size() + n.indices.size();
+    if (given > static_cast<std::size_t>(cap.rank))
+      fail(e.pos, fmt::format("tensor '{}' has rank {} but is indexed with {} ind{}", cap.name, cap.rank, given,
+                              given == 1 ? "ex" : "ices"));
+    std::vector<ir::Expr> idx = t->prefix;
     for (const auto& i : n.indices) {
       ir::Expr x = require_ir(eval(*i, scope), i->pos, "a tensor index");
       if (x.type() == Type::Float)
         fail(i->pos, fmt::format("tensor indices must be int, got float (index of '{}')", cap.name));
       idx.push_back(cast_to(Type::Int, x, i->pos));
     }
+    if (idx.size() < static_cast<std::size_t>(cap.rank)) return Value{TensorValue{cap, std::move(idx)}};
     return ir_value(ir::Load::make(cap.name, cap.dtype, std::move(idx), e.pos));
   }
 

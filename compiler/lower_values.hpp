@@ -70,6 +70,7 @@ struct MaskCombinator {  // and_masks(m1, m2, ...) / or_masks(...): a callable m
 
 struct TensorValue {
   ir::Capture capture;
+  std::vector<ir::Expr> prefix;  // indices given so far, one axis at a time: table[h][q_idx]
 };
 
 struct BlockIndicesValue {
