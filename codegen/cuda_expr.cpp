@@ -55,6 +55,8 @@ const char* intrinsic_call(ir::Intrinsic fn, Type arg) {
     case Intrinsic::Sigmoid: return "flexjit::ops::sigmoid";
     case Intrinsic::Sin: return "sinf";
     case Intrinsic::Cos: return "cosf";
+    case Intrinsic::Tan: return "tanf";
+    case Intrinsic::Erf: return "erff";
     case Intrinsic::Floor: return "floorf";
     case Intrinsic::Ceil: return "ceilf";
     case Intrinsic::Abs: return arg == Type::Int ? "flexjit::ops::abs" : "flexjit::ops::fabs";

@@ -49,6 +49,8 @@ const FunctionEntry kFunctions[] = {
     {T, "log1p", Builtin::Log1p},      {T, "sqrt", Builtin::Sqrt},        {T, "rsqrt", Builtin::Rsqrt},
     {T, "tanh", Builtin::Tanh},        {T, "sigmoid", Builtin::Sigmoid},  {T, "sin", Builtin::Sin},
     {T, "cos", Builtin::Cos},          {T, "floor", Builtin::Floor},      {T, "ceil", Builtin::Ceil},
+    {T, "tan", Builtin::Tan},          {T, "erf", Builtin::Erf},          {M, "tan", Builtin::Tan},
+    {M, "erf", Builtin::Erf},          {F, "gelu", Builtin::Gelu},
     {T, "sign", Builtin::Sign},        {T, "relu", Builtin::Relu},        {T, "compile", Builtin::NoOpDecorator},
     {T, "no_grad", Builtin::NoOpDecorator}, {T, "inference_mode", Builtin::NoOpDecorator},
 
@@ -75,7 +77,7 @@ const MethodEntry kMethods[] = {
     {"exp", Builtin::Exp},      {"exp2", Builtin::Exp2},    {"log", Builtin::Log},       {"log2", Builtin::Log2},
     {"log1p", Builtin::Log1p},  {"sqrt", Builtin::Sqrt},    {"rsqrt", Builtin::Rsqrt},   {"tanh", Builtin::Tanh},
     {"sigmoid", Builtin::Sigmoid}, {"sin", Builtin::Sin},   {"cos", Builtin::Cos},       {"floor", Builtin::Floor},
-    {"ceil", Builtin::Ceil},    {"relu", Builtin::Relu},    {"minimum", Builtin::Min},   {"maximum", Builtin::Max},
+    {"ceil", Builtin::Ceil},    {"tan", Builtin::Tan},      {"erf", Builtin::Erf},    {"relu", Builtin::Relu},    {"minimum", Builtin::Min},   {"maximum", Builtin::Max},
     {"float", Builtin::ToFloat}, {"int", Builtin::ToInt},   {"long", Builtin::ToInt},    {"bool", Builtin::ToBool},
     {"to", Builtin::ToType},    {"item", Builtin::Identity}, {"contiguous", Builtin::Identity},
 };

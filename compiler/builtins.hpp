@@ -9,13 +9,13 @@ namespace flexjit::compiler {
 
 enum class Builtin {
   Min, Max, Abs, Where, Clamp,
-  Exp, Exp2, Log, Log2, Log1p, Sqrt, Rsqrt, Tanh, Sigmoid, Sin, Cos,
+  Exp, Exp2, Log, Log2, Log1p, Sqrt, Rsqrt, Tanh, Sigmoid, Sin, Cos, Tan, Erf,
   Floor, Ceil,            // float -> float (torch.floor, bare floor)
   FloorInt, CeilInt,      // float -> int (math.floor, math.ceil)
   ToFloat, ToInt, ToBool,
   AndMasks, OrMasks, NoopMask,
   Sign,                   // -1, 0 or 1 in the argument's type
-  Relu, Silu, Softplus,   // torch.nn.functional, built from the intrinsics above
+  Relu, Silu, Softplus, Gelu,  // torch.nn.functional, built from the intrinsics above
   DivMod,                 // divmod(a, b): the tuple (a // b, a % b)
   Partial,                // functools.partial
   NoOpDecorator,          // functools.lru_cache / cache / wraps, torch.compile / no_grad

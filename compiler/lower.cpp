@@ -695,6 +695,8 @@ class Lowerer {
       case Builtin::Sigmoid: return unary_float(ir::Intrinsic::Sigmoid);
       case Builtin::Sin: return unary_float(ir::Intrinsic::Sin);
       case Builtin::Cos: return unary_float(ir::Intrinsic::Cos);
+      case Builtin::Tan: return unary_float(ir::Intrinsic::Tan);
+      case Builtin::Erf: return unary_float(ir::Intrinsic::Erf);
       case Builtin::Floor: return unary_float(ir::Intrinsic::Floor);
       case Builtin::Ceil: return unary_float(ir::Intrinsic::Ceil);
       case Builtin::FloorInt:
@@ -734,8 +736,9 @@ class Lowerer {
       case Builtin::Sign:
       case Builtin::Relu:
       case Builtin::Silu:
+      case Builtin::Gelu:
       case Builtin::Softplus: {
-        if (b.fn != Builtin::Softplus) no_keywords(kwargs, b.spelling);
+        if (b.fn != Builtin::Softplus && b.fn != Builtin::Gelu) no_keywords(kwargs, b.spelling);
         expect_args(args, 1, b.spelling, pos);
         return ir_value(activation(b, arg(0), kwargs, pos));
       }
@@ -787,6 +790,7 @@ class Lowerer {
         ir::Expr f = cast_to(Type::Float, x, pos);
         return ir::Binary::make(ir::BinaryOp::Mul, f, ir::Call::make(ir::Intrinsic::Sigmoid, {f}, pos), pos);
       }
+      case Builtin::Gelu: return gelu(b, x, kwargs, pos);
       default: {  // softplus(x, beta=1, threshold=20): x where beta * x > threshold, as PyTorch does
         ir::Expr f = cast_to(Type::Float, x, pos);
         ir::Expr beta = ir::FloatImm::make(1.0, pos), threshold = ir::FloatImm::make(20.0, pos);
@@ -803,6 +807,30 @@ class Lowerer {
         return ir::Select::make(less(threshold, bx), f, soft, pos);
       }
     }
+  }
+
+  // gelu(x) = x * (1 + erf(x / sqrt(2))) / 2; approximate="tanh" is PyTorch's tanh form.
+  ir::Expr gelu(const BuiltinValue& b, const ir::Expr& x, const std::vector<std::pair<ast::Keyword, Value>>& kwargs,
+                SourcePos pos) const {
+    bool tanh_form = false;
+    for (const auto& [kw, v] : kwargs) {
+      auto mode = std::get_if<StringValue>(&v.v);
+      if (kw.name != "approximate" || !mode || (mode->value != "none" && mode->value != "tanh"))
+        fail(kw.pos, fmt::format("{}() takes only approximate='none' or approximate='tanh'", b.spelling));
+      tanh_form = mode->value == "tanh";
+    }
+    auto num = [&](double v) { return ir::FloatImm::make(v, pos); };
+    auto mul = [&](const ir::Expr& a, const ir::Expr& c) { return ir::Binary::make(ir::BinaryOp::Mul, a, c, pos); };
+    auto add = [&](const ir::Expr& a, const ir::Expr& c) { return ir::Binary::make(ir::BinaryOp::Add, a, c, pos); };
+    const ir::Expr f = cast_to(Type::Float, x, pos);
+    ir::Expr inner;
+    if (tanh_form) {
+      const ir::Expr cubic = add(f, mul(num(0.044715), mul(f, mul(f, f))));
+      inner = ir::Call::make(ir::Intrinsic::Tanh, {mul(num(std::sqrt(2.0 / 3.14159265358979323846)), cubic)}, pos);
+    } else {
+      inner = ir::Call::make(ir::Intrinsic::Erf, {mul(f, num(1.0 / std::sqrt(2.0)))}, pos);
+    }
+    return mul(mul(num(0.5), f), add(num(1.0), inner));
   }
 
   // ---- expressions ---------------------------------------------------------------------------

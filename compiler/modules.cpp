@@ -56,13 +56,13 @@ const DTypeEntry kTorchDTypes[] = {
 };
 
 constexpr std::string_view kUnsupportedTorch[] = {
-    "tan", "erf", "erfc", "atan", "atan2", "asin", "acos", "sinh", "cosh", "pow", "tensor", "zeros", "ones",
+    "erfc", "atan", "atan2", "asin", "acos", "sinh", "cosh", "pow", "tensor", "zeros", "ones",
     "arange", "full", "empty", "rand", "randn", "randint", "gather", "index_select", "cumsum", "sum", "mean",
-    "softmax", "log_softmax", "topk", "sort", "nn", "device", "cuda", "gelu"};
-constexpr std::string_view kUnsupportedMath[] = {"tan", "erf", "erfc", "atan", "atan2", "asin", "acos", "sinh",
+    "softmax", "log_softmax", "topk", "sort", "device", "cuda", "gelu"};
+constexpr std::string_view kUnsupportedMath[] = {"erfc", "atan", "atan2", "asin", "acos", "sinh",
                                                  "cosh", "pow", "gcd", "lcm", "comb", "factorial", "hypot", "isqrt",
                                                  "trunc", "copysign", "fmod", "isnan", "isinf", "isfinite"};
-constexpr std::string_view kUnsupportedFunctional[] = {"gelu", "elu", "selu", "leaky_relu", "hardtanh",
+constexpr std::string_view kUnsupportedFunctional[] = {"elu", "selu", "leaky_relu", "hardtanh",
                                                        "softsign", "mish", "logsigmoid", "dropout", "softmax"};
 
 struct Provider {
@@ -83,6 +83,9 @@ const Provider kProviders[] = {
     {"Callable", "from typing import Callable"},
     {"relu", "from torch.nn.functional import relu"},
     {"silu", "from torch.nn.functional import silu"},
+    {"gelu", "from torch.nn.functional import gelu"},
+    {"erf", "from math import erf"},
+    {"tan", "from math import tan"},
     {"softplus", "from torch.nn.functional import softplus"},
     {"sign", "from torch import sign"},
     {"pi", "from math import pi"},

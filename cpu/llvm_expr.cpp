@@ -551,6 +551,8 @@ Value* ExprEmitter::call(const ir::Call* op) {
     case Intrinsic::Sigmoid: return ir_.CreateFDiv(one, ir_.CreateFAdd(one, libm("expf", ir_.CreateFNeg(x))));
     case Intrinsic::Sin: return libm("sinf", x);
     case Intrinsic::Cos: return libm("cosf", x);
+    case Intrinsic::Tan: return libm("tanf", x);
+    case Intrinsic::Erf: return libm("erff", x);
     case Intrinsic::Floor: return intrinsic(llvm::Intrinsic::floor, x);
     case Intrinsic::Ceil: return intrinsic(llvm::Intrinsic::ceil, x);
     case Intrinsic::Abs:

@@ -1,2 +1,2 @@
 def score_mod(score, b, h, q_idx, kv_idx):
-    return torch.tan(score)
+    return torch.atan2(score, 1.0)
