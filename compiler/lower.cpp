@@ -202,8 +202,11 @@ class Lowerer {
   void top(const ast::ImportFrom& im, SourcePos pos) {
     auto ns = find_module(im.module);
     if (!ns) fail(im.module_pos, unknown_module_message(im.module));
-    if (im.names.empty())
-      fail(pos, fmt::format("'from {} import *' is not supported; import the names the program uses", im.module));
+    if (im.names.empty()) {
+      if (*ns == Namespace::Typing || *ns == Namespace::Future)
+        fail(pos, fmt::format("'from {} import *' is not supported; import the names the program uses", im.module));
+      for (const auto& name : star_names(*ns)) globals_->names[name] = member(ModuleValue{*ns, im.module}, name, pos, pos);
+    }
     for (const auto& n : im.names)
       globals_->names[n.alias.empty() ? n.name : n.alias] = member(ModuleValue{*ns, im.module}, n.name, n.pos, n.pos);
   }

@@ -122,6 +122,15 @@ std::optional<NameKind> find_named_only(Namespace ns, const std::string& name) {
   return std::nullopt;
 }
 
+std::vector<std::string> star_names(Namespace ns) {
+  std::vector<std::string> names;
+  for (auto& n : builtin_names(ns))
+    if (n.front() != '_') names.push_back(std::move(n));
+  for (const auto& n : kNamedOnly)
+    if (n.ns == ns && n.name[0] != '_') names.emplace_back(n.name);
+  return names;
+}
+
 std::optional<ir::Type> find_dtype(Namespace ns, const std::string& name) {
   if (ns != Namespace::Torch) return std::nullopt;
   for (const auto& d : kTorchDTypes)

@@ -5,6 +5,7 @@
 // `from m import x` and `m.x` alike, so a name is usable exactly when its import is accepted.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "compiler/builtins.hpp"
 #include "ir/ir.hpp"
@@ -22,6 +23,10 @@ enum class NameKind {
   HostOnly,    // create_block_mask, BlockMask, flex_attention: PyTorch host code
 };
 std::optional<NameKind> find_named_only(Namespace ns, const std::string& name);
+
+// What `from m import *` binds: the functions, constants and named-only names of ns whose names
+// do not start with '_' (dtypes are left out: torch's would hide float(), int() and bool()).
+std::vector<std::string> star_names(Namespace ns);
 
 // torch.float32, torch.int64, ...: the scalar type a value converted to it has.
 std::optional<ir::Type> find_dtype(Namespace ns, const std::string& name);
