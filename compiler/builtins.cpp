@@ -49,7 +49,7 @@ const FunctionEntry kFunctions[] = {
     {T, "log1p", Builtin::Log1p},      {T, "sqrt", Builtin::Sqrt},        {T, "rsqrt", Builtin::Rsqrt},
     {T, "tanh", Builtin::Tanh},        {T, "sigmoid", Builtin::Sigmoid},  {T, "sin", Builtin::Sin},
     {T, "cos", Builtin::Cos},          {T, "floor", Builtin::Floor},      {T, "ceil", Builtin::Ceil},
-    {T, "tan", Builtin::Tan},          {T, "erf", Builtin::Erf},          {M, "tan", Builtin::Tan},
+    {T, "tensor", Builtin::TorchTensor}, {T, "tan", Builtin::Tan},          {T, "erf", Builtin::Erf},          {M, "tan", Builtin::Tan},
     {M, "erf", Builtin::Erf},          {F, "gelu", Builtin::Gelu},
     {T, "sign", Builtin::Sign},        {T, "relu", Builtin::Relu},        {T, "compile", Builtin::NoOpDecorator},
     {T, "no_grad", Builtin::NoOpDecorator}, {T, "inference_mode", Builtin::NoOpDecorator},

@@ -21,6 +21,7 @@ enum class Builtin {
   NoOpDecorator,          // functools.lru_cache / cache / wraps, torch.compile / no_grad
   ToType,                 // x.to(torch.float32)
   Identity,               // x.item(), x.contiguous()
+  TorchTensor,            // torch.tensor(5): the number itself
 };
 
 // Where a name is found: bare, or a member of one of the modules a program may import.

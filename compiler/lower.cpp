@@ -768,6 +768,18 @@ class Lowerer {
         if (!d) fail(pos, fmt::format("{}() takes a dtype such as torch.float32; got {}", b.spelling, describe(args[1])));
         return ir_value(cast_to(d->type, arg(0), pos));
       }
+      case Builtin::TorchTensor: {  // a 0-dim tensor of one number is that number (dtype= converts it)
+        expect_args(args, 1, b.spelling, pos);
+        ir::Expr x = arg(0);
+        for (const auto& [kw, v] : kwargs) {
+          if (kw.name == "device" || kw.name == "requires_grad") continue;
+          auto d = std::get_if<DTypeValue>(&v.v);
+          if (kw.name != "dtype" || !d)
+            fail(kw.pos, fmt::format("{}() takes dtype=, device= and requires_grad= keywords; got '{}'", b.spelling, kw.name));
+          x = cast_to(d->type, x, pos);
+        }
+        return ir_value(x);
+      }
       case Builtin::Identity:
         no_keywords(kwargs, b.spelling);
         expect_args(args, 1, b.spelling, pos);

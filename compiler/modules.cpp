@@ -56,7 +56,7 @@ const DTypeEntry kTorchDTypes[] = {
 };
 
 constexpr std::string_view kUnsupportedTorch[] = {
-    "erfc", "atan", "atan2", "asin", "acos", "sinh", "cosh", "pow", "tensor", "zeros", "ones",
+    "erfc", "atan", "atan2", "asin", "acos", "sinh", "cosh", "pow", "zeros", "ones",
     "arange", "full", "empty", "rand", "randn", "randint", "gather", "index_select", "cumsum", "sum", "mean",
     "softmax", "log_softmax", "topk", "sort", "device", "cuda", "gelu"};
 constexpr std::string_view kUnsupportedMath[] = {"erfc", "atan", "atan2", "asin", "acos", "sinh",
