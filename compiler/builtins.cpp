@@ -32,7 +32,7 @@ const FunctionEntry kFunctions[] = {
     {B, "cos", Builtin::Cos},          {B, "floor", Builtin::Floor},      {B, "ceil", Builtin::Ceil},
     {B, "float", Builtin::ToFloat},    {B, "int", Builtin::ToInt},        {B, "bool", Builtin::ToBool},
     {B, "and_masks", Builtin::AndMasks}, {B, "or_masks", Builtin::OrMasks}, {B, "noop_mask", Builtin::NoopMask},
-    {B, "divmod", Builtin::DivMod},
+    {B, "divmod", Builtin::DivMod},    {B, "tanh_approx", Builtin::TanhApprox},
 
     {A, "and_masks", Builtin::AndMasks}, {A, "or_masks", Builtin::OrMasks}, {A, "noop_mask", Builtin::NoopMask},
 

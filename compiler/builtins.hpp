@@ -9,7 +9,7 @@ namespace flexjit::compiler {
 
 enum class Builtin {
   Min, Max, Abs, Where, Clamp,
-  Exp, Exp2, Log, Log2, Log1p, Sqrt, Rsqrt, Tanh, Sigmoid, Sin, Cos, Tan, Erf,
+  Exp, Exp2, Log, Log2, Log1p, Sqrt, Rsqrt, Tanh, TanhApprox, Sigmoid, Sin, Cos, Tan, Erf,
   Floor, Ceil,            // float -> float (torch.floor, bare floor)
   FloorInt, CeilInt,      // float -> int (math.floor, math.ceil)
   ToFloat, ToInt, ToBool,

@@ -699,6 +699,7 @@ class Lowerer {
       case Builtin::Sin: return unary_float(ir::Intrinsic::Sin);
       case Builtin::Cos: return unary_float(ir::Intrinsic::Cos);
       case Builtin::Tan: return unary_float(ir::Intrinsic::Tan);
+      case Builtin::TanhApprox: return unary_float(ir::Intrinsic::TanhApprox);
       case Builtin::Erf: return unary_float(ir::Intrinsic::Erf);
       case Builtin::Floor: return unary_float(ir::Intrinsic::Floor);
       case Builtin::Ceil: return unary_float(ir::Intrinsic::Ceil);

@@ -547,7 +547,8 @@ Value* ExprEmitter::call(const ir::Call* op) {
     case Intrinsic::Log1p: return libm("log1pf", x);
     case Intrinsic::Sqrt: return intrinsic(llvm::Intrinsic::sqrt, x);
     case Intrinsic::Rsqrt: return ir_.CreateFDiv(one, intrinsic(llvm::Intrinsic::sqrt, x));
-    case Intrinsic::Tanh: return libm("tanhf", x);
+    case Intrinsic::Tanh:
+    case Intrinsic::TanhApprox: return libm("tanhf", x);
     case Intrinsic::Sigmoid: return ir_.CreateFDiv(one, ir_.CreateFAdd(one, libm("expf", ir_.CreateFNeg(x))));
     case Intrinsic::Sin: return libm("sinf", x);
     case Intrinsic::Cos: return libm("cosf", x);

@@ -289,7 +289,8 @@ Value eval_call(Intrinsic fn, const std::vector<Value>& args) {
       const float s = std::sqrt(x);
       return Value::real(1.0f / s);
     }
-    case Intrinsic::Tanh: return Value::real(std::tanh(x));
+    case Intrinsic::Tanh:
+    case Intrinsic::TanhApprox: return Value::real(std::tanh(x));
     case Intrinsic::Sigmoid: {
       const float e = std::exp(-x);
       const float d = 1.0f + e;

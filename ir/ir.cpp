@@ -116,6 +116,7 @@ const char* intrinsic_name(Intrinsic f) {
     case Intrinsic::CeilToInt: return "ceil_to_int";
     case Intrinsic::Tan: return "tan";
     case Intrinsic::Erf: return "erf";
+    case Intrinsic::TanhApprox: return "tanh_approx";
   }
   return "?";
 }

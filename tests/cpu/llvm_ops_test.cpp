@@ -143,7 +143,8 @@ TEST(LlvmOps, IntrinsicsOverManyBitPatterns) {
   for (ir::Intrinsic fn : {ir::Intrinsic::Exp, ir::Intrinsic::Exp2, ir::Intrinsic::Log, ir::Intrinsic::Log2,
                            ir::Intrinsic::Log1p, ir::Intrinsic::Sqrt, ir::Intrinsic::Rsqrt, ir::Intrinsic::Tanh,
                            ir::Intrinsic::Sigmoid, ir::Intrinsic::Sin, ir::Intrinsic::Cos, ir::Intrinsic::Floor,
-                           ir::Intrinsic::Ceil, ir::Intrinsic::Abs, ir::Intrinsic::Tan, ir::Intrinsic::Erf})
+                           ir::Intrinsic::Ceil, ir::Intrinsic::Abs, ir::Intrinsic::Tan, ir::Intrinsic::Erf,
+                           ir::Intrinsic::TanhApprox})
     exprs.push_back(ir::Call::make(fn, {s}));
   std::mt19937_64 rng(7);
   std::vector<ir::Env> envs;
