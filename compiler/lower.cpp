@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 
+#include "compiler/activations.hpp"
 #include "compiler/builtins.hpp"
 #include "compiler/lower_values.hpp"
 #include "compiler/python_ops.hpp"
@@ -789,64 +790,30 @@ class Lowerer {
     fail(pos, "unknown builtin");
   }
 
-  // sign, relu, silu, softplus: built from comparisons and the float intrinsics.
-  ir::Expr activation(const BuiltinValue& b, ir::Expr x, const std::vector<std::pair<ast::Keyword, Value>>& kwargs,
+  // The options of F.softplus (beta=, threshold=) and F.gelu (approximate=), then the function.
+  ir::Expr activation(const BuiltinValue& b, const ir::Expr& x, const std::vector<std::pair<ast::Keyword, Value>>& kwargs,
                       SourcePos pos) const {
-    if (x.type() == Type::Bool) x = cast_to(Type::Int, x, pos);
-    auto number = [&](double v) {
-      return x.type() == Type::Float ? ir::FloatImm::make(v, pos) : ir::IntImm::make(static_cast<std::int64_t>(v), pos);
-    };
-    auto less = [&](const ir::Expr& a, const ir::Expr& c) { return ir::Compare::make(ir::CompareOp::LT, a, c, pos); };
-    switch (b.fn) {
-      case Builtin::Sign:  // NaN and the zeros are returned as they are
-        return ir::Select::make(less(number(0), x), number(1), ir::Select::make(less(x, number(0)), number(-1), x, pos), pos);
-      case Builtin::Relu:  // NaN stays NaN, as in PyTorch
-        return ir::Select::make(less(x, number(0)), number(0), x, pos);
-      case Builtin::Silu: {
-        ir::Expr f = cast_to(Type::Float, x, pos);
-        return ir::Binary::make(ir::BinaryOp::Mul, f, ir::Call::make(ir::Intrinsic::Sigmoid, {f}, pos), pos);
+    if (b.fn == Builtin::Sign) return sign_of(x, pos);
+    if (b.fn == Builtin::Relu) return relu(x, pos);
+    if (b.fn == Builtin::Silu) return silu(x, pos);
+    if (b.fn == Builtin::Gelu) {
+      bool tanh_form = false;
+      for (const auto& [kw, v] : kwargs) {
+        auto mode = std::get_if<StringValue>(&v.v);
+        if (kw.name != "approximate" || !mode || (mode->value != "none" && mode->value != "tanh"))
+          fail(kw.pos, fmt::format("{}() takes only approximate='none' or approximate='tanh'", b.spelling));
+        tanh_form = mode->value == "tanh";
       }
-      case Builtin::Gelu: return gelu(b, x, kwargs, pos);
-      default: {  // softplus(x, beta=1, threshold=20): x where beta * x > threshold, as PyTorch does
-        ir::Expr f = cast_to(Type::Float, x, pos);
-        ir::Expr beta = ir::FloatImm::make(1.0, pos), threshold = ir::FloatImm::make(20.0, pos);
-        for (const auto& [kw, v] : kwargs) {
-          ir::Expr e = cast_to(Type::Float, require_ir(v, kw.pos, fmt::format("'{}' of {}()", kw.name, b.spelling)), pos);
-          if (kw.name == "beta") beta = e;
-          else if (kw.name == "threshold") threshold = e;
-          else fail(kw.pos, fmt::format("{}() got an unexpected keyword argument '{}'", b.spelling, kw.name));
-        }
-        ir::Expr bx = ir::Binary::make(ir::BinaryOp::Mul, beta, f, pos);
-        ir::Expr soft = ir::Binary::make(
-            ir::BinaryOp::Div, ir::Call::make(ir::Intrinsic::Log1p, {ir::Call::make(ir::Intrinsic::Exp, {bx}, pos)}, pos),
-            beta, pos);
-        return ir::Select::make(less(threshold, bx), f, soft, pos);
-      }
+      return gelu(x, tanh_form, pos);
     }
-  }
-
-  // gelu(x) = x * (1 + erf(x / sqrt(2))) / 2; approximate="tanh" is PyTorch's tanh form.
-  ir::Expr gelu(const BuiltinValue& b, const ir::Expr& x, const std::vector<std::pair<ast::Keyword, Value>>& kwargs,
-                SourcePos pos) const {
-    bool tanh_form = false;
+    ir::Expr beta = ir::FloatImm::make(1.0, pos), threshold = ir::FloatImm::make(20.0, pos);
     for (const auto& [kw, v] : kwargs) {
-      auto mode = std::get_if<StringValue>(&v.v);
-      if (kw.name != "approximate" || !mode || (mode->value != "none" && mode->value != "tanh"))
-        fail(kw.pos, fmt::format("{}() takes only approximate='none' or approximate='tanh'", b.spelling));
-      tanh_form = mode->value == "tanh";
+      ir::Expr e = cast_to(Type::Float, require_ir(v, kw.pos, fmt::format("'{}' of {}()", kw.name, b.spelling)), pos);
+      if (kw.name == "beta") beta = e;
+      else if (kw.name == "threshold") threshold = e;
+      else fail(kw.pos, fmt::format("{}() got an unexpected keyword argument '{}'", b.spelling, kw.name));
     }
-    auto num = [&](double v) { return ir::FloatImm::make(v, pos); };
-    auto mul = [&](const ir::Expr& a, const ir::Expr& c) { return ir::Binary::make(ir::BinaryOp::Mul, a, c, pos); };
-    auto add = [&](const ir::Expr& a, const ir::Expr& c) { return ir::Binary::make(ir::BinaryOp::Add, a, c, pos); };
-    const ir::Expr f = cast_to(Type::Float, x, pos);
-    ir::Expr inner;
-    if (tanh_form) {
-      const ir::Expr cubic = add(f, mul(num(0.044715), mul(f, mul(f, f))));
-      inner = ir::Call::make(ir::Intrinsic::Tanh, {mul(num(std::sqrt(2.0 / 3.14159265358979323846)), cubic)}, pos);
-    } else {
-      inner = ir::Call::make(ir::Intrinsic::Erf, {mul(f, num(1.0 / std::sqrt(2.0)))}, pos);
-    }
-    return mul(mul(num(0.5), f), add(num(1.0), inner));
+    return softplus(x, beta, threshold, pos);
   }
 
   // ---- expressions ---------------------------------------------------------------------------
