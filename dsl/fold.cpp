@@ -456,7 +456,10 @@ void Folder::expr_stmt(const pt::ExprStmtX& s, ast::Block& out) {
       const auto& id = std::get<ast::Name>(target.expr->node).id;
       out.push_back(stmt(target.expr->pos, ast::Assign{id, target.expr->pos, value}));
     } else if (auto names = name_targets(s.first)) {
-      out.push_back(stmt(pos(s.first), ast::TupleAssign{std::move(*names), value}));
+      SourcePos at = names->front().second;  // from the first name to the end of the last
+      const SourcePos& last = names->back().second;
+      if (last.line == at.line) at.length = last.col + last.length - at.col;
+      out.push_back(stmt(at, ast::TupleAssign{std::move(*names), value}));
     } else if (what == "assignment to an attribute") {
       Folded target = fold(s.first.items.front());
       const auto& a = std::get<ast::Attribute>(target.expr->node);
