@@ -407,6 +407,10 @@ class Lowerer {
     if (const auto* n = std::get_if<ast::Name>(&ann.node); n && other_types.count(n->id)) contradicts(n->id);
     if (std::holds_alternative<ast::StringLit>(ann.node)) return;  // a forward reference is not checked
     const ast::Expr& head = std::holds_alternative<ast::Subscript>(ann.node) ? *std::get<ast::Subscript>(ann.node).value : ann;
+    // `Tensor`, like the `Tensor[dtype, rank]` of declarations, needs no import.
+    if (const auto* n = std::get_if<ast::Name>(&head.node);
+        n && !globals_->names.count(n->id) && find_named_only(Namespace::Torch, n->id) == NameKind::TensorType)
+      return;
     Value v = eval(head, globals_);
     auto named = std::get_if<NamedOnlyValue>(&v.v);
     if (named && named->kind != NameKind::HostOnly) return;
