@@ -46,6 +46,10 @@ constexpr Spelling<Intrinsic> kFunctions[] = {
     {Intrinsic::Sigmoid, "flexjit::ops::sigmoid", "flexjit::fast_sigmoid"},
     {Intrinsic::Sin, "sinf", "sinf"},
     {Intrinsic::Cos, "cosf", "cosf"},
+    {Intrinsic::Tan, "tanf", "tanf"},
+    {Intrinsic::Erf, "erff", "erff"},
+    // The user asked for the instruction (tanh_approx): it is one in both modes.
+    {Intrinsic::TanhApprox, "flexjit::fast_tanh", "flexjit::fast_tanh"},
     {Intrinsic::Floor, "floorf", "floorf"},
     {Intrinsic::Ceil, "ceilf", "ceilf"},
     {Intrinsic::Abs, "flexjit::ops::fabs", "flexjit::ops::fabs"},

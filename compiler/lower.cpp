@@ -8,6 +8,7 @@
 #include <limits>
 #include <set>
 
+#include "compiler/activations.hpp"
 #include "compiler/builtins.hpp"
 #include "compiler/lower_values.hpp"
 #include "compiler/python_ops.hpp"
@@ -28,6 +29,17 @@ std::string describe(const Value& v) {
   if (std::holds_alternative<std::shared_ptr<const MaskCombinator>>(v.v)) return "a combined mask";
   if (auto t = std::get_if<TensorValue>(&v.v)) return fmt::format("tensor '{}'", t->capture.name);
   if (auto b = std::get_if<BlockIndicesValue>(&v.v)) return fmt::format("block indices '{}'", b->name);
+  if (auto n = std::get_if<NamedOnlyValue>(&v.v)) {
+    switch (n->kind) {
+      case NameKind::TensorType: return fmt::format("the type '{}'", n->spelling);
+      case NameKind::TypingOnly: return fmt::format("'{}', a name for annotations", n->spelling);
+      case NameKind::HostOnly: return fmt::format("'{}', a PyTorch host function", n->spelling);
+    }
+  }
+  if (auto d = std::get_if<DTypeValue>(&v.v)) return fmt::format("the dtype '{}'", d->spelling);
+  if (auto str = std::get_if<StringValue>(&v.v)) return fmt::format("the string '{}'", str->value);
+  if (auto t = v.tuple()) return fmt::format("a tuple of {} item{}", t->items.size(), t->items.size() == 1 ? "" : "s");
+  if (std::holds_alternative<std::shared_ptr<const PartialValue>>(v.v)) return "a functools.partial";
   return "None";
 }
 
@@ -46,6 +58,8 @@ void collect_locals(const ast::Block& block, std::vector<std::string>& out) {
           if constexpr (std::is_same_v<T, ast::Assign> || std::is_same_v<T, ast::AnnAssign> ||
                         std::is_same_v<T, ast::AugAssign>) {
             out.push_back(n.target);
+          } else if constexpr (std::is_same_v<T, ast::TupleAssign>) {
+            for (const auto& target : n.targets) out.push_back(target.first);
           } else if constexpr (std::is_same_v<T, ast::FunctionDef>) {
             out.push_back(n.name);
           } else if constexpr (std::is_same_v<T, ast::If>) {
@@ -69,6 +83,7 @@ std::optional<bool> static_truth(const Value& v) {
     if (auto b = c.as<ir::BoolImm>()) return b->value;
     return std::nullopt;
   }
+  if (auto str = std::get_if<StringValue>(&v.v)) return !str->value.empty();
   return !std::holds_alternative<NoneValue>(v.v);  // functions, modules, tensors are truthy
 }
 
@@ -173,19 +188,92 @@ class Lowerer {
     if (std::holds_alternative<ast::StringLit>(e.value->node)) return;  // docstring
     fail(e.value->pos, "this expression has no effect; a program only declares, assigns and defines functions");
   }
+  // `import torch.nn.functional as F` binds F; without `as`, Python binds the first component.
   void top(const ast::Import& im, SourcePos) {
-    Namespace ns;
-    if (im.module == "torch") ns = Namespace::Torch;
-    else if (im.module == "math") ns = Namespace::Math;
-    else fail(im.module_pos, fmt::format("import of module '{}' is not supported; programs may import only 'torch' and 'math'", im.module));
-    std::string bound = im.alias.empty() ? im.module : im.alias;
-    globals_->names[bound] = Value{ModuleValue{ns, bound}};
+    auto ns = find_module(im.module);
+    if (!ns) fail(im.module_pos, unknown_module_message(im.module));
+    if (!im.alias.empty()) {
+      globals_->names[im.alias] = Value{ModuleValue{*ns, im.alias}};
+      return;
+    }
+    const std::string first = im.module.substr(0, im.module.find('.'));
+    globals_->names[first] = Value{ModuleValue{*find_module(first), first}};
   }
-  void top(const ast::ImportFrom& im, SourcePos) {
-    // `from torch.nn.attention.flex_attention import and_masks` is harmless: the combinators
-    // are builtins. Anything else is another library we cannot see into.
-    if (im.module == "torch" || im.module.rfind("torch.", 0) == 0) return;
-    fail(im.module_pos, fmt::format("import of module '{}' is not supported; programs may import only 'torch' and 'math'", im.module));
+  // `from m import a as b` binds exactly what `m.a` means.
+  void top(const ast::ImportFrom& im, SourcePos pos) {
+    auto ns = find_module(im.module);
+    if (!ns) fail(im.module_pos, unknown_module_message(im.module));
+    if (im.names.empty()) {
+      if (*ns == Namespace::Typing || *ns == Namespace::Future)
+        fail(pos, fmt::format("'from {} import *' is not supported; import the names the program uses", im.module));
+      for (const auto& name : star_names(*ns)) globals_->names[name] = member(ModuleValue{*ns, im.module}, name, pos, pos);
+    }
+    for (const auto& n : im.names)
+      globals_->names[n.alias.empty() ? n.name : n.alias] = member(ModuleValue{*ns, im.module}, n.name, n.pos, n.pos);
+  }
+  static std::string unknown_module_message(const std::string& module) {
+    return fmt::format("module '{}' has no meaning inside a kernel; a program may import only math, torch, "
+                       "torch.nn.functional, torch.nn.attention.flex_attention, functools and typing",
+                       module);
+  }
+  void top(const ast::TupleAssign& a, SourcePos pos) {
+    std::vector<Value> values = unpack(a, eval(*a.value, globals_), pos);
+    for (std::size_t i = 0; i < values.size(); ++i)
+      define_global(a.targets[i].first, a.targets[i].second, std::move(values[i]));
+  }
+  void top(const ast::AttributeAssign& a, SourcePos) { assign_attribute(a, globals_); }
+  void top(const ast::Assert& a, SourcePos pos) { check_assert(a, pos, globals_); }
+  void top(const ast::Decorator& d, SourcePos) { check_decorator(d, globals_); }
+
+  // ---- statements that compute nothing: unpacking, metadata, asserts, decorators -------------
+
+  // a, b = value: Python's rules and messages.
+  std::vector<Value> unpack(const ast::TupleAssign& a, const Value& v, SourcePos pos) const {
+    const TupleValue* t = v.tuple();
+    if (!t) fail(a.value->pos, fmt::format("cannot unpack {}: only a tuple can be unpacked", describe(v)));
+    const std::size_t n = a.targets.size(), got = t->items.size();
+    if (got > n) fail(pos, fmt::format("too many values to unpack (expected {}, got {})", n, got));
+    if (got < n) fail(pos, fmt::format("not enough values to unpack (expected {}, got {})", n, got));
+    return t->items;
+  }
+
+  // `fn.__name__ = f"..."` names a function for PyTorch's benefit; the kernel is unchanged.
+  void assign_attribute(const ast::AttributeAssign& a, const ScopePtr& scope) {
+    static const std::set<std::string> metadata = {"__name__", "__qualname__", "__doc__", "__module__"};
+    Value object = eval(*a.object, scope);
+    if (object.callable() && metadata.count(a.attr)) return;
+    fail(a.attr_pos, fmt::format("assignment to attribute '{}' of {} is not supported; only a function's __name__, "
+                                 "__qualname__, __doc__ and __module__ may be assigned (they are ignored)",
+                                 a.attr, describe(object)));
+  }
+
+  void check_assert(const ast::Assert& a, SourcePos pos, const ScopePtr& scope) {
+    auto known = static_truth(eval(*a.cond, scope));
+    if (!known)
+      fail(a.cond->pos, "assert on a value known only at run time is not supported; a kernel cannot raise");
+    if (*known) return;
+    if (!a.message) fail(pos, "assertion failed");
+    std::string text;
+    if (auto str = std::get_if<ast::StringLit>(&a.message->node)) text = str->value;
+    else text = std::string(file_.line_text(a.message->pos.line).substr(a.message->pos.col - 1, a.message->pos.length));
+    fail(pos, fmt::format("assertion failed: {}", text));
+  }
+
+  // Decorators that leave what a function computes unchanged are accepted; others are refused.
+  void check_decorator(const ast::Decorator& d, const ScopePtr& scope) {
+    const ast::Expr* target = d.value.get();
+    if (auto c = std::get_if<ast::Call>(&target->node)) target = c->callee.get();
+    std::optional<Value> v;
+    try {
+      v = eval(*target, scope);
+    } catch (const dsl::CompileError&) {
+    }
+    auto b = v ? std::get_if<BuiltinValue>(&v->v) : nullptr;
+    if (b && b->fn == Builtin::NoOpDecorator) return;
+    fail(d.value->pos, fmt::format("decorator '{}' is not supported; only decorators that leave the function "
+                                   "unchanged are accepted (functools.lru_cache, functools.cache, "
+                                   "functools.wraps, torch.compile, torch.no_grad, torch.inference_mode)",
+                                   callee_spelling(*target)));
   }
   void top(const ast::UnsupportedStmt& u, SourcePos pos) { fail(pos, unsupported_statement_message(u.keyword)); }
 
@@ -277,12 +365,7 @@ class Lowerer {
                                  f->params->size()));
       for (std::size_t i = 0; i < sig.params.size(); ++i) {
         const auto& p = (*f->params)[i];
-        if (!p.annotation) continue;
-        auto t = annotation_scalar_type(*p.annotation);
-        if (t && *t != sig.params[i].second)
-          fail(p.annotation->pos, fmt::format("parameter '{}' of {} is {} {}, but is annotated '{}'", p.name, name,
-                                              sig.params[i].second == Type::Int ? "an" : "a",
-                                              ir::type_name(sig.params[i].second), ir::type_name(*t)));
+        if (p.annotation) check_param_annotation(p, *p.annotation, sig.params[i].second, name);
       }
     }
 
@@ -309,6 +392,31 @@ class Lowerer {
     }
   }
 
+  // FlexAttention passes tensors, so a tensor type fits every parameter; int, float and bool must
+  // be the parameter's own type; any other type contradicts it, and a name must exist.
+  void check_param_annotation(const ast::Param& p, const ast::Expr& ann, Type type, const char* mod) {
+    auto contradicts = [&](const std::string& written) {
+      fail(ann.pos, fmt::format("parameter '{}' of {} is {} {}, but is annotated '{}'", p.name, mod,
+                                type == Type::Int ? "an" : "a", ir::type_name(type), written));
+    };
+    if (auto t = annotation_scalar_type(ann)) {
+      if (*t != type) contradicts(ir::type_name(*t));
+      return;
+    }
+    static const std::set<std::string> other_types = {"str", "list", "dict", "tuple", "set", "bytes", "complex"};
+    if (const auto* n = std::get_if<ast::Name>(&ann.node); n && other_types.count(n->id)) contradicts(n->id);
+    if (std::holds_alternative<ast::StringLit>(ann.node)) return;  // a forward reference is not checked
+    const ast::Expr& head = std::holds_alternative<ast::Subscript>(ann.node) ? *std::get<ast::Subscript>(ann.node).value : ann;
+    // `Tensor`, like the `Tensor[dtype, rank]` of declarations, needs no import.
+    if (const auto* n = std::get_if<ast::Name>(&head.node);
+        n && !globals_->names.count(n->id) && find_named_only(Namespace::Torch, n->id) == NameKind::TensorType)
+      return;
+    Value v = eval(head, globals_);
+    auto named = std::get_if<NamedOnlyValue>(&v.v);
+    if (named && named->kind != NameKind::HostOnly) return;
+    fail(ann.pos, fmt::format("the annotation of parameter '{}' of {} is {}, not a type", p.name, mod, describe(v)));
+  }
+
   SourcePos position_of(const Value& v) const {
     if (auto f = std::get_if<FunctionValue>(&v.v)) return f->pos;
     if (auto e = v.expr()) return (*e)->pos;
@@ -325,6 +433,18 @@ class Lowerer {
              SourcePos pos, const std::string& spelled) {
     if (auto f = std::get_if<FunctionValue>(&callee.v)) return call_function(*f, std::move(args), std::move(kwargs), pos);
     if (auto b = std::get_if<BuiltinValue>(&callee.v)) return call_builtin(*b, std::move(args), std::move(kwargs), pos);
+    if (auto p = std::get_if<std::shared_ptr<const PartialValue>>(&callee.v)) {
+      std::vector<Value> all((*p)->args.begin() + 1, (*p)->args.end());
+      for (auto& a : args) all.push_back(std::move(a));
+      std::vector<std::pair<ast::Keyword, Value>> all_kw;
+      for (const auto& [kw, v] : (*p)->kwargs) {
+        const std::string& kw_name = kw.name;
+        auto later = std::find_if(kwargs.begin(), kwargs.end(), [&](const auto& k) { return k.first.name == kw_name; });
+        if (later == kwargs.end()) all_kw.emplace_back(kw, v);  // a call's keyword overrides the partial's
+      }
+      for (auto& k : kwargs) all_kw.push_back(std::move(k));
+      return call((*p)->args.front(), std::move(all), std::move(all_kw), pos, spelled);
+    }
     if (auto m = std::get_if<std::shared_ptr<const MaskCombinator>>(&callee.v)) {
       no_keywords(kwargs, (*m)->is_and ? "and_masks(...)" : "or_masks(...)");
       if (args.size() != 4)
@@ -422,6 +542,15 @@ class Lowerer {
       if (auto r = std::get_if<ast::Return>(&s.node)) return r->value ? eval(*r->value, scope) : Value{NoneValue{}};
       if (auto a = std::get_if<ast::Assign>(&s.node)) {
         scope = bind(scope, a->target, eval(*a->value, scope));
+      } else if (auto a = std::get_if<ast::TupleAssign>(&s.node)) {
+        std::vector<Value> values = unpack(*a, eval(*a->value, scope), s.pos);
+        for (std::size_t k = 0; k < values.size(); ++k) scope = bind(scope, a->targets[k].first, std::move(values[k]));
+      } else if (auto a = std::get_if<ast::AttributeAssign>(&s.node)) {
+        assign_attribute(*a, scope);
+      } else if (auto a = std::get_if<ast::Assert>(&s.node)) {
+        check_assert(*a, s.pos, scope);
+      } else if (auto d = std::get_if<ast::Decorator>(&s.node)) {
+        check_decorator(*d, scope);
       } else if (auto a = std::get_if<ast::AnnAssign>(&s.node)) {
         if (!a->value) continue;  // a bare local annotation declares nothing
         Value v = eval(*a->value, scope);
@@ -442,13 +571,7 @@ class Lowerer {
         auto then_v = run_block(f->body, 0, &after, scope);
         auto else_v = run_block(f->orelse, 0, &after, scope);
         if (!then_v || !else_v) return merge_fallthrough(then_v, else_v, s.pos);
-        ir::Expr c = truthy(*cond.expr(), f->cond->pos);
-        const ir::Expr* t = then_v->expr();
-        const ir::Expr* e = else_v->expr();
-        if (!t || !e)
-          fail(f->cond->pos, fmt::format("a condition known only at run time cannot choose between {} and {}",
-                                         describe(*then_v), describe(*else_v)));
-        return ir_value(python_select(c, *t, *e, f->cond->pos));
+        return select_values(*cond.expr(), *then_v, *else_v, f->cond->pos);
       } else if (std::holds_alternative<ast::Pass>(s.node) || is_docstring(s)) {
         // nothing to do
       } else if (auto e = std::get_if<ast::ExprStmt>(&s.node)) {
@@ -484,16 +607,44 @@ class Lowerer {
 
   ir::Expr require_ir(const Value& v, SourcePos pos, const std::string& what) const {
     if (auto e = v.expr()) return *e;
-    if (auto t = std::get_if<TensorValue>(&v.v))
-      fail(pos, fmt::format("tensor '{}' must be indexed, e.g. {}[i]", t->capture.name, t->capture.name));
+    if (auto t = std::get_if<TensorValue>(&v.v)) fail(pos, unread_tensor_message(*t));
     if (auto b = std::get_if<BlockIndicesValue>(&v.v))
       fail(pos, fmt::format("block indices '{}' cannot be read in a mod; they select the kv blocks the kernel visits",
                             b->name));
     fail(pos, fmt::format("{} must be a number or a bool, got {}", what, describe(v)));
   }
 
+  static std::string unread_tensor_message(const TensorValue& t) {
+    const ir::Capture& cap = t.capture;
+    if (cap.rank == 0)
+      return fmt::format("tensor '{}' has rank 0, and a tensor is read by indexing it; declare '{}: int' or '{}: "
+                         "float' (a runtime scalar) to pass one number",
+                         cap.name, cap.name, cap.name);
+    if (!t.prefix.empty())
+      return fmt::format("tensor '{}' has rank {} but is indexed with {} ind{}", cap.name, cap.rank, t.prefix.size(),
+                         t.prefix.size() == 1 ? "ex" : "ices");
+    std::string example = "i, j, k, l, m, n, o, p";
+    return fmt::format("tensor '{}' must be indexed, e.g. {}[{}]", cap.name, cap.name, example.substr(0, 3 * cap.rank - 2));
+  }
+
+  // Methods PyTorch code calls on a captured tensor: moving or laying it out changes nothing
+  // here, and its rank is known.
+  std::optional<Value> tensor_method(const TensorValue& t, const std::string& name, const ast::Call& call, SourcePos pos) {
+    static const std::set<std::string> unchanged = {"contiguous", "cuda", "cpu", "to", "detach", "clone"};
+    if (unchanged.count(name)) return Value{t};
+    if (name == "dim") {
+      if (!call.args.empty() || !call.keywords.empty()) fail(pos, "dim() takes no arguments");
+      return ir_value(ir::IntImm::make(t.capture.rank - static_cast<std::int64_t>(t.prefix.size()), pos));
+    }
+    if (name == "size")
+      fail(pos, fmt::format("the size of captured tensor '{}' is known only when it is bound; pass it as a runtime "
+                            "scalar ('n: int')", t.capture.name));
+    return std::nullopt;
+  }
+
   Value call_builtin(const BuiltinValue& b, std::vector<Value> args, std::vector<std::pair<ast::Keyword, Value>> kwargs,
                      SourcePos pos) {
+    if (b.self) args.insert(args.begin(), ir_value(*b.self));  // x.clamp(...) is clamp(x, ...)
     auto arg = [&](std::size_t i) { return require_ir(args[i], pos, fmt::format("argument {} of {}()", i + 1, b.spelling)); };
     auto unary_float = [&](ir::Intrinsic fn) {
       no_keywords(kwargs, b.spelling);
@@ -552,6 +703,9 @@ class Lowerer {
       case Builtin::Sigmoid: return unary_float(ir::Intrinsic::Sigmoid);
       case Builtin::Sin: return unary_float(ir::Intrinsic::Sin);
       case Builtin::Cos: return unary_float(ir::Intrinsic::Cos);
+      case Builtin::Tan: return unary_float(ir::Intrinsic::Tan);
+      case Builtin::TanhApprox: return unary_float(ir::Intrinsic::TanhApprox);
+      case Builtin::Erf: return unary_float(ir::Intrinsic::Erf);
       case Builtin::Floor: return unary_float(ir::Intrinsic::Floor);
       case Builtin::Ceil: return unary_float(ir::Intrinsic::Ceil);
       case Builtin::FloorInt:
@@ -588,8 +742,82 @@ class Lowerer {
         no_keywords(kwargs, b.spelling);
         expect_args(args, 4, b.spelling, pos);
         return ir_value(ir::BoolImm::make(true, pos));
+      case Builtin::Sign:
+      case Builtin::Relu:
+      case Builtin::Silu:
+      case Builtin::Gelu:
+      case Builtin::Softplus: {
+        if (b.fn != Builtin::Softplus && b.fn != Builtin::Gelu) no_keywords(kwargs, b.spelling);
+        expect_args(args, 1, b.spelling, pos);
+        return ir_value(activation(b, arg(0), kwargs, pos));
+      }
+      case Builtin::DivMod: {
+        no_keywords(kwargs, b.spelling);
+        expect_args(args, 2, b.spelling, pos);
+        auto t = std::make_shared<TupleValue>();
+        t->items.push_back(ir_value(python_binary(ast::BinOp::FloorDiv, arg(0), arg(1), pos, errors())));
+        t->items.push_back(ir_value(python_binary(ast::BinOp::Mod, arg(0), arg(1), pos, errors())));
+        return Value{std::shared_ptr<const TupleValue>(std::move(t))};
+      }
+      case Builtin::Partial: {
+        if (args.empty() || !args[0].callable())
+          fail(pos, fmt::format("the first argument of {}() must be a function", b.spelling));
+        return Value{std::make_shared<const PartialValue>(PartialValue{std::move(args), std::move(kwargs)})};
+      }
+      case Builtin::NoOpDecorator:
+        if (args.size() == 1 && kwargs.empty()) return args[0];
+        return Value{b};
+      case Builtin::ToType: {
+        no_keywords(kwargs, b.spelling);
+        expect_args(args, 2, b.spelling, pos);
+        auto d = std::get_if<DTypeValue>(&args[1].v);
+        if (!d) fail(pos, fmt::format("{}() takes a dtype such as torch.float32; got {}", b.spelling, describe(args[1])));
+        return ir_value(cast_to(d->type, arg(0), pos));
+      }
+      case Builtin::TorchTensor: {  // a 0-dim tensor of one number is that number (dtype= converts it)
+        expect_args(args, 1, b.spelling, pos);
+        ir::Expr x = arg(0);
+        for (const auto& [kw, v] : kwargs) {
+          if (kw.name == "device" || kw.name == "requires_grad") continue;
+          auto d = std::get_if<DTypeValue>(&v.v);
+          if (kw.name != "dtype" || !d)
+            fail(kw.pos, fmt::format("{}() takes dtype=, device= and requires_grad= keywords; got '{}'", b.spelling, kw.name));
+          x = cast_to(d->type, x, pos);
+        }
+        return ir_value(x);
+      }
+      case Builtin::Identity:
+        no_keywords(kwargs, b.spelling);
+        expect_args(args, 1, b.spelling, pos);
+        return ir_value(arg(0));
     }
     fail(pos, "unknown builtin");
+  }
+
+  // The options of F.softplus (beta=, threshold=) and F.gelu (approximate=), then the function.
+  ir::Expr activation(const BuiltinValue& b, const ir::Expr& x, const std::vector<std::pair<ast::Keyword, Value>>& kwargs,
+                      SourcePos pos) const {
+    if (b.fn == Builtin::Sign) return sign_of(x, pos);
+    if (b.fn == Builtin::Relu) return relu(x, pos);
+    if (b.fn == Builtin::Silu) return silu(x, pos);
+    if (b.fn == Builtin::Gelu) {
+      bool tanh_form = false;
+      for (const auto& [kw, v] : kwargs) {
+        auto mode = std::get_if<StringValue>(&v.v);
+        if (kw.name != "approximate" || !mode || (mode->value != "none" && mode->value != "tanh"))
+          fail(kw.pos, fmt::format("{}() takes only approximate='none' or approximate='tanh'", b.spelling));
+        tanh_form = mode->value == "tanh";
+      }
+      return gelu(x, tanh_form, pos);
+    }
+    ir::Expr beta = ir::FloatImm::make(1.0, pos), threshold = ir::FloatImm::make(20.0, pos);
+    for (const auto& [kw, v] : kwargs) {
+      ir::Expr e = cast_to(Type::Float, require_ir(v, kw.pos, fmt::format("'{}' of {}()", kw.name, b.spelling)), pos);
+      if (kw.name == "beta") beta = e;
+      else if (kw.name == "threshold") threshold = e;
+      else fail(kw.pos, fmt::format("{}() got an unexpected keyword argument '{}'", b.spelling, kw.name));
+    }
+    return softplus(x, beta, threshold, pos);
   }
 
   // ---- expressions ---------------------------------------------------------------------------
@@ -610,6 +838,8 @@ class Lowerer {
     for (const Scope* s = scope.get(); s; s = s->parent.get())
       for (const auto& [n, v] : s->names) candidates.push_back(n);
     for (auto& n : builtin_names(Namespace::Bare)) candidates.push_back(n);
+    if (std::string provider = import_providing(name); !provider.empty())
+      fail(pos, fmt::format("name '{}' is not defined; '{}' would provide it", name, provider));
     std::string hint = dsl::closest_name(name, candidates);
     fail(pos, fmt::format("name '{}' is not defined{}", name, hint.empty() ? "" : fmt::format("; did you mean '{}'?", hint)));
   }
@@ -633,9 +863,7 @@ class Lowerer {
   }
   Value eval_node(const ast::BoolLit& n, const ast::Expr& e, const ScopePtr&) { return ir_value(ir::BoolImm::make(n.value, e.pos)); }
   Value eval_node(const ast::NoneLit&, const ast::Expr&, const ScopePtr&) { return Value{NoneValue{}}; }
-  Value eval_node(const ast::StringLit&, const ast::Expr& e, const ScopePtr&) {
-    fail(e.pos, "strings are not supported (except as docstrings and in float('inf'))");
-  }
+  Value eval_node(const ast::StringLit& n, const ast::Expr&, const ScopePtr&) { return Value{StringValue{n.value}}; }
   Value eval_node(const ast::UnsupportedExpr& n, const ast::Expr& e, const ScopePtr&) {
     fail(e.pos, fmt::format("{} are not supported", n.what));
   }
@@ -643,15 +871,31 @@ class Lowerer {
 
   Value eval_node(const ast::Attribute& n, const ast::Expr& e, const ScopePtr& scope) {
     Value base = eval(*n.value, scope);
-    auto m = std::get_if<ModuleValue>(&base.v);
-    if (!m) fail(n.attr_pos, fmt::format("attributes are only supported on the modules 'torch' and 'math'; '{}' is {}",
-                                         n.attr, describe(base)));
-    std::string spelled = m->name + "." + n.attr;
-    if (auto c = find_constant(m->ns, n.attr)) return ir_value(ir::FloatImm::make(*c, e.pos));
-    if (auto b = find_builtin(m->ns, n.attr)) return Value{BuiltinValue{*b, spelled}};
-    std::string hint = dsl::closest_name(n.attr, builtin_names(m->ns));
-    fail(n.attr_pos, fmt::format("'{}' is not supported{}", spelled,
-                                 hint.empty() ? "" : fmt::format("; did you mean '{}.{}'?", m->name, hint)));
+    if (auto m = std::get_if<ModuleValue>(&base.v)) return member(*m, n.attr, n.attr_pos, e.pos);
+    if (auto t = std::get_if<TensorValue>(&base.v)) {
+      if (n.attr == "ndim") return ir_value(ir::IntImm::make(t->capture.rank - static_cast<std::int64_t>(t->prefix.size()), e.pos));
+      if (n.attr == "shape")
+        fail(n.attr_pos, fmt::format("the shape of captured tensor '{}' is known only when it is bound; pass what the "
+                                     "program needs as a runtime scalar ('n: int')", t->capture.name));
+    }
+    if (auto x = base.expr()) {
+      if (auto fn = find_method(n.attr)) return Value{BuiltinValue{*fn, n.attr, std::make_shared<const ir::Expr>(*x)}};
+      fail(n.attr_pos, fmt::format("{} has no method '{}'; numbers have the methods listed in the language reference", describe(base), n.attr));
+    }
+    fail(n.attr_pos, fmt::format("attributes are only supported on modules and numbers; '{}' is {}", n.attr, describe(base)));
+  }
+
+  // What `m.attr` (and `from m import attr`) means.
+  Value member(const ModuleValue& m, const std::string& attr, SourcePos attr_pos, SourcePos pos) const {
+    const std::string spelled = m.name + "." + attr;
+    if (auto c = find_constant(m.ns, attr)) return ir_value(ir::FloatImm::make(*c, pos));
+    if (auto b = find_builtin(m.ns, attr)) return Value{BuiltinValue{*b, spelled, nullptr}};
+    if (auto sub = find_module(std::string(module_path(m.ns)) + "." + attr)) return Value{ModuleValue{*sub, spelled}};
+    if (auto kind = find_named_only(m.ns, attr)) return Value{NamedOnlyValue{*kind, spelled}};
+    if (auto type = find_dtype(m.ns, attr)) return Value{DTypeValue{*type, spelled}};
+    std::string hint = known_but_unsupported(m.ns, attr) ? "" : dsl::closest_name(attr, builtin_names(m.ns));
+    fail(attr_pos, fmt::format("'{}' is not supported{}", spelled,
+                               hint.empty() ? "" : fmt::format("; did you mean '{}.{}'?", m.name, hint)));
   }
 
   Value eval_node(const ast::Unary& n, const ast::Expr& e, const ScopePtr& scope) {
@@ -706,12 +950,20 @@ class Lowerer {
   Value eval_node(const ast::Ternary& n, const ast::Expr& e, const ScopePtr& scope) {
     Value cond = eval(*n.cond, scope);
     if (auto known = static_truth(cond)) return eval(*known ? *n.then_value : *n.else_value, scope);
-    Value t = eval(*n.then_value, scope);
-    Value f = eval(*n.else_value, scope);
-    if (!t.expr() || !f.expr())
-      fail(n.cond->pos, fmt::format("a condition known only at run time cannot choose between {} and {}", describe(t),
-                                    describe(f)));
-    return ir_value(python_select(*cond.expr(), *t.expr(), *f.expr(), e.pos));
+    return select_values(*cond.expr(), eval(*n.then_value, scope), eval(*n.else_value, scope), n.cond->pos);
+  }
+
+  // A runtime condition chooses between numbers, or item by item between tuples of one length.
+  Value select_values(const ir::Expr& cond, const Value& t, const Value& f, SourcePos pos) {
+    if (t.expr() && f.expr()) return ir_value(python_select(cond, *t.expr(), *f.expr(), pos));
+    const TupleValue* tt = t.tuple();
+    const TupleValue* ft = f.tuple();
+    if (tt && ft && tt->items.size() == ft->items.size()) {
+      auto out = std::make_shared<TupleValue>();
+      for (std::size_t i = 0; i < tt->items.size(); ++i) out->items.push_back(select_values(cond, tt->items[i], ft->items[i], pos));
+      return Value{std::shared_ptr<const TupleValue>(std::move(out))};
+    }
+    fail(pos, fmt::format("a condition known only at run time cannot choose between {} and {}", describe(t), describe(f)));
   }
 
   Value eval_node(const ast::Lambda& n, const ast::Expr& e, const ScopePtr& scope) {
@@ -719,10 +971,20 @@ class Lowerer {
   }
 
   Value eval_node(const ast::Call& n, const ast::Expr& e, const ScopePtr& scope) {
+    if (auto a = std::get_if<ast::Attribute>(&n.callee->node)) {
+      Value base = eval(*a->value, scope);
+      if (auto t = std::get_if<TensorValue>(&base.v))
+        if (auto v = tensor_method(*t, a->attr, n, e.pos)) return *v;
+    }
     Value callee = eval(*n.callee, scope);
     // float("inf") / float("-inf") / float("nan"): the one place a string means something.
     if (auto b = std::get_if<BuiltinValue>(&callee.v); b && b->fn == Builtin::ToFloat && n.args.size() == 1) {
       if (auto s = std::get_if<ast::StringLit>(&n.args[0]->node)) return ir_value(float_from_string(*s, n.args[0]->pos));
+    }
+    // torch.compile(f) is f; lru_cache(maxsize=None) and the like are decorators, options unread.
+    if (auto b = std::get_if<BuiltinValue>(&callee.v); b && b->fn == Builtin::NoOpDecorator) {
+      if (n.args.size() == 1 && n.keywords.empty()) return eval(*n.args[0], scope);
+      return callee;
     }
     std::vector<Value> args;
     for (const auto& a : n.args) args.push_back(eval(*a, scope));
@@ -748,21 +1010,41 @@ class Lowerer {
     fail(pos, fmt::format("float() accepts only the strings 'inf', '-inf' and 'nan', got '{}'", s.value));
   }
 
+  Value eval_node(const ast::Tuple& n, const ast::Expr&, const ScopePtr& scope) {
+    auto t = std::make_shared<TupleValue>();
+    for (const auto& item : n.items) t->items.push_back(eval(*item, scope));
+    return Value{std::shared_ptr<const TupleValue>(std::move(t))};
+  }
+
+  Value tuple_item(const TupleValue& t, const ast::Subscript& n, const ast::Expr& e, const ScopePtr& scope) {
+    if (n.indices.size() != 1) fail(e.pos, "a tuple is indexed with one index");
+    ir::Expr i = ir::simplify(require_ir(eval(*n.indices[0], scope), n.indices[0]->pos, "a tuple index"));
+    auto k = i.as<ir::IntImm>();
+    if (!k) fail(n.indices[0]->pos, "a tuple index must be an integer known at compile time");
+    const auto size = static_cast<std::int64_t>(t.items.size());
+    const std::int64_t at = k->value < 0 ? k->value + size : k->value;
+    if (at < 0 || at >= size) fail(n.indices[0]->pos, fmt::format("tuple index {} out of range (the tuple has {} items)", k->value, size));
+    return t.items[static_cast<std::size_t>(at)];
+  }
+
   Value eval_node(const ast::Subscript& n, const ast::Expr& e, const ScopePtr& scope) {
     Value base = eval(*n.value, scope);
+    if (auto tuple = base.tuple()) return tuple_item(*tuple, n, e, scope);
     auto t = std::get_if<TensorValue>(&base.v);
     if (!t) fail(n.value->pos, fmt::format("only captured tensors can be indexed; this is {}", describe(base)));
     const ir::Capture& cap = t->capture;
-    if (static_cast<int>(n.indices.size()) != cap.rank)
-      fail(e.pos, fmt::format("tensor '{}' has rank {} but is indexed with {} ind{}", cap.name, cap.rank,
-                              n.indices.size(), n.indices.size() == 1 ? "ex" : "ices"));
-    std::vector<ir::Expr> idx;
+    const std::size_t given = t->prefix.size() + n.indices.size();
+    if (given > static_cast<std::size_t>(cap.rank))
+      fail(e.pos, fmt::format("tensor '{}' has rank {} but is indexed with {} ind{}", cap.name, cap.rank, given,
+                              given == 1 ? "ex" : "ices"));
+    std::vector<ir::Expr> idx = t->prefix;
     for (const auto& i : n.indices) {
       ir::Expr x = require_ir(eval(*i, scope), i->pos, "a tensor index");
       if (x.type() == Type::Float)
         fail(i->pos, fmt::format("tensor indices must be int, got float (index of '{}')", cap.name));
       idx.push_back(cast_to(Type::Int, x, i->pos));
     }
+    if (idx.size() < static_cast<std::size_t>(cap.rank)) return Value{TensorValue{cap, std::move(idx)}};
     return ir_value(ir::Load::make(cap.name, cap.dtype, std::move(idx), e.pos));
   }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compiler/builtins.hpp"
+#include "compiler/modules.hpp"
 #include "ir/ir.hpp"
 #include "dsl/ast.hpp"
 
@@ -30,7 +31,8 @@ struct FunctionValue {
 
 struct BuiltinValue {
   Builtin fn;
-  std::string spelling;  // as written: "torch.tanh", "min"
+  std::string spelling;  // as written: "torch.tanh", "min", "x.clamp"
+  std::shared_ptr<const ir::Expr> self;  // the receiver of a method (x.clamp): its first argument
 };
 
 struct ModuleValue {
@@ -38,7 +40,29 @@ struct ModuleValue {
   std::string name;  // "torch", "math" (or the alias it was imported as)
 };
 
+// A name with no value in a kernel (torch.Tensor, typing.Optional, create_block_mask).
+struct NamedOnlyValue {
+  NameKind kind;
+  std::string spelling;
+};
+
+struct StringValue {  // names and messages: bound, passed and chosen while compiling, never computed with
+  std::string value;
+};
+
+struct DTypeValue {  // torch.float32: the argument of x.to(...)
+  ir::Type type;
+  std::string spelling;
+};
+
 struct Value;
+struct TupleValue {  // (a, b): only while compiling; unpacked, indexed or returned
+  std::vector<Value> items;
+};
+struct PartialValue {  // functools.partial(f, *args, **kwargs)
+  std::vector<Value> args;  // args[0] is the function
+  std::vector<std::pair<dsl::ast::Keyword, Value>> kwargs;
+};
 struct MaskCombinator {  // and_masks(m1, m2, ...) / or_masks(...): a callable mask
   bool is_and;
   std::vector<Value> masks;
@@ -46,6 +70,7 @@ struct MaskCombinator {  // and_masks(m1, m2, ...) / or_masks(...): a callable m
 
 struct TensorValue {
   ir::Capture capture;
+  std::vector<ir::Expr> prefix;  // indices given so far, one axis at a time: table[h][q_idx]
 };
 
 struct BlockIndicesValue {
@@ -56,12 +81,18 @@ struct NoneValue {};
 
 struct Value {
   std::variant<ir::Expr, FunctionValue, BuiltinValue, ModuleValue, std::shared_ptr<const MaskCombinator>,
-               TensorValue, BlockIndicesValue, NoneValue>
+               TensorValue, BlockIndicesValue, NoneValue, NamedOnlyValue, DTypeValue, StringValue,
+               std::shared_ptr<const TupleValue>, std::shared_ptr<const PartialValue>>
       v;
   const ir::Expr* expr() const { return std::get_if<ir::Expr>(&v); }
+  const TupleValue* tuple() const {
+    auto t = std::get_if<std::shared_ptr<const TupleValue>>(&v);
+    return t ? t->get() : nullptr;
+  }
   bool callable() const {
     return std::holds_alternative<FunctionValue>(v) || std::holds_alternative<BuiltinValue>(v) ||
-           std::holds_alternative<std::shared_ptr<const MaskCombinator>>(v);
+           std::holds_alternative<std::shared_ptr<const MaskCombinator>>(v) ||
+           std::holds_alternative<std::shared_ptr<const PartialValue>>(v);
   }
 };
 

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <optional>
+
+#include "ir/simplify.hpp"
+
 namespace flexjit::compiler {
 
 using dsl::SourcePos;
@@ -35,6 +39,31 @@ bool is_nonnegative_int_constant(const ir::Expr& e) {
   return false;
 }
 
+// The value of an operand known at compile time, as a double (bools as 0 / 1).
+std::optional<double> constant_value(const ir::Expr& e) {
+  ir::Expr c = ir::simplify(e);
+  if (auto i = c.as<ir::IntImm>()) return static_cast<double>(i->value);
+  if (auto f = c.as<ir::FloatImm>()) return f->value;
+  if (auto b = c.as<ir::BoolImm>()) return b->value ? 1.0 : 0.0;
+  return std::nullopt;
+}
+
+// Python raises for these; a kernel cannot, so a divisor or shift count known to be wrong when
+// compiling is an error at the operator (a runtime one keeps the total values of docs/language.md).
+void check_constant_operand(BinOp op, const ir::Expr& b, SourcePos pos, const ErrorSink& error) {
+  const bool divides = op == BinOp::Div || op == BinOp::FloorDiv || op == BinOp::Mod;
+  const bool shifts = op == BinOp::Shl || op == BinOp::Shr;
+  if (!divides && !shifts) return;
+  auto v = constant_value(b);
+  if (!v) return;
+  if (divides && *v == 0.0)
+    error(pos, fmt::format("division by zero: the right operand of '{}' is always 0", dsl::ast::spelling(op)));
+  if (shifts && *v < 0) error(pos, fmt::format("negative shift count {}", static_cast<long long>(*v)));
+  if (shifts && *v > 63)
+    error(pos, fmt::format("shift count {} is out of range: integers are 64-bit, counts go from 0 to 63",
+                           static_cast<long long>(*v)));
+}
+
 ir::Expr arith(ir::BinaryOp op, const ir::Expr& a, const ir::Expr& b, SourcePos pos) {
   Type t = arithmetic_type(a.type(), b.type());
   return ir::Binary::make(op, cast_to(t, a, pos), cast_to(t, b, pos), pos);
@@ -44,6 +73,7 @@ ir::Expr arith(ir::BinaryOp op, const ir::Expr& a, const ir::Expr& b, SourcePos 
 
 ir::Expr python_binary(BinOp op, const ir::Expr& a, const ir::Expr& b, SourcePos pos, const ErrorSink& error) {
   using ir::BinaryOp;
+  check_constant_operand(op, b, pos, error);
   switch (op) {
     case BinOp::Add: return arith(BinaryOp::Add, a, b, pos);
     case BinOp::Sub: return arith(BinaryOp::Sub, a, b, pos);
@@ -86,6 +116,8 @@ ir::Expr python_unary(UnOp op, const ir::Expr& a, SourcePos pos, const ErrorSink
     case UnOp::Pos: return a.type() == Type::Bool ? cast_to(Type::Int, a, pos) : a;
     case UnOp::Invert:
       if (a.type() == Type::Float) error(pos, "bad operand type for unary ~: 'float'");
+      // PyTorch's ~ on a bool tensor is logical not (Python's ~True is -2, but mods follow PyTorch).
+      if (a.type() == Type::Bool) return ir::Unary::make(ir::UnaryOp::Not, a, pos);
       return ir::Unary::make(ir::UnaryOp::BitNot, cast_to(Type::Int, a, pos), pos);
     case UnOp::Not: return ir::Unary::make(ir::UnaryOp::Not, truthy(a, pos), pos);
   }

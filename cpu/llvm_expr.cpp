@@ -547,10 +547,13 @@ Value* ExprEmitter::call(const ir::Call* op) {
     case Intrinsic::Log1p: return libm("log1pf", x);
     case Intrinsic::Sqrt: return intrinsic(llvm::Intrinsic::sqrt, x);
     case Intrinsic::Rsqrt: return ir_.CreateFDiv(one, intrinsic(llvm::Intrinsic::sqrt, x));
-    case Intrinsic::Tanh: return libm("tanhf", x);
+    case Intrinsic::Tanh:
+    case Intrinsic::TanhApprox: return libm("tanhf", x);
     case Intrinsic::Sigmoid: return ir_.CreateFDiv(one, ir_.CreateFAdd(one, libm("expf", ir_.CreateFNeg(x))));
     case Intrinsic::Sin: return libm("sinf", x);
     case Intrinsic::Cos: return libm("cosf", x);
+    case Intrinsic::Tan: return libm("tanf", x);
+    case Intrinsic::Erf: return libm("erff", x);
     case Intrinsic::Floor: return intrinsic(llvm::Intrinsic::floor, x);
     case Intrinsic::Ceil: return intrinsic(llvm::Intrinsic::ceil, x);
     case Intrinsic::Abs:

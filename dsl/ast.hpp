@@ -13,11 +13,13 @@
 //   Ternary: its 'if'.  Lambda: 'lambda'.
 //   Attribute, Call, Subscript: the whole expression from its first character
 //     (Attribute::attr_pos is the attribute's name).
+//   Tuple: the whole tuple (from its first item, or its '(').
 //   UnsupportedExpr: the whole construct ("[1, 2]", "*x", "x := 1", "1:2", the f-string).
 //   Parenthesized expressions: the expression inside, without the parentheses.
 //   Statements: their keyword (def, return, if / elif, pass, import, from, while, ...;
 //     "@" for decorators); Assign, AnnAssign, AugAssign: the target name (= target_pos);
 //     ExprStmt and UnsupportedStmt of an assignment: the first expression / the target.
+//     TupleAssign: the target list; AttributeAssign: the target's object; Decorator: '@'.
 //   FunctionDef::name_pos, Param::pos, Keyword::pos: the name.
 #include <cstdint>
 #include <memory>
@@ -78,6 +80,7 @@ struct Ternary { ExprPtr then_value, cond, else_value; };  // then_value if cond
 struct Lambda { std::vector<Param> params; ExprPtr body; };
 struct Call { ExprPtr callee; std::vector<ExprPtr> args; std::vector<Keyword> keywords; };
 struct Subscript { ExprPtr value; std::vector<ExprPtr> indices; };  // t[i], t[i, j]
+struct Tuple { std::vector<ExprPtr> items; };  // (a, b), a, b  (a compile-time value)
 // Python the language accepts syntactically but flexjit does not support
 // (lists, tuples, dicts, sets, slices, f-strings, comprehensions, starred, walrus, await, ...).
 // `what` names it for the message: "list literals", "tuples", ...
@@ -86,7 +89,7 @@ struct UnsupportedExpr { std::string what; };
 struct Expr {
   SourcePos pos;
   std::variant<IntLit, FloatLit, BoolLit, NoneLit, StringLit, Name, Attribute, Unary, Binary,
-               BoolChain, Compare, Ternary, Lambda, Call, Subscript, UnsupportedExpr>
+               BoolChain, Compare, Ternary, Lambda, Call, Subscript, Tuple, UnsupportedExpr>
       node;
 };
 
@@ -110,7 +113,23 @@ struct If { ExprPtr cond; Block body; Block orelse; };  // elif becomes an If al
 struct Pass {};
 struct ExprStmt { ExprPtr value; };  // docstrings and bare expressions
 struct Import { std::string module; std::string alias; SourcePos module_pos; };  // import m [as a]
-struct ImportFrom { std::string module; SourcePos module_pos; };  // from m import ... (always rejected)
+struct ImportedName {  // one name of `from m import a as b`
+  std::string name;
+  std::string alias;  // "" without `as`
+  SourcePos pos;      // the name
+};
+struct ImportFrom {  // from m import a, b as c  (names empty: `from m import *`)
+  std::string module;
+  SourcePos module_pos;
+  std::vector<ImportedName> names;
+};
+struct TupleAssign {  // a, b = e
+  std::vector<std::pair<std::string, SourcePos>> targets;
+  ExprPtr value;
+};
+struct AttributeAssign { ExprPtr object; std::string attr; SourcePos attr_pos; ExprPtr value; };  // f.__name__ = e
+struct Assert { ExprPtr cond; ExprPtr message; };  // message may be null
+struct Decorator { ExprPtr value; };  // @value, a statement of its own before the def it decorates
 // A statement Python has and flexjit does not: while/for/class/with/try/raise/global/del/...
 // `keyword` is its keyword ("while", "for", ...) or a description ("assignment to a subscript").
 struct UnsupportedStmt { std::string keyword; };
@@ -118,7 +137,7 @@ struct UnsupportedStmt { std::string keyword; };
 struct Stmt {
   SourcePos pos;
   std::variant<FunctionDef, Assign, AnnAssign, AugAssign, Return, If, Pass, ExprStmt, Import,
-               ImportFrom, UnsupportedStmt>
+               ImportFrom, TupleAssign, AttributeAssign, Assert, Decorator, UnsupportedStmt>
       node;
 };
 

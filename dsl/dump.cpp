@@ -176,6 +176,48 @@ class Dumper {
     open("from", pos);
     out_ += ' ';
     name(i.module, i.module_pos);
+    if (i.names.empty()) out_ += " *";
+    for (const auto& n : i.names) {
+      out_ += ' ';
+      name(n.name, n.pos);
+      if (!n.alias.empty()) out_ += " as " + n.alias;
+    }
+    out_ += ')';
+  }
+  void stmt_node(const SourcePos& pos, const ast::TupleAssign& a) {
+    open("tupleassign", pos);
+    for (const auto& [target, target_pos] : a.targets) {
+      out_ += ' ';
+      name(target, target_pos);
+    }
+    out_ += ' ';
+    expr(*a.value);
+    out_ += ')';
+  }
+  void stmt_node(const SourcePos& pos, const ast::AttributeAssign& a) {
+    open("attrassign", pos);
+    out_ += ' ';
+    expr(*a.object);
+    out_ += ' ';
+    name(a.attr, a.attr_pos);
+    out_ += ' ';
+    expr(*a.value);
+    out_ += ')';
+  }
+  void stmt_node(const SourcePos& pos, const ast::Assert& a) {
+    open("assert", pos);
+    out_ += ' ';
+    expr(*a.cond);
+    if (a.message) {
+      out_ += ' ';
+      expr(*a.message);
+    }
+    out_ += ')';
+  }
+  void stmt_node(const SourcePos& pos, const ast::Decorator& d) {
+    open("decorator", pos);
+    out_ += ' ';
+    expr(*d.value);
     out_ += ')';
   }
   void stmt_node(const SourcePos& pos, const ast::UnsupportedStmt& u) {
@@ -295,6 +337,14 @@ class Dumper {
     out_ += ' ';
     expr(*n.value);
     for (const auto& i : n.indices) {
+      out_ += ' ';
+      expr(*i);
+    }
+    out_ += ')';
+  }
+  void expr_node(const SourcePos& pos, const ast::Tuple& n) {
+    open("tuple", pos);
+    for (const auto& i : n.items) {
       out_ += ' ';
       expr(*i);
     }

@@ -241,7 +241,7 @@ Folder::Folded Folder::node(const pt::ParenX& p) {
     const char* at = scan::skip_blanks(text + p.open.end, text + p.end);
     user_error(file_, file_.pos_at(static_cast<std::size_t>(at - text)), "expected an expression");
   }
-  if (p.items.size() != 1 || p.trailing_comma) return unsupported(pos(p), "tuples");
+  if (p.items.size() != 1 || p.trailing_comma) return tuple(pos(p), p.items);
   return fold(p.items.front());
 }
 
@@ -273,8 +273,19 @@ Folder::Folded Folder::node(const pt::WalrusX& w) {
 }
 
 Folder::Folded Folder::list(const pt::ExprList& l) {
-  if (is_tuple(l)) return unsupported(pos(l), "tuples");
+  if (is_tuple(l)) return tuple(pos(l), l.items);
   return fold(l.items.front());
+}
+
+Folder::Folded Folder::tuple(SourcePos at, const std::vector<pt::Expr>& items) {
+  ast::Tuple t;
+  int depth = 0;
+  for (const auto& item : items) {
+    Folded v = fold(item);
+    depth = std::max(depth, v.depth);
+    t.items.push_back(v.expr);
+  }
+  return make(at, depth + 1, std::move(t));
 }
 
 std::vector<ast::Param> Folder::params(const std::vector<pt::ParamX>& ps) {
@@ -313,7 +324,6 @@ void Folder::simple(const pt::SimpleX& s, ast::Block& out) {
         using T = std::decay_t<decltype(n)>;
         if constexpr (std::is_same_v<T, pt::OpTok>) {
           if (n.text == "pass") out.push_back(stmt(pos(n), ast::Pass{}));
-          else if (n.text == "@") out.push_back(stmt(pos(n), ast::UnsupportedStmt{"decorators"}));
           else out.push_back(stmt(pos(n), ast::UnsupportedStmt{n.text}));
         } else if constexpr (std::is_same_v<T, pt::ReturnX>) {
           out.push_back(stmt(pos(n.kw), ast::Return{n.value ? list(*n.value).expr : nullptr}));
@@ -331,12 +341,40 @@ void Folder::simple(const pt::SimpleX& s, ast::Block& out) {
             module += (i ? "." : "") + n.parts[i].id;
           if (module.empty()) user_error(file_, pos(n.dots), "expected a module name");
           const std::size_t end = n.parts.empty() ? n.dots.end : n.parts.back().end;
-          out.push_back(stmt(pos(n.kw), ast::ImportFrom{module, pos(n.dots.begin, end)}));
+          ast::ImportFrom from{module, pos(n.dots.begin, end), {}};
+          for (const auto& name : n.names)
+            from.names.push_back({name.parts.front().id, name.alias ? name.alias->id : std::string(),
+                                  pos(name.parts.front())});
+          out.push_back(stmt(pos(n.kw), std::move(from)));
+        } else if constexpr (std::is_same_v<T, pt::AssertX>) {
+          out.push_back(stmt(pos(n.kw), ast::Assert{expr(n.cond), n.message ? expr(*n.message) : nullptr}));
+        } else if constexpr (std::is_same_v<T, pt::DecoratorX>) {
+          out.push_back(stmt(pos(n.at), ast::Decorator{expr(n.value)}));
         } else {
           expr_stmt(n, out);
         }
       },
       s.get());
+}
+
+// `a, b = ...` and `(a, b) = ...`: the names, when every target is a plain name.
+std::optional<std::vector<std::pair<std::string, SourcePos>>> Folder::name_targets(const pt::ExprList& l) {
+  std::vector<ast::ExprPtr> items;
+  if (is_tuple(l)) {
+    for (const auto& item : l.items) items.push_back(expr(item));
+  } else {
+    ast::ExprPtr e = expr(l.items.front());
+    const auto* t = std::get_if<ast::Tuple>(&e->node);
+    if (!t) return std::nullopt;
+    items = t->items;
+  }
+  std::vector<std::pair<std::string, SourcePos>> names;
+  for (const auto& item : items) {
+    const auto* n = std::get_if<ast::Name>(&item->node);
+    if (!n) return std::nullopt;
+    names.emplace_back(n->id, item->pos);
+  }
+  return names;
 }
 
 void Folder::expr_stmt(const pt::ExprStmtX& s, ast::Block& out) {
@@ -347,8 +385,8 @@ void Folder::expr_stmt(const pt::ExprStmtX& s, ast::Block& out) {
     if (std::holds_alternative<ast::Name>(n)) return "";
     if (std::holds_alternative<ast::Attribute>(n)) return "assignment to an attribute";
     if (std::holds_alternative<ast::Subscript>(n)) return "assignment to a subscript";
+    if (std::holds_alternative<ast::Tuple>(n)) return "assignment to a tuple";
     if (const auto* u = std::get_if<ast::UnsupportedExpr>(&n)) {
-      if (u->what == "tuples") return "assignment to a tuple";
       if (u->what == "list literals") return "assignment to a list";
       if (u->what == "starred expressions") {
         if (!in_tuple)
@@ -417,6 +455,15 @@ void Folder::expr_stmt(const pt::ExprStmtX& s, ast::Block& out) {
       Folded target = fold(s.first.items.front());
       const auto& id = std::get<ast::Name>(target.expr->node).id;
       out.push_back(stmt(target.expr->pos, ast::Assign{id, target.expr->pos, value}));
+    } else if (auto names = name_targets(s.first)) {
+      SourcePos at = names->front().second;  // from the first name to the end of the last
+      const SourcePos& last = names->back().second;
+      if (last.line == at.line) at.length = last.col + last.length - at.col;
+      out.push_back(stmt(at, ast::TupleAssign{std::move(*names), value}));
+    } else if (what == "assignment to an attribute") {
+      Folded target = fold(s.first.items.front());
+      const auto& a = std::get<ast::Attribute>(target.expr->node);
+      out.push_back(stmt(target.expr->pos, ast::AttributeAssign{a.value, a.attr, a.attr_pos, value}));
     } else {
       out.push_back(stmt(pos(s.first), ast::UnsupportedStmt{what}));
     }

@@ -3,6 +3,8 @@
 // one-element precedence levels, turns Python constructs flexjit lacks into Unsupported*
 // nodes, converts byte offsets into SourcePos, and reports the syntax errors a context-free
 // grammar cannot see (assignment targets, argument order, duplicate parameters).
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "dsl/ast.hpp"
@@ -51,6 +53,8 @@ class Folder {
   Folded node(const pt::StarredX& s);
   Folded node(const pt::WalrusX& w);
   Folded list(const pt::ExprList& l);
+  Folded tuple(SourcePos pos, const std::vector<pt::Expr>& items);
+  std::optional<std::vector<std::pair<std::string, SourcePos>>> name_targets(const pt::ExprList& l);
 
   Folded make(SourcePos pos, int depth, decltype(ast::Expr::node) node);
   Folded unsupported(SourcePos pos, const char* what);

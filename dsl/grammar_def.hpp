@@ -71,12 +71,13 @@ auto const kw_return = tok("return");
 auto const kw_pass = tok("pass");
 auto const kw_import = tok("import");
 auto const kw_from = tok("from");
+auto const kw_assert = tok("assert");
 auto const kw_def = tok("def");
 auto const kw_cond = tok("if", "elif");
 auto const kw_else_tok = tok("else");
 // Statements Python has and flexjit does not; the rest of their line is not parsed.
 auto const unsupported_kw = tok("while", "for", "class", "with", "try", "except", "finally",
-                                "raise", "global", "nonlocal", "del", "assert", "yield",
+                                "raise", "global", "nonlocal", "del", "yield",
                                 "async", "await", "break", "continue");
 
 auto const compare_op = tok("<", ">", "==", ">=", "<=", "!=", "is not", "is", "not in", "in");
@@ -145,7 +146,10 @@ FLEXJIT_RULE(import_name, pt::ImportNameX, "a module name")
 FLEXJIT_RULE(import_names, std::vector<pt::ImportNameX>, "a module name")
 FLEXJIT_RULE(import_stmt, pt::ImportX, "a statement")
 FLEXJIT_RULE(from_stmt, pt::FromX, "a statement")
-FLEXJIT_RULE(import_targets, x3::unused_type, "a name")
+FLEXJIT_RULE(from_name, pt::ImportNameX, "a name")
+FLEXJIT_RULE(import_targets, std::vector<pt::ImportNameX>, "a name")
+FLEXJIT_RULE(assert_stmt, pt::AssertX, "a statement")
+FLEXJIT_RULE(decorator, pt::DecoratorX, "a statement")
 FLEXJIT_RULE(keyword_stmt, pt::OpTok, "a statement")
 FLEXJIT_RULE(simple_stmt, pt::SimpleX, "a statement")
 FLEXJIT_RULE(param, pt::ParamX, "a parameter name")
@@ -220,12 +224,17 @@ auto const return_stmt_def = kw_return >> -expr_list;
 auto const import_name_def = (name % dot_lit) >> -(kw_as > name);
 auto const import_names_def = import_name % comma;
 auto const import_stmt_def = kw_import > import_names;
-auto const import_as = x3::omit[name >> -(kw_as > name)];
-auto const import_targets_def =
-    star_lit | (open_paren_lit > (import_as % comma) >> -comma > close_paren) | (import_as % comma);
+auto const from_name_def = x3::repeat(1)[name] >> -(kw_as > name);
+// `import *` leaves the list empty.
+auto const import_targets_def = (star_lit >> x3::attr(std::vector<pt::ImportNameX>())) |
+                                (open_paren_lit > (from_name % comma) >> -comma > close_paren) |
+                                (from_name % comma);
 auto const from_stmt_def = kw_from > dots >> -(name % dot_lit) > kw_import_lit > import_targets;
-auto const keyword_stmt_def = kw_pass | ((unsupported_kw | match_kw | at_tok) >> rest_of_line);
-auto const simple_stmt_def = keyword_stmt | return_stmt | import_stmt | from_stmt | expr_stmt;
+auto const assert_stmt_def = kw_assert > expr >> -(comma > expr);
+auto const decorator_def = at_tok > named_expr;
+auto const keyword_stmt_def = kw_pass | ((unsupported_kw | match_kw) >> rest_of_line);
+auto const simple_stmt_def =
+    keyword_stmt | decorator | assert_stmt | return_stmt | import_stmt | from_stmt | expr_stmt;
 
 auto const param_def = param_guard >> name >> -(colon > expr) >> -(equals > expr);
 auto const func_name_def = name;
@@ -245,8 +254,8 @@ BOOST_SPIRIT_DEFINE(arith, term, factor, unary, power, primary, atom, paren, tra
 BOOST_SPIRIT_DEFINE(index_trailer, index_list, index_item, attr_trailer, attr_name, starred,
                     walrus, named_expr, star_or_named, star_or_expr, expr_list)
 BOOST_SPIRIT_DEFINE(ann_tail, aug_tail, assign_link, expr_stmt, return_stmt, import_name,
-                    import_names, import_stmt, from_stmt, import_targets, keyword_stmt,
-                    simple_stmt)
+                    import_names, import_stmt, from_stmt, from_name, import_targets, assert_stmt,
+                    decorator, keyword_stmt, simple_stmt)
 BOOST_SPIRIT_DEFINE(param, func_name, def_header, cond_header, else_header, header, line)
 
 line_type const& line_rule() { return line; }

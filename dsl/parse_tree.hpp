@@ -186,13 +186,23 @@ struct ImportX : Tagged {
   OpTok kw;
   std::vector<ImportNameX> names;
 };
-struct FromX : Tagged {  // from [dots]module import ...
+struct FromX : Tagged {  // from [dots]module import a [as b], ...
   OpTok kw;
   OpTok dots;  // leading dots of a relative import ("" when absolute)
   std::vector<NameTok> parts;
+  std::vector<ImportNameX> names;  // one part each; empty for `import *`
 };
-// pass, decorators and the statements flexjit does not support are their keyword token.
-struct SimpleX : x3::variant<OpTok, ReturnX, ImportX, FromX, ExprStmtX> {
+struct AssertX : Tagged {  // assert cond [, message]
+  OpTok kw;
+  Expr cond;
+  boost::optional<Expr> message;
+};
+struct DecoratorX : Tagged {  // @expr, on the line before a def
+  OpTok at;
+  Expr value;
+};
+// pass and the statements flexjit does not support are their keyword token.
+struct SimpleX : x3::variant<OpTok, ReturnX, ImportX, FromX, AssertX, DecoratorX, ExprStmtX> {
   using base_type::base_type;
   using base_type::operator=;
 };

@@ -289,7 +289,8 @@ Value eval_call(Intrinsic fn, const std::vector<Value>& args) {
       const float s = std::sqrt(x);
       return Value::real(1.0f / s);
     }
-    case Intrinsic::Tanh: return Value::real(std::tanh(x));
+    case Intrinsic::Tanh:
+    case Intrinsic::TanhApprox: return Value::real(std::tanh(x));
     case Intrinsic::Sigmoid: {
       const float e = std::exp(-x);
       const float d = 1.0f + e;
@@ -297,6 +298,8 @@ Value eval_call(Intrinsic fn, const std::vector<Value>& args) {
     }
     case Intrinsic::Sin: return Value::real(std::sin(x));
     case Intrinsic::Cos: return Value::real(std::cos(x));
+    case Intrinsic::Tan: return Value::real(std::tan(x));
+    case Intrinsic::Erf: return Value::real(std::erf(x));
     case Intrinsic::Floor: return Value::real(std::floor(x));
     case Intrinsic::Ceil: return Value::real(std::ceil(x));
     case Intrinsic::Abs: return Value::real(std::fabs(x));

@@ -114,6 +114,9 @@ const char* intrinsic_name(Intrinsic f) {
     case Intrinsic::Abs: return "abs";
     case Intrinsic::FloorToInt: return "floor_to_int";
     case Intrinsic::CeilToInt: return "ceil_to_int";
+    case Intrinsic::Tan: return "tan";
+    case Intrinsic::Erf: return "erf";
+    case Intrinsic::TanhApprox: return "tanh_approx";
   }
   return "?";
 }

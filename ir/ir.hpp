@@ -171,9 +171,11 @@ struct Select final : Node {  // cond ? t : f; t and f of equal type
 };
 
 // Pure math intrinsics. Float -> Float except: Abs (Int or Float -> same), FloorToInt and
-// CeilToInt (Float -> Int, Python's math.floor / math.ceil).
+// CeilToInt (Float -> Int, Python's math.floor / math.ceil). TanhApprox is tanh where the GPU
+// has a faster, less exact instruction for it (tanh.approx.f32); elsewhere it is Tanh.
 enum class Intrinsic : std::uint8_t {
-  Exp, Exp2, Log, Log2, Log1p, Sqrt, Rsqrt, Tanh, Sigmoid, Sin, Cos, Floor, Ceil, Abs, FloorToInt, CeilToInt
+  Exp, Exp2, Log, Log2, Log1p, Sqrt, Rsqrt, Tanh, Sigmoid, Sin, Cos, Floor, Ceil, Abs, FloorToInt, CeilToInt,
+  Tan, Erf, TanhApprox
 };
 const char* intrinsic_name(Intrinsic f);  // "exp", ...
 struct Call final : Node {

@@ -157,6 +157,10 @@ TEST(Interpreter, Intrinsics) {
       {call(Intrinsic::Abs, f(-0.0)), F(0.0f)},
       {call(Intrinsic::Sin, f(0.0)), F(0.0f)},
       {call(Intrinsic::Cos, f(0.0)), F(1.0f)},
+      {call(Intrinsic::Tan, f(-0.0)), F(-0.0f)},
+      {call(Intrinsic::Erf, f(0.0)), F(0.0f)},
+      {call(Intrinsic::Erf, f(-100.0)), F(-1.0f)},
+      {call(Intrinsic::TanhApprox, f(0.5)), F(std::tanh(0.5f))},
   });
   // Computed in float: sigmoid(x) is 1 / (1 + expf(-x)) with float rounding at each step.
   const float x = 0.37f;

@@ -157,6 +157,7 @@ TEST(IrNames, Enums) {
   EXPECT_STREQ(intrinsic_name(Intrinsic::Exp2), "exp2");
   EXPECT_STREQ(intrinsic_name(Intrinsic::Log1p), "log1p");
   EXPECT_STREQ(intrinsic_name(Intrinsic::CeilToInt), "ceil_to_int");
+  EXPECT_STREQ(intrinsic_name(Intrinsic::Erf), "erf");
 }
 
 TEST(IrEqual, StructuralEqualityAndHash) {

@@ -143,7 +143,8 @@ TEST(LlvmOps, IntrinsicsOverManyBitPatterns) {
   for (ir::Intrinsic fn : {ir::Intrinsic::Exp, ir::Intrinsic::Exp2, ir::Intrinsic::Log, ir::Intrinsic::Log2,
                            ir::Intrinsic::Log1p, ir::Intrinsic::Sqrt, ir::Intrinsic::Rsqrt, ir::Intrinsic::Tanh,
                            ir::Intrinsic::Sigmoid, ir::Intrinsic::Sin, ir::Intrinsic::Cos, ir::Intrinsic::Floor,
-                           ir::Intrinsic::Ceil, ir::Intrinsic::Abs})
+                           ir::Intrinsic::Ceil, ir::Intrinsic::Abs, ir::Intrinsic::Tan, ir::Intrinsic::Erf,
+                           ir::Intrinsic::TanhApprox})
     exprs.push_back(ir::Call::make(fn, {s}));
   std::mt19937_64 rng(7);
   std::vector<ir::Env> envs;
@@ -167,7 +168,7 @@ TEST(LlvmOps, IntrinsicsOfConstantsAreNotFoldedDifferently) {
                           : std::uniform_real_distribution<float>(-30, 30)(rng);
     for (ir::Intrinsic fn : {ir::Intrinsic::Exp, ir::Intrinsic::Exp2, ir::Intrinsic::Log, ir::Intrinsic::Log2,
                              ir::Intrinsic::Log1p, ir::Intrinsic::Tanh, ir::Intrinsic::Sigmoid, ir::Intrinsic::Sin,
-                             ir::Intrinsic::Cos})
+                             ir::Intrinsic::Cos, ir::Intrinsic::Tan, ir::Intrinsic::Erf})
       exprs.push_back(ir::Call::make(fn, {ir::FloatImm::make(v)}));
     exprs.push_back(ir::Binary::make(BinaryOp::Pow, ir::FloatImm::make(v), ir::FloatImm::make(std::uniform_real_distribution<float>(-4, 4)(rng))));
   }

@@ -152,13 +152,13 @@ INSTANTIATE_TEST_SUITE_P(Unsupported, ExprTest, ::testing::Values(
     Case{"{1: 2}", "(unsupported \"dict or set literals\")"},
     Case{"{a, b}", "(unsupported \"dict or set literals\")"},
     Case{"{k: v for k in y}", "(unsupported \"dict or set comprehensions\")"},
-    Case{"(1, 2)", "(unsupported \"tuples\")"},
-    Case{"(1,)", "(unsupported \"tuples\")"},
-    Case{"()", "(unsupported \"tuples\")"},
-    Case{"a, b", "(unsupported \"tuples\")"},
+    Case{"(1, 2)", "(tuple (int 1) (int 2))"},
+    Case{"(1,)", "(tuple (int 1))"},
+    Case{"()", "(tuple)"},
+    Case{"a, b", "(tuple (name a) (name b))"},
     Case{"(x for x in y)", "(unsupported \"generator expressions\")"},
     Case{"(y := f(x))", "(unsupported \"assignment expressions\")"},
-    Case{"(*a, b)", "(unsupported \"tuples\")"},
+    Case{"(*a, b)", "(tuple (unsupported \"starred expressions\") (name b))"},
     Case{"f(*a)[0]", "(index (call (name f) (unsupported \"starred expressions\")) (int 0))"}));
 
 }  // namespace

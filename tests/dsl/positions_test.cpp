@@ -47,6 +47,29 @@ TEST(Positions, NamesLiteralsAndSpans) {
   EXPECT_EQ(at(value_of(m, 4).pos), "5:5+4");
 }
 
+TEST(Positions, TuplesCoverTheTupleAndTheirTargetsEachName) {
+  ast::Module m = test::parse_text("x = (a, b)\ny = a, b\nqx, qy = divmod(q, 8)\n");
+  EXPECT_EQ(at(value_of(m, 0).pos), "1:5+6");
+  EXPECT_EQ(at(value_of(m, 1).pos), "2:5+4");
+  const auto& unpack = std::get<ast::TupleAssign>(m.body.at(2)->node);
+  EXPECT_EQ(at(m.body.at(2)->pos), "3:1+6");
+  EXPECT_EQ(at(unpack.targets.at(1).second), "3:5+2");
+}
+
+TEST(Positions, ImportedNamesAssertsDecoratorsAndAttributeTargets) {
+  ast::Module m = test::parse_text(
+      "from math import floor as fl, sqrt\nassert w > 0, 'm'\n@lru_cache\ndef f(): pass\nf.__name__ = 'g'\n");
+  const auto& from = std::get<ast::ImportFrom>(m.body.at(0)->node);
+  EXPECT_EQ(at(from.names.at(0).pos), "1:18+5");
+  EXPECT_EQ(from.names.at(0).alias, "fl");
+  EXPECT_EQ(at(from.names.at(1).pos), "1:31+4");
+  EXPECT_EQ(at(m.body.at(1)->pos), "2:1+6");
+  EXPECT_EQ(at(std::get<ast::Assert>(m.body.at(1)->node).message->pos), "2:15+3");
+  EXPECT_EQ(at(m.body.at(2)->pos), "3:1+1");
+  EXPECT_EQ(at(std::get<ast::Decorator>(m.body.at(2)->node).value->pos), "3:2+9");
+  EXPECT_EQ(at(std::get<ast::AttributeAssign>(m.body.at(4)->node).attr_pos), "5:3+8");
+}
+
 TEST(Positions, SpansStopAtTheEndOfTheirFirstLine) {
   ast::Module m = test::parse_text("x = f(a,\n      b)\n");
   EXPECT_EQ(at(value_of(m).pos), "1:5+4");

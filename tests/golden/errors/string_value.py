@@ -1,3 +1,3 @@
 def mask_mod(b, h, q_idx, kv_idx):
     name = "causal"
-    return q_idx >= kv_idx
+    return q_idx >= kv_idx + name

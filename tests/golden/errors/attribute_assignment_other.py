@@ -1,0 +1,4 @@
+def mask_mod(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx
+
+mask_mod.window = 4

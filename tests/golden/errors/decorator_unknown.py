@@ -1,0 +1,3 @@
+@staticmethod
+def mask_mod(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx

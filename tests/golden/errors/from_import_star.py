@@ -1,0 +1,4 @@
+from typing import *
+
+def mask_mod(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx
