@@ -3,6 +3,9 @@
 // (lowering must insert casts first), so it throws InternalError rather than a user error.
 #include "ir/ir.hpp"
 
+#include <unordered_set>
+#include <utility>
+
 #include <bit>
 #include <cstring>
 #include <functional>
@@ -323,60 +326,85 @@ const Scalar* Program::find_scalar(const std::string& n) const {
 
 namespace {
 
-bool equal_lists(const std::vector<Expr>& a, const std::vector<Expr>& b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (!equal(a[i], b[i])) return false;
-  return true;
-}
+// One comparison. IR is a DAG (lowering and CSE share nodes), so the pairs already found equal are
+// remembered: each pair of nodes is compared once, and the cost is linear in the DAG, not in the
+// tree it unfolds to.
+class StructuralEqual {
+ public:
+  bool operator()(const Expr& x, const Expr& y) { return equal(x, y); }
+
+ private:
+  struct PairHash {
+    std::size_t operator()(const std::pair<const Node*, const Node*>& p) const {
+      return std::hash<const Node*>{}(p.first) * 31 + std::hash<const Node*>{}(p.second);
+    }
+  };
+  std::unordered_set<std::pair<const Node*, const Node*>, PairHash> same_;
+
+  bool equal_lists(const std::vector<Expr>& a, const std::vector<Expr>& b) {
+    if (a.size() != b.size()) return false;
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (!equal(a[i], b[i])) return false;
+    return true;
+  }
+
+  bool equal(const Expr& x, const Expr& y) {
+    if (x.same_as(y)) return true;
+    if (!x || !y) return false;
+    if (same_.count({x.get(), y.get()})) return true;
+    const bool result = compare(x, y);
+    if (result) same_.insert({x.get(), y.get()});
+    return result;
+  }
+
+  bool compare(const Expr& x, const Expr& y) {
+    if (x.kind() != y.kind() || x.type() != y.type()) return false;
+    switch (x.kind()) {
+      case NodeKind::IntImm: return x.as<IntImm>()->value == y.as<IntImm>()->value;
+      case NodeKind::FloatImm:
+        return std::bit_cast<std::uint32_t>(x.as<FloatImm>()->value) == std::bit_cast<std::uint32_t>(y.as<FloatImm>()->value);
+      case NodeKind::BoolImm: return x.as<BoolImm>()->value == y.as<BoolImm>()->value;
+      case NodeKind::Var: {
+        const Var *a = x.as<Var>(), *b = y.as<Var>();
+        return a->name == b->name && a->var_kind == b->var_kind;
+      }
+      case NodeKind::Load: {
+        const Load *a = x.as<Load>(), *b = y.as<Load>();
+        return a->tensor == b->tensor && a->dtype == b->dtype && equal_lists(a->indices, b->indices);
+      }
+      case NodeKind::Cast: return equal(x.as<Cast>()->value, y.as<Cast>()->value);
+      case NodeKind::Unary: {
+        const Unary *a = x.as<Unary>(), *b = y.as<Unary>();
+        return a->op == b->op && equal(a->a, b->a);
+      }
+      case NodeKind::Binary: {
+        const Binary *a = x.as<Binary>(), *b = y.as<Binary>();
+        return a->op == b->op && equal(a->a, b->a) && equal(a->b, b->b);
+      }
+      case NodeKind::Compare: {
+        const Compare *a = x.as<Compare>(), *b = y.as<Compare>();
+        return a->op == b->op && equal(a->a, b->a) && equal(a->b, b->b);
+      }
+      case NodeKind::Select: {
+        const Select *a = x.as<Select>(), *b = y.as<Select>();
+        return equal(a->cond, b->cond) && equal(a->t, b->t) && equal(a->f, b->f);
+      }
+      case NodeKind::Call: {
+        const Call *a = x.as<Call>(), *b = y.as<Call>();
+        return a->fn == b->fn && equal_lists(a->args, b->args);
+      }
+      case NodeKind::Let: {
+        const Let *a = x.as<Let>(), *b = y.as<Let>();
+        return a->name == b->name && equal(a->value, b->value) && equal(a->body, b->body);
+      }
+    }
+    return false;
+  }
+};
 
 }  // namespace
 
-bool equal(const Expr& x, const Expr& y) {
-  if (x.same_as(y)) return true;
-  if (!x || !y) return false;
-  if (x.kind() != y.kind() || x.type() != y.type()) return false;
-  switch (x.kind()) {
-    case NodeKind::IntImm: return x.as<IntImm>()->value == y.as<IntImm>()->value;
-    case NodeKind::FloatImm:
-      return std::bit_cast<std::uint32_t>(x.as<FloatImm>()->value) == std::bit_cast<std::uint32_t>(y.as<FloatImm>()->value);
-    case NodeKind::BoolImm: return x.as<BoolImm>()->value == y.as<BoolImm>()->value;
-    case NodeKind::Var: {
-      const Var *a = x.as<Var>(), *b = y.as<Var>();
-      return a->name == b->name && a->var_kind == b->var_kind;
-    }
-    case NodeKind::Load: {
-      const Load *a = x.as<Load>(), *b = y.as<Load>();
-      return a->tensor == b->tensor && a->dtype == b->dtype && equal_lists(a->indices, b->indices);
-    }
-    case NodeKind::Cast: return equal(x.as<Cast>()->value, y.as<Cast>()->value);
-    case NodeKind::Unary: {
-      const Unary *a = x.as<Unary>(), *b = y.as<Unary>();
-      return a->op == b->op && equal(a->a, b->a);
-    }
-    case NodeKind::Binary: {
-      const Binary *a = x.as<Binary>(), *b = y.as<Binary>();
-      return a->op == b->op && equal(a->a, b->a) && equal(a->b, b->b);
-    }
-    case NodeKind::Compare: {
-      const Compare *a = x.as<Compare>(), *b = y.as<Compare>();
-      return a->op == b->op && equal(a->a, b->a) && equal(a->b, b->b);
-    }
-    case NodeKind::Select: {
-      const Select *a = x.as<Select>(), *b = y.as<Select>();
-      return equal(a->cond, b->cond) && equal(a->t, b->t) && equal(a->f, b->f);
-    }
-    case NodeKind::Call: {
-      const Call *a = x.as<Call>(), *b = y.as<Call>();
-      return a->fn == b->fn && equal_lists(a->args, b->args);
-    }
-    case NodeKind::Let: {
-      const Let *a = x.as<Let>(), *b = y.as<Let>();
-      return a->name == b->name && equal(a->value, b->value) && equal(a->body, b->body);
-    }
-  }
-  return false;
-}
+bool equal(const Expr& x, const Expr& y) { return StructuralEqual()(x, y); }
 
 namespace {
 

@@ -80,6 +80,18 @@ Expr IRMutator::mutate(const Expr& e) {
   internal_error("IRMutator: bad node kind");
 }
 
+void OnceVisitor::walk(const Expr& e) {
+  if (seen_.insert(e.get()).second) IRVisitor::walk(e);
+}
+
+Expr MemoizingMutator::mutate(const Expr& e) {
+  const auto it = done_.find(e.get());
+  if (it != done_.end()) return it->second.second;
+  Expr result = IRMutator::mutate(e);
+  done_.emplace(e.get(), std::make_pair(e, result));
+  return result;
+}
+
 namespace {
 
 // Mutates each element; returns whether any changed.

@@ -10,6 +10,9 @@
 // Passes derive from these and override the hooks they care about; call the base hook (e.g.
 // IRMutator::visit(op, e)) for the default behaviour on the remaining children.
 #include <functional>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "ir/ir.hpp"
@@ -56,6 +59,33 @@ class IRMutator {
   virtual Expr visit(const Select* op, const Expr& e);
   virtual Expr visit(const Call* op, const Expr& e);
   virtual Expr visit(const Let* op, const Expr& e);
+};
+
+// An IRVisitor that visits each node once, however often the DAG shares it: for passes that
+// collect facts (names, uses), where a second visit adds nothing. Linear in the DAG.
+class OnceVisitor : public IRVisitor {
+ public:
+  void walk(const Expr& e) override;
+
+ private:
+  std::unordered_set<const Node*> seen_;  // nodes of the walked expression, alive while it is
+};
+
+// An IRMutator whose result depends on the node alone (no scope or context): each node is
+// rewritten once however often the DAG shares it, so the pass is linear in the DAG. Derive from
+// it instead of IRMutator for such passes.
+class MemoizingMutator : public IRMutator {
+ public:
+  Expr mutate(const Expr& e) override;
+
+ protected:
+  // For passes with a little context (a scope): drop every remembered result when it changes.
+  void forget_results() { done_.clear(); }
+
+ private:
+  // Keyed by node; the pair keeps the key node alive, so its address cannot be reused while
+  // the entry stands.
+  std::unordered_map<const Node*, std::pair<Expr, Expr>> done_;
 };
 
 // Generic child access, for passes that treat all nodes alike (hash-consing, counting).

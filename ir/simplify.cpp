@@ -100,7 +100,7 @@ BoundsEnv param_ranges() {
 // Substitution of a let-bound name (names are unique within a mod; an inner Let of the same
 // name would shadow, so substitution stops there).
 
-class SubstituteLet : public IRMutator {
+class SubstituteLet : public MemoizingMutator {
  public:
   SubstituteLet(const std::string& name, Expr value) : name_(name), value_(std::move(value)) {}
 
@@ -119,7 +119,7 @@ class SubstituteLet : public IRMutator {
   Expr value_;
 };
 
-class UsesLet : public IRVisitor {
+class UsesLet : public OnceVisitor {
  public:
   explicit UsesLet(const std::string& name) : name_(name) {}
   bool found = false;
@@ -188,7 +188,7 @@ bool commutes(BinaryOp op, Type t) {
 // ---------------------------------------------------------------------------------------------
 // The rules
 
-class Simplifier : public IRMutator {
+class Simplifier : public MemoizingMutator {
  protected:
   Expr visit(const Load* op, const Expr& e) override { return IRMutator::visit(op, e); }
 

@@ -27,6 +27,11 @@ cli_hostile(invalid_utf8_in_a_comment 1 "latin1_comment.py:2:10: error: invalid 
 cli_hostile(lone_carriage_returns 0 "cr_line_ends.py: ok (mask_mod)" ARGS check ${hostile_dir}/cr_line_ends.py)
 cli_hostile(program_is_a_directory 2 "flexjit: error: cannot read 'examples': it is a directory" ARGS check examples)
 cli_hostile(hundred_thousand_character_name 1 "did you mean" ARGS check -q ${hostile_dir}/long_name.py)
+# A program whose IR unfolds to an exponential tree: simplification, CSE and the emitter walk the
+# shared graph, so this takes milliseconds (the 60 s limit is the runaway guard).
+cli_hostile(shared_subexpressions_check 0 "doubling.py: ok (score_mod)" ARGS check ${hostile_dir}/doubling.py)
+cli_hostile(shared_subexpressions_emit 0 "extern \"C\" __global__"
+  ARGS emit cuda ${hostile_dir}/doubling.py --family sm80_fwd)
 
 # run and emit options.
 set(demo run examples/causal.py --demo --device cpu)

@@ -17,3 +17,11 @@ printf 'def score_mod(score, b, h, q_idx, kv_idx):\n    %s = 1.0\n    return sco
 # A program to be named as its own output.
 printf 'def mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n' >"$dir/own_output.py"
 cp "$dir/own_output.py" "$dir/own_output.py.orig"
+# Sixty statements `x = x * x + x`: the IR shares each x, so unfolded as a tree it has about 3^60
+# nodes. Every pass must be linear in the shared graph.
+{
+  printf 'def score_mod(score, b, h, q_idx, kv_idx):\n    x = score\n'
+  i=0
+  while [ $i -lt 60 ]; do printf '    x = x * x + x\n'; i=$((i + 1)); done
+  printf '    return x\n'
+} >"$dir/doubling.py"
