@@ -30,6 +30,10 @@ cli_hostile(hundred_thousand_character_name 1 "did you mean" ARGS check -q ${hos
 # A program whose IR unfolds to an exponential tree: simplification, CSE and the emitter walk the
 # shared graph, so this takes milliseconds (the 60 s limit is the runaway guard).
 cli_hostile(shared_subexpressions_check 0 "doubling.py: ok (score_mod)" ARGS check ${hostile_dir}/doubling.py)
+cli_hostile(flat_and_chain 1 "flat_and.py:1:5: error: program too large: mask_mod nests 30001 operations deep"
+  ARGS check ${hostile_dir}/flat_and.py)
+cli_hostile(straight_line_statements 1 "error: program too large: score_mod nests 20001 operations deep"
+  ARGS check ${hostile_dir}/straight_line.py)
 cli_hostile(shared_subexpressions_emit 0 "extern \"C\" __global__"
   ARGS emit cuda ${hostile_dir}/doubling.py --family sm80_fwd)
 

@@ -25,3 +25,17 @@ cp "$dir/own_output.py" "$dir/own_output.py.orig"
   while [ $i -lt 60 ]; do printf '    x = x * x + x\n'; i=$((i + 1)); done
   printf '    return x\n'
 } >"$dir/doubling.py"
+# 30,000 operands of `and` on one line, and 10,000 straight-line statements: deeper than the
+# recursive passes may go, refused as "program too large" (not a stack overflow).
+{
+  printf 'def mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx'
+  i=1
+  while [ $i -lt 30000 ]; do printf ' and q_idx >= kv_idx'; i=$((i + 1)); done
+  printf '\n'
+} >"$dir/flat_and.py"
+{
+  printf 'def score_mod(score, b, h, q_idx, kv_idx):\n    x = score\n'
+  i=0
+  while [ $i -lt 10000 ]; do printf '    x = x * 1.5 + q_idx\n'; i=$((i + 1)); done
+  printf '    return x\n'
+} >"$dir/straight_line.py"
