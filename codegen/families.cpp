@@ -26,18 +26,15 @@ std::string target_text(const compiler::KernelTarget& target) {
 
 // KernelTarget::family names one family: that one or an error.
 const KernelFamily& named_family(const compiler::KernelTarget& target, const ir::Program& program) {
-  std::vector<std::string> names;
   for (const KernelFamily* f : kFamilies) {
-    if (target.family != f->name()) {
-      names.push_back(f->name());
-      continue;
-    }
+    if (target.family != f->name()) continue;
     const std::string why = f->refusal(target, program);
-    if (!why.empty()) throw UnsupportedError(fmt::format("kernel family {} cannot run {}: {}", f->name(), target_text(target), why));
+    if (!why.empty())
+      throw UnsupportedError(fmt::format("kernel family {} cannot run {}: {}", f->name(), target_text(target), why));
     return *f;
   }
   throw ArgumentError(fmt::format("unknown kernel family '{}' (the families are {})", target.family,
-                                  fmt::join(names, ", ")));
+                                  fmt::join(family_names(), ", ")));
 }
 
 }  // namespace

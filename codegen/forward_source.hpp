@@ -1,7 +1,8 @@
 #pragma once
-// The translation unit of a forward kernel, as every family writes it: a header comment (program,
-// target, the family's tile description, math mode), the template includes, the Mods struct, the
-// family's config and the extern "C" entry (plus the tile-map builder's when the plan has one).
+// A forward kernel as every family generates it: the GeneratedKernel's common fields (entry name,
+// includes, params, tile map) and its translation unit: a header comment (program, target, the
+// family's tile description, math mode), the template includes, the Mods struct, the family's
+// config and the extern "C" entry (plus the tile-map builder's when the plan has one).
 #include <string>
 
 #include "codegen/generated_kernel.hpp"
@@ -10,13 +11,17 @@
 namespace flexjit::codegen {
 
 struct ForwardEntry {
+  std::string family;       // KernelFamily::name()
+  TileConfig tile;
+  int shared_bytes = 0;     // dynamic shared memory per CTA
+  std::string templates;    // the family's kernel template: "sm80/attention_fwd.cuh"
+  bool tensor_maps = false;  // the kernel takes TmaMaps as its third argument
   std::string description;  // "tile 128x32, 4 warps, 2 stages, Q re-read from shared memory"
   std::string config;       // the config type: "flexjit::FwdConfig<128, 128, 32, ...>"
   std::string min_blocks;   // __launch_bounds__' second argument: "Cfg::kMinBlocksPerSM", "1"
   std::string kernel;       // the template function: "flexjit::attention_fwd_sm80"
 };
 
-// Fills k.source; k's entry, headers, tile, threads, shared bytes and tensor_maps must be set.
-void write_forward_source(const compiler::KernelPlan& plan, const ForwardEntry& entry, GeneratedKernel& k);
+GeneratedKernel generate_forward(const compiler::KernelPlan& plan, const ForwardEntry& entry);
 
 }  // namespace flexjit::codegen

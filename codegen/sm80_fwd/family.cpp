@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "codegen/forward_source.hpp"
-#include "codegen/mods.hpp"
 #include "codegen/sm80_fwd/tiles.hpp"
 
 namespace flexjit::codegen::sm80_fwd {
@@ -28,33 +27,21 @@ class Sm80Forward final : public KernelFamily {
   GeneratedKernel generate(const compiler::KernelPlan& plan) const override {
     const compiler::KernelTarget& target = plan.target;
     const ir::Program& program = *plan.program;
-    GeneratedKernel k;
-    k.family = name();
-    k.target = target;
-    k.tile = program.block_indices ? choose_block_sparse_tile(target, program.block_indices->q_block,
-                                                              program.block_indices->kv_block)
-                                   : choose_tile(target);
-    k.threads = k.tile.threads();
-    k.shared_bytes = shared_bytes(k.tile, target.head_dim);
-    k.params = plan.params;
-    k.kv_range_is_full = plan.kv_range_full;
-    k.entry = fmt::format("flexjit_fwd_{}_d{}_{}", plan.name, target.head_dim, compiler::element_name(target.dtype));
-    k.headers = {"common/attention_common.cuh", "sm80/attention_fwd.cuh", "common/dsl_ops.cuh", "common/interval.cuh"};
-    describe_tile_map(plan, k);
-
-    const TileConfig& t = k.tile;
-    write_forward_source(plan,
-                         {.description = fmt::format("tile {}x{}, {} warps, {} stages, Q {}", t.block_m, t.block_n,
-                                                     t.warps, t.stages,
-                                                     t.q_in_registers ? "in registers" : "re-read from shared memory"),
-                          .config = fmt::format("flexjit::FwdConfig<{}, {}, {}, {}, {}, {}, {}, {}>", target.head_dim,
-                                                t.block_m, t.block_n, t.warps, t.stages,
-                                                compiler::element_cuda_type(target.dtype),
-                                                t.q_in_registers ? "true" : "false", t.min_blocks_per_sm),
-                          .min_blocks = "Cfg::kMinBlocksPerSM",
-                          .kernel = "flexjit::attention_fwd_sm80"},
-                         k);
-    return k;
+    const TileConfig t = program.block_indices ? choose_block_sparse_tile(target, program.block_indices->q_block,
+                                                                          program.block_indices->kv_block)
+                                               : choose_tile(target);
+    return generate_forward(
+        plan, {.family = name(),
+               .tile = t,
+               .shared_bytes = shared_bytes(t, target.head_dim),
+               .templates = "sm80/attention_fwd.cuh",
+               .description = fmt::format("tile {}x{}, {} warps, {} stages, Q {}", t.block_m, t.block_n, t.warps,
+                                          t.stages, t.q_in_registers ? "in registers" : "re-read from shared memory"),
+               .config = fmt::format("flexjit::FwdConfig<{}, {}, {}, {}, {}, {}, {}, {}>", target.head_dim, t.block_m,
+                                     t.block_n, t.warps, t.stages, compiler::element_cuda_type(target.dtype),
+                                     t.q_in_registers ? "true" : "false", t.min_blocks_per_sm),
+               .min_blocks = "Cfg::kMinBlocksPerSM",
+               .kernel = "flexjit::attention_fwd_sm80"});
   }
 };
 

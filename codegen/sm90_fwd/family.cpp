@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include "codegen/forward_source.hpp"
-#include "codegen/mods.hpp"
 #include "codegen/sm90_fwd/tiles.hpp"
 #include "templates/sm90/tiles.cuh"
 
@@ -32,29 +31,19 @@ class Sm90Forward final : public KernelFamily {
 
   GeneratedKernel generate(const compiler::KernelPlan& plan) const override {
     const compiler::KernelTarget& target = plan.target;
-    GeneratedKernel k;
-    k.family = name();
-    k.target = target;
-    k.tile = choose_tile(target);
-    k.threads = k.tile.threads();
-    k.shared_bytes = shared_bytes(k.tile, target.head_dim);
-    k.params = plan.params;
-    k.kv_range_is_full = plan.kv_range_full;
-    k.tensor_maps = true;
-    k.entry = fmt::format("flexjit_fwd_{}_d{}_{}", plan.name, target.head_dim, compiler::element_name(target.dtype));
-    k.headers = {"common/attention_common.cuh", "sm90/attention_fwd.cuh", "common/dsl_ops.cuh", "common/interval.cuh"};
-    describe_tile_map(plan, k);
-
-    const TileConfig& t = k.tile;
-    write_forward_source(plan,
-                         {.description = fmt::format("TMA + wgmma, warp-specialized; tile {}x{}, {} stages, {} consumer "
-                                                     "warpgroups", t.block_m, t.block_n, t.stages, t.block_m / 64),
-                          .config = fmt::format("flexjit::Sm90FwdConfig<{}, {}, {}, {}, {}>", target.head_dim, t.block_m,
-                                                t.block_n, t.stages, compiler::element_cuda_type(target.dtype)),
-                          .min_blocks = "1",
-                          .kernel = "flexjit::attention_fwd_sm90"},
-                         k);
-    return k;
+    const TileConfig t = choose_tile(target);
+    return generate_forward(
+        plan, {.family = name(),
+               .tile = t,
+               .shared_bytes = shared_bytes(t, target.head_dim),
+               .templates = "sm90/attention_fwd.cuh",
+               .tensor_maps = true,
+               .description = fmt::format("TMA + wgmma, warp-specialized; tile {}x{}, {} stages, {} consumer "
+                                          "warpgroups", t.block_m, t.block_n, t.stages, t.block_m / 64),
+               .config = fmt::format("flexjit::Sm90FwdConfig<{}, {}, {}, {}, {}>", target.head_dim, t.block_m,
+                                     t.block_n, t.stages, compiler::element_cuda_type(target.dtype)),
+               .min_blocks = "1",
+               .kernel = "flexjit::attention_fwd_sm90"});
   }
 };
 
