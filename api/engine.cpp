@@ -7,6 +7,7 @@
 #include "api/cpu_kernel.hpp"
 #include "api/kernel_impl.hpp"
 #include "jit/cache_directory.hpp"
+#include "jit/ptxas_report.hpp"
 #include "api/generated_kernel_compile.hpp"
 
 namespace flexjit {
@@ -17,6 +18,21 @@ jit::KernelCacheOptions cache_options(const EngineOptions& o) {
   if (o.cache_dir) c.directory = *o.cache_dir;
   c.use_disk = o.disk_cache && jit::disk_cache_enabled_by_environment();
   return c;
+}
+
+jit::ArtifactPtr compile_or_explain(const Program& program, const codegen::GeneratedKernel& generated,
+                                   jit::KernelCache& cache) {
+  try {
+    return api::compile_generated(generated, cache);
+  } catch (const NvrtcError& e) {
+    throw NvrtcError(fmt::format("{}: NVRTC could not compile {}:\n{}", program.name(), generated.entry, e.what()),
+                     e.log());
+  }
+}
+
+bool spills(const jit::Artifact& artifact, const std::string& entry) {
+  const jit::PtxasFunction* f = jit::parse_ptxas_report(artifact.log()).function(entry);
+  return f != nullptr && f->spills();
 }
 
 }  // namespace
@@ -39,12 +55,15 @@ Kernel Engine::compile(const Program& program, const CompileOptions& options) {
 Kernel Engine::compile_cuda(const Program& program, const CompileOptions& options) {
   auto source = detail::ProgramAccess::shared(program);
   codegen::GeneratedKernel generated = api::generate(*source, options);
-  jit::ArtifactPtr artifact;
-  try {
-    artifact = api::compile_generated(generated, state_->cache);
-  } catch (const NvrtcError& e) {
-    throw NvrtcError(fmt::format("{}: NVRTC could not compile {}:\n{}", program.name(), generated.entry, e.what()),
-                     e.log());
+  jit::ArtifactPtr artifact = compile_or_explain(program, generated, state_->cache);
+  // The table's tile spilled with these mods: the family's next tile instead, until one does not
+  // or there is none (each compile is cached, so this costs the extra compiles once).
+  while (!options.tile && generated.tile_if_spills && spills(*artifact, generated.entry)) {
+    CompileOptions retry = options;
+    const compiler::TileRequest& t = *generated.tile_if_spills;
+    retry.tile = TileShape{t.block_m, t.block_n, t.warps, t.stages, t.q_in_registers};
+    generated = api::generate(*source, retry);
+    artifact = compile_or_explain(program, generated, state_->cache);
   }
   return Kernel(std::make_shared<const Kernel::Impl>(source, std::move(generated), std::move(artifact), options.dtype));
 }

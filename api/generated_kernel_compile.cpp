@@ -53,6 +53,8 @@ jit::CompileRequest compile_request(const codegen::GeneratedKernel& kernel, jit:
   r.source_name = kernel.entry + ".cu";
   r.arch = kernel.target.arch;
   r.output = output;
+  // ptxas reports registers, spills and its warnings in the log (jit/ptxas_report.hpp).
+  if (output == jit::OutputKind::cubin) r.options.push_back("--ptxas-options=-v");
   // Every embedded template travels with the request (and so into the cache key), so a change
   // to any template invalidates cached kernels.
   for (const auto& f : templates::embedded_templates()) r.headers.push_back({f.name, f.text});

@@ -6,6 +6,7 @@
 #include "jit/cuda_driver.hpp"
 #include "api/boundary.hpp"
 #include "api/kernel_impl.hpp"
+#include "jit/ptxas_report.hpp"
 #include "api/attention_launch.hpp"
 #include "api/cpu_forward.hpp"
 #include "api/generated_kernel_compile.hpp"
@@ -78,6 +79,19 @@ std::string Kernel::ptx() const {
     impl_->ptx = std::move(text);
   }
   return impl_->ptx;
+}
+
+Kernel::CompileReport Kernel::compile_report() const {
+  require_cuda(*impl_, "compile report");
+  const jit::PtxasReport report = jit::parse_ptxas_report(impl_->artifact->log());
+  CompileReport r;
+  if (const jit::PtxasFunction* f = report.function(impl_->generated.entry)) {
+    r.registers = f->registers;
+    r.stack_bytes = f->stack_bytes;
+    r.spill_bytes = f->spill_store_bytes + f->spill_load_bytes;
+  }
+  r.warnings = report.warnings;
+  return r;
 }
 
 Kernel::Resources Kernel::resources(int device) const {

@@ -254,6 +254,9 @@ std::vector<Config> configs() {
       {"causal_fp16", with_dtype(base, fp16), "examples/causal.py", causal_setup},
       {"causal_d64_fp16", with_dtype(d64, fp16), "examples/causal.py", causal_setup},
       {"document_8docs_T32k", long_seq, "examples/document.py", [](const Shape& s) { return document_setup(s, 8); }},
+      {"dense_d64", d64, "bench/dense.py", dense_setup},
+      {"dense_d256", {4, 16, 16, 4096, 256, bf16}, "bench/dense.py", dense_setup},
+      {"causal_d256", {4, 16, 16, 4096, 256, bf16}, "examples/causal.py", causal_setup},
   };
 }
 

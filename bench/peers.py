@@ -112,6 +112,9 @@ def configs():
         ("causal_fp16", *base, fp, causal, None, "causal"),
         ("causal_d64_fp16", *d64, fp, causal, None, "causal"),
         ("document_8docs_T32k", *long, bf, documents(32768, 8, gen), None, None),
+        ("dense_d64", *d64, bf, None, None, "dense"),
+        ("dense_d256", 4, 16, 16, 4096, 256, bf, None, None, "dense"),
+        ("causal_d256", 4, 16, 16, 4096, 256, bf, causal, None, "causal"),
     ]
 
 

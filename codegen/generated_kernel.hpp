@@ -1,6 +1,7 @@
 #pragma once
 // What a kernel family hands back: the generated translation unit and everything the host needs
 // to compile and launch it. Plain data; the API keeps it for the kernel's lifetime.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,10 @@ struct GeneratedKernel {
   int tile_map_threads = 0;
   bool tile_map_per_batch = false;   // the mask reads b: one map per batch entry
   bool tile_map_per_head = false;    // the mask reads h: one map per query head
+  // The tile to generate again with when ptxas reports spills for this one (a family whose
+  // table's choices are tight on registers for heavy mods); none when there is no smaller tile.
+  // Engine::compile follows it only when CompileOptions::tile was not given.
+  std::optional<compiler::TileRequest> tile_if_spills;
 };
 
 }  // namespace flexjit::codegen

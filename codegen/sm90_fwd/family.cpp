@@ -16,11 +16,11 @@ class Sm90Forward final : public KernelFamily {
   std::string refusal(const compiler::KernelTarget& t, const ir::Program& program) const override {
     if (t.pass != compiler::KernelPass::Forward) return "forward pass only";
     if (t.arch != "sm_90a") return fmt::format("architecture '{}' is not sm_90a (wgmma, TMA)", t.arch);
-    if (!sm90::serves_head_dim(t.head_dim)) return fmt::format("head dim {} is not 64 or 128", t.head_dim);
+    if (!sm90::serves_head_dim(t.head_dim)) return fmt::format("head dim {} is not 64, 128 or 256", t.head_dim);
     std::string tile = tile_refusal(t);
     if (!tile.empty()) return tile;
     if (program.block_indices) {
-      const TileConfig tile_config = choose_tile(t);
+      const TileConfig tile_config = choose_tile(t, program);
       const int qb = program.block_indices->q_block, kb = program.block_indices->kv_block;
       if (qb <= 0 || kb <= 0 || qb % tile_config.block_m != 0 || kb % tile_config.block_n != 0)
         return fmt::format("BlockIndices[{}, {}]: the blocks must be whole {}x{} tiles", qb, kb, tile_config.block_m,
@@ -31,8 +31,8 @@ class Sm90Forward final : public KernelFamily {
 
   GeneratedKernel generate(const compiler::KernelPlan& plan) const override {
     const compiler::KernelTarget& target = plan.target;
-    const TileConfig t = choose_tile(target);
-    return generate_forward(
+    const TileConfig t = choose_tile(target, *plan.program);
+    GeneratedKernel kernel = generate_forward(
         plan, {.family = name(),
                .tile = t,
                .shared_bytes = shared_bytes(t, target.head_dim),
@@ -44,6 +44,8 @@ class Sm90Forward final : public KernelFamily {
                                      t.block_n, t.stages, compiler::element_cuda_type(target.dtype)),
                .min_blocks = "1",
                .kernel = "flexjit::attention_fwd_sm90"});
+    kernel.tile_if_spills = tile_if_spills(target, t);
+    return kernel;
   }
 };
 

@@ -14,6 +14,16 @@ int warps_for(int block_m) { return 4 * (block_m / 64 + 1); }
 
 }  // namespace
 
+std::optional<compiler::TileRequest> tile_if_spills(const compiler::KernelTarget& target, const TileConfig& chosen) {
+  if (chosen.block_m > 128) return compiler::TileRequest{128, chosen.block_n, warps_for(128), chosen.stages};
+  if (chosen.block_n > 64) {
+    // Half the S tile (and P): 32 + 16 fewer registers a thread; a deeper ring where it fits.
+    const int stages = sm90::fwd_smem_bytes(target.head_dim, chosen.block_m, 64, 4) <= kMaxSharedBytes ? 4 : 2;
+    return compiler::TileRequest{chosen.block_m, 64, chosen.warps, stages};
+  }
+  return std::nullopt;
+}
+
 int shared_bytes(const TileConfig& t, int head_dim) {
   return sm90::fwd_smem_bytes(head_dim, t.block_m, t.block_n, t.stages);
 }
@@ -21,7 +31,8 @@ int shared_bytes(const TileConfig& t, int head_dim) {
 std::string tile_refusal(const compiler::KernelTarget& target) {
   if (!target.tile) return "";
   const compiler::TileRequest& r = *target.tile;
-  if (r.block_m != 64 && r.block_m != 128) return fmt::format("block_m {} is not 64 or 128 (64 rows per consumer warpgroup)", r.block_m);
+  if (r.block_m != 64 && r.block_m != 128 && r.block_m != 192)
+    return fmt::format("block_m {} is not 64, 128 or 192 (64 rows per consumer warpgroup)", r.block_m);
   if (r.block_n != 64 && r.block_n != 128 && r.block_n != 256) return fmt::format("block_n {} is not 64, 128 or 256", r.block_n);
   if (r.warps != warps_for(r.block_m))
     return fmt::format("{} warps: a {}-row tile runs with {} (a producer warpgroup and one per 64 rows)", r.warps,
@@ -35,12 +46,14 @@ std::string tile_refusal(const compiler::KernelTarget& target) {
   return "";
 }
 
-TileConfig choose_tile(const compiler::KernelTarget& target) {
+TileConfig choose_tile(const compiler::KernelTarget& target, const ir::Program& program) {
   if (target.tile) {
     const compiler::TileRequest& r = *target.tile;
     return {r.block_m, r.block_n, r.warps, r.stages, false, 1};
   }
-  const sm90::FwdTile d = sm90::default_fwd_tile(target.head_dim);
+  const sm90::FwdTile d = program.block_indices
+                              ? sm90::fwd_tile_for_blocks(target.head_dim, program.block_indices->q_block)
+                              : sm90::default_fwd_tile(target.head_dim);
   return {d.block_m, d.block_n, warps_for(d.block_m), d.stages, false, 1};
 }
 

@@ -53,7 +53,9 @@ class Engine {
 
 // The CUDA source Engine::compile would compile for these options (with_templates: the kernel
 // templates inlined, as Kernel::cuda_source(true)), generated without running NVRTC: for reading
-// a kernel on any machine. Throws what compile throws before NVRTC runs.
+// a kernel on any machine. Throws what compile throws before NVRTC runs. It is the table's first
+// tile: where ptxas reports spills for it, compile moves on to the family's next tile, and
+// Kernel::cuda_source() is then what ran.
 std::string generate_cuda_source(const Program& program, const CompileOptions& options = {},
                                  bool with_templates = false);
 

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "flexjit/options.hpp"
 #include "flexjit/tensor_view.hpp"
@@ -51,6 +52,17 @@ class Kernel {
     int shared_bytes = 0;
   };
   Resources resources(int device = 0) const;
+
+  // What ptxas said when it compiled the forward kernel (read from the NVRTC log, which the
+  // kernel cache keeps with the cubin; no driver needed): registers per thread, stack frame and
+  // spill bytes, and the warnings of the whole compile, one line each. CUDA only.
+  struct CompileReport {
+    int registers = 0;
+    int stack_bytes = 0;
+    int spill_bytes = 0;  // stores plus loads; > 0 means the registers did not suffice
+    std::vector<std::string> warnings;
+  };
+  CompileReport compile_report() const;
 
   // out = attention(q, k, v) under the program's mods, enqueued on options.stream.
   //   q   [B, Hq, Tq, D]   k, v [B, Hkv, Tkv, D]   out [B, Hq, Tq, D]   (Hq a multiple of Hkv)

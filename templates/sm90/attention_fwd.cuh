@@ -9,9 +9,12 @@
 //   - each consumer warpgroup owns 64 query rows: S = Q K^T with both operands in shared memory
 //     (wgmma m64nBNk16, K-major), the mods and the online softmax on the accumulator fragment
 //     (common/logits.cuh, common/online_softmax.cuh: the same layout as mma.sync per warp), then
-//     O += P V with P from registers and V N-major in shared memory (wgmma m64nDk16). The two
-//     consumer warpgroups drift apart, so one's softmax runs while the other's products do
-//     (issuing the next S before this P V measured slower and spilled: bench/NOTES.md).
+//     O += P V with P from registers and V N-major in shared memory (wgmma m64nDk16). Each turn a
+//     warpgroup issues this tile's P V and the next tile's S together, then waits for both; the
+//     consumers take turns (ping-pong on named barriers), so that one's softmax runs under the
+//     others' products. Overlapping a warpgroup's own softmax with its P V (the next S issued
+//     first, P V waited for after the softmax) measured slower, with or without the turns, and
+//     spilled on masks that read tensors: bench/NOTES.md.
 // Tiles are stored as TMA writes them with the 128-byte swizzle: D / 64 column blocks of
 // rows x 128 bytes, each 1024-byte aligned. Rows past Tq or Tkv are zero-filled by the copy engine
 // and masked by the logits' bounds checks.
@@ -57,7 +60,9 @@ struct Sm90FwdConfig {
   static constexpr bool kServed = sm90::serves_head_dim(kHeadDim);
   // Registers per thread after reallocation: the producer keeps few, the consumers take the rest.
   static constexpr int kProducerRegisters = 24;
-  static constexpr int kConsumerRegisters = kConsumers == 2 ? 240 : 160;  // 128 * 24 + 256 * 240 <= 64K
+  // 64K registers: 128 * 24 for the producer, the rest shared by the consumers (at most 240 each,
+  // a multiple of 8): 240 for one or two consumer warpgroups, 160 for three.
+  static constexpr int kConsumerRegisters = sm90::consumer_registers(kConsumers, kProducerRegisters);
 };
 
 template <int D, class E>
@@ -209,11 +214,27 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
     }
     sm90::wgmma_commit();
   };
+  // Ping-pong: consumer c issues its products after consumer c - 1 has issued its own (named
+  // barrier kTurnBarrier + c: 128 threads wait, the previous warpgroup's 128 arrive), so one
+  // warpgroup's softmax runs under the other's products instead of colliding with them.
+  constexpr int kTurnBarrier = 1;  // ids kTurnBarrier .. kTurnBarrier + kConsumers - 1 (0 is __syncthreads)
+  auto my_turn = [&] {
+    if constexpr (Cfg::kConsumers > 1) sm90::named_barrier_sync(kTurnBarrier + consumer, 256);
+  };
+  auto pass_turn = [&] {
+    if constexpr (Cfg::kConsumers > 1) sm90::named_barrier_arrive(kTurnBarrier + (consumer + 1) % Cfg::kConsumers, 256);
+  };
+
   sm90::mbarrier_wait(q_full, 0);
   if (kv.has_tile()) {
+    // The last consumer hands the first turn to consumer 0; every warpgroup then takes one turn
+    // per batch of products, and the last one skips its final pass so the barriers end balanced.
+    if (consumer == Cfg::kConsumers - 1) pass_turn();
     sm90::mbarrier_wait(k_full(0), 0);
+    my_turn();
     sm90::wgmma_fence();
     issue_qk(0);
+    pass_turn();
     sm90::wgmma_wait<0>();
     softmax(kv.tile() * BN, kv.tile_class());  // O is still zero: nothing to rescale
     detail::pack_probabilities<kBf16>(sacc, pa);
@@ -221,24 +242,25 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
 #pragma unroll 1
     for (kv.pop(); kv.has_tile(); kv.pop(), ++i) {
       const int s = i % S, next = (i + 1) % S;
+      sm90::mbarrier_wait(k_full(next), ((i + 1) / S) & 1);
       sm90::mbarrier_wait(v_full(s), (i / S) & 1);
+      my_turn();
       sm90::wgmma_fence();
       issue_pv(s);
+      issue_qk(next);
+      pass_turn();
       sm90::wgmma_wait<0>();
       if (lane == 0) sm90::mbarrier_arrive(kv_empty(s));
-      sm90::mbarrier_wait(k_full(next), ((i + 1) / S) & 1);
-      sm90::wgmma_fence();
-      issue_qk(next);
-      sm90::wgmma_wait<0>();
-      const bool grow = softmax(kv.tile() * BN, kv.tile_class());
-      if (grow) detail::rescale_output(o, corr);
+      if (softmax(kv.tile() * BN, kv.tile_class())) detail::rescale_output(o, corr);
       detail::pack_probabilities<kBf16>(sacc, pa);
     }
     // The last tile's P V.
     const int s = i % S;
     sm90::mbarrier_wait(v_full(s), (i / S) & 1);
+    my_turn();
     sm90::wgmma_fence();
     issue_pv(s);
+    if (consumer != Cfg::kConsumers - 1) pass_turn();
     sm90::wgmma_wait<0>();
     if (lane == 0) sm90::mbarrier_arrive(kv_empty(s));
   }

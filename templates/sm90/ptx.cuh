@@ -98,6 +98,10 @@ __device__ __forceinline__ void registers_claim() {
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
+// Arrives at named barrier `id` without waiting: the signal half of a producer/consumer pair.
+__device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
+}
 
 __device__ __forceinline__ void stg_32(void* ptr, unsigned v) {
   asm volatile("st.global.u32 [%0], %1;\n" ::"l"(ptr), "r"(v) : "memory");

@@ -14,13 +14,30 @@ struct FwdTile {
 };
 
 // Head dims the family serves (the N of the PV wgmma, in 64-column swizzle blocks).
-constexpr bool serves_head_dim(int head_dim) { return head_dim == 64 || head_dim == 128; }
+constexpr bool serves_head_dim(int head_dim) { return head_dim == 64 || head_dim == 128 || head_dim == 256; }
 
-// The shipped tile per head dim: two consumer warpgroups of 64 rows, 128 keys per tile.
-//   D = 64 : 128 x 128, 4 stages.   Q 16 KB + K, V 4 x 32 KB = 144 KB.
-//   D = 128: 128 x 128, 2 stages.   Q 32 KB + K, V 2 x 64 KB = 160 KB.
+// The shipped tile per head dim (64 query rows per consumer warpgroup):
+//   D = 64 : 192 x 128, 4 stages.  Q 24 KB + K, V 4 x 32 KB = 152 KB. Three consumers: at this
+//            head dim the softmax outlasts the products, so two warpgroups' softmax hide under
+//            the third's products.
+//   D = 128: 128 x 128, 2 stages.  Q 32 KB + K, V 2 x 64 KB = 160 KB.
+//   D = 256: 128 x 64, 2 stages.   Q 64 KB + K, V 2 x 64 KB = 192 KB (O alone is 128 registers).
 constexpr FwdTile default_fwd_tile(int head_dim) {
-  return head_dim <= 64 ? FwdTile{128, 128, 4} : FwdTile{128, 128, 2};
+  return head_dim <= 64 ? FwdTile{192, 128, 4} : head_dim <= 128 ? FwdTile{128, 128, 2} : FwdTile{128, 64, 2};
+}
+
+// A tile for programs whose block-sparse blocks (q_block rows) the default tile does not divide:
+// the same kv tile with 128 query rows, when that divides them.
+constexpr FwdTile fwd_tile_for_blocks(int head_dim, int q_block) {
+  const FwdTile d = default_fwd_tile(head_dim);
+  return q_block % d.block_m != 0 && q_block % 128 == 0 ? FwdTile{128, d.block_n, d.stages} : d;
+}
+
+// Registers per consumer thread after the producer warpgroup drops to `producer` registers:
+// an equal share of the rest of the 64K, a multiple of 8, at most 240.
+constexpr int consumer_registers(int consumers, int producer) {
+  const int share = ((65536 / 128 - producer) / consumers) & ~7;
+  return share < 240 ? share : 240;
 }
 
 constexpr int kSwizzleBytes = 128;  // TMA / wgmma 128-byte swizzle: 64 16-bit columns per block

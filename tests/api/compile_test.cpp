@@ -63,6 +63,42 @@ TEST(Compile, BlockSparseWalksTheList) {
   EXPECT_THAT(dense.cuda_source(), HasSubstr("flexjit::Sm90FwdConfig<128, 128, 128, 2,"));
 }
 
+TEST(Compile, Sm90TilePerHeadDim) {
+  // Three consumer warpgroups at D = 64, a 64-key tile at D = 256 (templates/sm90/tiles.cuh).
+  const Kernel d64 = engine().compile(example("causal"), {.head_dim = 64, .arch = "sm_90a"});
+  EXPECT_EQ(d64.family(), "sm90_fwd");
+  EXPECT_THAT(d64.cuda_source(), HasSubstr("flexjit::Sm90FwdConfig<64, 192, 128, 4,"));
+  const Kernel d256 = engine().compile(example("causal"), {.head_dim = 256, .arch = "sm_90a"});
+  EXPECT_EQ(d256.family(), "sm90_fwd");
+  EXPECT_THAT(d256.cuda_source(), HasSubstr("flexjit::Sm90FwdConfig<256, 128, 64, 2,"));
+  // 128-row blocks are not whole 192-row tiles: D = 64 takes 128 query rows for them.
+  const Program blocks = Program::from_source(
+      "selected: BlockIndices[128, 128]\n"
+      "def mask_mod(b, h, q_idx, kv_idx):\n"
+      "    return q_idx >= kv_idx\n",
+      "blocks.py");
+  const Kernel topk = engine().compile(blocks, {.head_dim = 64, .arch = "sm_90a"});
+  EXPECT_EQ(topk.family(), "sm90_fwd");
+  EXPECT_THAT(topk.cuda_source(), HasSubstr("flexjit::Sm90FwdConfig<64, 128, 128, 4,"));
+}
+
+TEST(Compile, Sm90TileThatSpillsGivesWayToTheNext) {
+  // The sink window's mask spills in the 192-row tile (160 registers a thread): the engine
+  // settles on 128 rows (240 registers), where ptxas reports no spills.
+  const Kernel table = engine().compile(example("sink_window"), {.head_dim = 64, .arch = "sm_90a"});
+  EXPECT_EQ(table.family(), "sm90_fwd");
+  EXPECT_EQ(table.tile().block_m, 128);
+  EXPECT_EQ(table.tile().block_n, 128);
+  EXPECT_EQ(table.compile_report().spill_bytes, 0);
+  EXPECT_GT(table.compile_report().registers, 0);
+  // A tile the caller asks for is kept as asked, spills and all: the report says so.
+  const Kernel asked = engine().compile(
+      example("sink_window"),
+      {.head_dim = 64, .arch = "sm_90a", .tile = TileShape{.block_m = 192, .block_n = 128, .warps = 16, .stages = 4}});
+  EXPECT_EQ(asked.tile().block_m, 192);
+  EXPECT_GT(asked.compile_report().spill_bytes, 0);
+}
+
 TEST(Compile, UnsupportedHeadDim) {
   const std::string e = error_of([] { engine().compile(example("causal"), {.head_dim = 72, .arch = "sm_90a"}); });
   EXPECT_THAT(e, HasSubstr("head dim 72 is not supported"));
@@ -82,9 +118,9 @@ TEST(Compile, TileTableAndOverride) {
   // Each family's table: sm90_fwd by default on sm_90a, sm80_fwd when named (or on sm_80).
   const Kernel table = engine().compile(example("causal"), {.head_dim = 64, .arch = "sm_90a"});
   EXPECT_EQ(table.family(), "sm90_fwd");
-  EXPECT_EQ(table.tile().block_m, 128);
+  EXPECT_EQ(table.tile().block_m, 192);
   EXPECT_EQ(table.tile().block_n, 128);
-  EXPECT_EQ(table.tile().warps, 12);
+  EXPECT_EQ(table.tile().warps, 16);
   EXPECT_EQ(table.tile().stages, 4);
   const Kernel sm80 = engine().compile(example("causal"), {.head_dim = 64, .arch = "sm_90a", .family = "sm80_fwd"});
   EXPECT_EQ(sm80.family(), "sm80_fwd");

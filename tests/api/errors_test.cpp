@@ -92,7 +92,7 @@ TEST(Errors, UnsupportedConfigurations) {
   const Program p = Program::from_source("def mask_mod(b, h, q, k):\n    return q >= k\n", "p.py");
   EXPECT_EQ(what_of<UnsupportedError>([&] { engine().compile(p, {.head_dim = 72, .arch = "sm_90a"}); }),
             "p.py: no kernel for the forward pass at head dim 72, bf16, sm_90a:\n"
-            "  sm90_fwd: head dim 72 is not 64 or 128\n"
+            "  sm90_fwd: head dim 72 is not 64, 128 or 256\n"
             "  sm80_fwd: head dim 72 is not supported: it must be a multiple of 16 between 16 and 256");
   EXPECT_EQ(what_of<UnsupportedError>([&] { engine().compile(p, {.arch = "sm_75"}); }),
             "p.py: no kernel for the forward pass at head dim 128, bf16, sm_75:\n"
@@ -112,12 +112,12 @@ TEST(Errors, UnsupportedConfigurations) {
   // generate_cuda_source refuses what compile refuses, the same way.
   EXPECT_EQ(what_of<UnsupportedError>([&] { generate_cuda_source(p, {.head_dim = 72, .arch = "sm_90a"}); }),
             "p.py: no kernel for the forward pass at head dim 72, bf16, sm_90a:\n"
-            "  sm90_fwd: head dim 72 is not 64 or 128\n"
+            "  sm90_fwd: head dim 72 is not 64, 128 or 256\n"
             "  sm80_fwd: head dim 72 is not supported: it must be a multiple of 16 between 16 and 256");
   // A family named by the caller: its own reason, or the list of families for an unknown name.
   EXPECT_EQ(what_of<UnsupportedError>([&] { engine().compile(p, {.head_dim = 96, .arch = "sm_90a", .family = "sm90_fwd"}); }),
             "p.py: kernel family sm90_fwd cannot run the forward pass at head dim 96, bf16, sm_90a: head dim 96 is not "
-            "64 or 128");
+            "64, 128 or 256");
   EXPECT_EQ(what_of<ArgumentError>([&] { engine().compile(p, {.arch = "sm_90a", .family = "sm100_fwd"}); }),
             "unknown kernel family 'sm100_fwd' (the families are sm90_fwd, sm80_fwd)");
 }

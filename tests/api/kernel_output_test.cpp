@@ -28,10 +28,20 @@ TEST(KernelOutput, PtxIsTheKernelsText) {
 
 TEST(KernelOutput, GeneratedSourceIsWhatCompileCompiles) {
   const Program p = example("alibi_softcap_window");
-  const CompileOptions options{.head_dim = 64, .dtype = bf16, .arch = "sm_90a"};
-  EXPECT_EQ(generate_cuda_source(p, options), alibi_kernel().cuda_source());
-  EXPECT_EQ(generate_cuda_source(p, options, true), alibi_kernel().cuda_source(true));
+  const CompileOptions options{.head_dim = 128, .dtype = bf16, .arch = "sm_90a"};
+  const Kernel k = engine().compile(p, options);
+  EXPECT_EQ(generate_cuda_source(p, options), k.cuda_source());
+  EXPECT_EQ(generate_cuda_source(p, options, true), k.cuda_source(true));
   EXPECT_THROW(generate_cuda_source(p, {.dtype = f32, .device = Device::cpu()}), ArgumentError);
+}
+
+TEST(KernelOutput, GeneratedSourceIsTheTablesFirstTile) {
+  // At D = 64 these mods spill in the table's 192-row tile, so compile settles on 128 rows;
+  // generate_cuda_source, which compiles nothing, shows the first tile, and the kernel what ran.
+  const Program p = example("alibi_softcap_window");
+  EXPECT_THAT(generate_cuda_source(p, {.head_dim = 64, .arch = "sm_90a"}),
+              HasSubstr("flexjit::Sm90FwdConfig<64, 192, 128, 4,"));
+  EXPECT_THAT(alibi_kernel().cuda_source(), HasSubstr("flexjit::Sm90FwdConfig<64, 128, 128, 4,"));
 }
 
 TEST(KernelOutput, ProgramsSayWhetherTheyNeedABlockMask) {

@@ -10,6 +10,7 @@
 #include "api/program_impl.hpp"
 #include "api/binding_resolve.hpp"
 #include "flexjit/block_mask_read.hpp"
+#include "jit/ptxas_report.hpp"
 #include "tests/support/reference_attention.hpp"
 
 namespace flexjit::gpu_test {
@@ -70,6 +71,11 @@ struct AttentionRun::DeviceSide {
 AttentionRun::AttentionRun(const Case& c, std::uint64_t seed)
     : case_(c), rng_(seed), program_(load_program(c.program)),
       kernel_(engine().compile(program_, {.head_dim = c.D, .dtype = c.dtype, .family = c.family, .math = c.math})) {
+  // What ptxas said of the kernel this case runs: no warning that costs speed silently (wgmma
+  // serialized, setmaxnreg ignored), and no spills in the Hopper family (its tiles are sized so).
+  const Kernel::CompileReport report = kernel_.compile_report();
+  for (const std::string& w : report.warnings) EXPECT_FALSE(jit::is_silent_slowdown(w)) << c.name() << ": " << w;
+  if (kernel_.family() == "sm90_fwd") EXPECT_EQ(report.spill_bytes, 0) << c.name();
   bindings_ = random_bindings(program_, {c.B, c.Hq, c.Tq, c.Tkv, c.Hkv}, rng_);
   device_ = std::make_unique<DeviceSide>(c);
 

@@ -10,6 +10,7 @@
 #include <functional>
 #include <iostream>
 
+#include "templates/sm90/tiles.cuh"
 #include "tests/gpu/attention_case.hpp"
 
 namespace flexjit::gpu_test {
@@ -50,7 +51,7 @@ std::vector<Case> cases() {
   //    device; every such case runs again on sm80_fwd.
   const std::size_t automatic = v.size();
   for (std::size_t i = 0; i < automatic; ++i)
-    if (v[i].D == 64 || v[i].D == 128) {
+    if (flexjit::sm90::serves_head_dim(v[i].D)) {
       Case c = v[i];
       c.family = "sm80_fwd";
       v.push_back(c);

@@ -1,0 +1,69 @@
+#include "jit/ptxas_report.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cstddef>
+
+namespace flexjit::jit {
+namespace {
+
+// The integer right before `suffix` in `line` (as in "312 bytes spill stores"), or -1.
+int number_before(std::string_view line, std::string_view suffix) {
+  const std::size_t at = line.find(suffix);
+  if (at == std::string_view::npos) return -1;
+  std::size_t begin = at;
+  while (begin > 0 && line[begin - 1] >= '0' && line[begin - 1] <= '9') --begin;
+  int value = -1;
+  std::from_chars(line.data() + begin, line.data() + at, value);
+  return value;
+}
+
+// The text between the quotes after `marker`, or "".
+std::string_view quoted_after(std::string_view line, std::string_view marker) {
+  const std::size_t at = line.find(marker);
+  if (at == std::string_view::npos) return {};
+  const std::size_t open = at + marker.size();
+  const std::size_t close = line.find('\'', open);
+  return close == std::string_view::npos ? std::string_view{} : line.substr(open, close - open);
+}
+
+}  // namespace
+
+const PtxasFunction* PtxasReport::function(std::string_view name) const {
+  for (const PtxasFunction& f : functions)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+PtxasReport parse_ptxas_report(std::string_view log) {
+  PtxasReport report;
+  while (!log.empty()) {
+    const std::size_t end = log.find('\n');
+    const std::string_view line = log.substr(0, end);
+    log = end == std::string_view::npos ? std::string_view{} : log.substr(end + 1);
+
+    if (line.find("warning") != std::string_view::npos && line.find("ptxas") != std::string_view::npos) {
+      report.warnings.emplace_back(line);
+    } else if (std::string_view name = quoted_after(line, "Compiling entry function '"); !name.empty()) {
+      report.functions.push_back({.name = std::string(name)});
+    } else if (report.functions.empty()) {
+      continue;
+    } else if (const int stack = number_before(line, " bytes stack frame"); stack >= 0) {
+      PtxasFunction& f = report.functions.back();
+      f.stack_bytes = stack;
+      f.spill_store_bytes = std::max(0, number_before(line, " bytes spill stores"));
+      f.spill_load_bytes = std::max(0, number_before(line, " bytes spill loads"));
+    } else if (const int registers = number_before(line, " registers"); registers >= 0) {
+      report.functions.back().registers = registers;
+    }
+  }
+  return report;
+}
+
+bool is_silent_slowdown(std::string_view warning) {
+  for (std::string_view code : {"C7508", "C7510", "C7511", "C7512", "C7513", "C7514", "C7515"})
+    if (warning.find(code) != std::string_view::npos) return true;
+  return false;
+}
+
+}  // namespace flexjit::jit
