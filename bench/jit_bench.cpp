@@ -1,7 +1,8 @@
 // How long users wait for the JIT: a cold NVRTC compile (split into front end and whole
 // cubin), a disk-cache hit in a fresh process, and an in-memory hit. Medians over repetitions.
 //
-//   jit_bench [PROGRAM.py] [--reps N]      (default: examples/alibi_softcap_window.py, 5 reps)
+//   jit_bench [PROGRAM.py] [--reps N] [--family NAME]
+//   (default: examples/alibi_softcap_window.py, 5 reps, the family chosen for sm_90a at D = 128)
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,18 +35,20 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
-codegen::GeneratedKernel generate(const fs::path& program) {
+codegen::GeneratedKernel generate(const fs::path& program, const std::string& family) {
   std::ifstream in(program);
   std::stringstream ss;
   ss << in.rdbuf();
   dsl::SourceFile file(program.filename().string(), ss.str());
-  return codegen::generate_kernel(compiler::build_ir(file), {128, compiler::ElementType::BF16, "sm_90a"}, &file);
+  compiler::KernelTarget target{128, compiler::ElementType::BF16, "sm_90a"};
+  target.family = family;
+  return codegen::generate_kernel(compiler::build_ir(file), target, &file);
 }
 
 // Child process: open the cache directory and fetch the kernel (key computed here too, as a
 // new process would), printing the seconds it took.
-int disk_hit_child(const fs::path& program, const fs::path& dir) {
-  codegen::GeneratedKernel k = generate(program);
+int disk_hit_child(const fs::path& program, const fs::path& dir, const std::string& family) {
+  codegen::GeneratedKernel k = generate(program, family);
   auto t0 = Clock::now();
   jit::KernelCache cache(jit::KernelCacheOptions{dir, true, {}});
   jit::ArtifactPtr a = api::compile_generated(k, cache);
@@ -58,8 +61,8 @@ int disk_hit_child(const fs::path& program, const fs::path& dir) {
   return a ? 0 : 1;
 }
 
-double run_child(const std::string& self, const fs::path& program, const fs::path& dir) {
-  std::string cmd = fmt::format("'{}' --disk-hit-child '{}' '{}'", self, program.string(), dir.string());
+double run_child(const std::string& self, const fs::path& program, const fs::path& dir, const std::string& family) {
+  std::string cmd = fmt::format("'{}' --disk-hit-child '{}' '{}' '{}'", self, program.string(), dir.string(), family);
   FILE* p = popen(cmd.c_str(), "r");
   char buf[64] = {};
   if (!p || !fgets(buf, sizeof buf, p)) throw std::runtime_error("child failed");
@@ -72,9 +75,12 @@ double run_child(const std::string& self, const fs::path& program, const fs::pat
 int main(int argc, char** argv) {
   fs::path program = fs::path(FLEXJIT_SOURCE_DIR) / "examples/alibi_softcap_window.py";
   int reps = 5;
+  std::string family;  // empty: the first family that serves the target
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--disk-hit-child") && i + 2 < argc) return disk_hit_child(argv[i + 1], argv[i + 2]);
+    if (!std::strcmp(argv[i], "--disk-hit-child") && i + 3 < argc)
+      return disk_hit_child(argv[i + 1], argv[i + 2], argv[i + 3]);
     if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::stoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--family") && i + 1 < argc) family = argv[++i];
     else program = argv[i];
   }
 
@@ -83,7 +89,7 @@ int main(int argc, char** argv) {
   codegen::GeneratedKernel k;
   for (int r = 0; r < reps; ++r) {
     auto t0 = Clock::now();
-    k = generate(program);
+    k = generate(program, family);
     gen.push_back(seconds_since(t0));
   }
 
@@ -110,7 +116,7 @@ int main(int argc, char** argv) {
     api::compile_generated(k, cache);
   }
   std::vector<double> disk;
-  for (int r = 0; r < std::max(reps, 10); ++r) disk.push_back(run_child(argv[0], program, dir));
+  for (int r = 0; r < std::max(reps, 10); ++r) disk.push_back(run_child(argv[0], program, dir, family));
   fs::remove_all(dir);
 
   // Memory hit: the caller holds the CompileJob (its key is computed once per kernel).
@@ -125,8 +131,8 @@ int main(int argc, char** argv) {
     hit.push_back(seconds_since(t0) / n);
   }
 
-  fmt::print("program: {}  (head dim 128, bf16, sm_90a; {} reps, {} hardware threads)\n", program.filename().string(),
-             reps, std::thread::hardware_concurrency());
+  fmt::print("program: {}  (head dim 128, bf16, sm_90a, {}; {} reps, {} hardware threads)\n",
+             program.filename().string(), k.family, reps, std::thread::hardware_concurrency());
   fmt::print("| step | median |\n|---|---|\n");
   fmt::print("| parse + check + codegen | {:.2f} ms |\n", 1e3 * median(gen));
   fmt::print("| NVRTC to PTX (front end) | {:.3f} s |\n", median(ptx));
