@@ -975,6 +975,7 @@ class Lowerer {
     if (auto t = std::get_if<TensorValue>(&base.v)) {
       if (n.attr == "ndim") return ir_value(ir::IntImm::make(t->capture.rank - static_cast<std::int64_t>(t->prefix.size()), e.pos));
       if (n.attr == "shape") return shape_tuple(*t, e.pos);
+      if (find_method(n.attr)) fail(n.attr_pos, unread_tensor_message(*t));  // offset.item(), table.abs()
     }
     if (auto x = base.expr()) {
       if (auto fn = find_method(n.attr)) return Value{BuiltinValue{*fn, n.attr, std::make_shared<const ir::Expr>(*x)}};
