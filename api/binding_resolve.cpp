@@ -10,6 +10,7 @@
 
 #include "api/convert.hpp"
 #include "api/forward_checks.hpp"
+#include "ir/bound_values.hpp"
 
 namespace flexjit::api {
 namespace {
@@ -25,7 +26,8 @@ std::string describe(const Binding& b) {
 // Declared names in source order, for "declared: window, alibi_slopes".
 std::string declared_list(const ir::Program& p) {
   std::vector<std::tuple<int, int, std::string>> names;
-  for (const auto& s : p.scalars) names.emplace_back(s.pos.line, s.pos.col, s.name);
+  for (const auto& s : p.scalars)
+    if (!s.is_shape_value()) names.emplace_back(s.pos.line, s.pos.col, s.name);
   for (const auto& c : p.captures) names.emplace_back(c.pos.line, c.pos.col, c.name);
   if (p.block_indices) names.emplace_back(p.block_indices->pos.line, p.block_indices->pos.col, p.block_indices->name);
   if (names.empty()) return "it declares no runtime scalars or tensors";
@@ -98,11 +100,13 @@ ir::Env resolve_bindings(const ir::Program& program, const std::map<std::string,
   ir::Env env;
   const bool is_block = program.block_indices.has_value();
   for (const auto& [name, value] : bind) {
-    if (program.find_scalar(name) || program.find_capture(name) || (is_block && program.block_indices->name == name))
+    const ir::Scalar* s = program.find_scalar(name);
+    if ((s && !s->is_shape_value()) || program.find_capture(name) || (is_block && program.block_indices->name == name))
       continue;
     problems.add(fmt::format("'{}' is not declared by the program ({})", name, declared_list(program)));
   }
   for (const auto& s : program.scalars) {
+    if (s.is_shape_value()) continue;  // read from its tensor below
     auto it = bind.find(s.name);
     if (it == bind.end()) {
       problems.add(fmt::format("scalar '{}' is not bound (declared `{}: {}`)", s.name, s.name, ir::type_name(s.type)));
@@ -120,6 +124,10 @@ ir::Env resolve_bindings(const ir::Program& program, const std::map<std::string,
     if (auto t = tensor_value(c.name, expected, c.dtype, c.rank, it->second, device, problems))
       env.tensors[c.name] = std::move(*t);
   }
+  ir::bind_shape_values(program, env);
+  // The program's runtime asserts, on the values they read, once every binding is usable.
+  if (problems.list().empty())
+    for (const std::string& failed : ir::failed_checks(program, env)) problems.add(failed);
   if (is_block) {
     // The GPU kernel walks the list and so needs one; cpu kernels take the same arguments. Only
     // callers that accept any placement (nullopt) may leave it out: the CPU back end then

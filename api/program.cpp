@@ -24,7 +24,8 @@ Parameter::Kind scalar_kind(ir::Type t) {
 std::vector<Parameter> parameters_of(const ir::Program& p) {
   std::vector<std::pair<dsl::SourcePos, Parameter>> all;
   for (const auto& s : p.scalars)
-    all.push_back({s.pos, Parameter{s.name, scalar_kind(s.type), s.type == ir::Type::Float ? DType::f32 : DType::i64, 0}});
+    if (!s.is_shape_value())
+      all.push_back({s.pos, Parameter{s.name, scalar_kind(s.type), s.type == ir::Type::Float ? DType::f32 : DType::i64, 0}});
   for (const auto& c : p.captures) all.push_back({c.pos, Parameter{c.name, Parameter::Kind::tensor, api::from_ir(c.dtype), c.rank}});
   if (p.block_indices)
     all.push_back({p.block_indices->pos, Parameter{p.block_indices->name, Parameter::Kind::block_indices, DType::i32, 4}});

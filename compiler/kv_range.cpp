@@ -1,11 +1,14 @@
 #include "compiler/kv_range.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <unordered_map>
 
+#include "compiler/int_float_compare.hpp"
+#include "ir/inline_lets.hpp"
 #include "ir/ir_visitor.hpp"
 #include "ir/simplify.hpp"
 
@@ -105,7 +108,10 @@ Range hull(const Range& a, const Range& b) {  // a || b
 
 
 // ---------------------------------------------------------------------------------------------
-// Monotonicity in q_idx of a kv-free, Let-free expression.
+// The solver. It works on the mask with its lets substituted (ir::inline_lets), so a helper
+// variable, a helper function and a subexpression CSE shared all look like the expression
+// written out. That is a DAG: every walk below is memoized per node, so the solver stays linear
+// in the shared graph. The memo tables hold the key node, so its address is never reused.
 
 enum class Mono { Const, Inc, Dec, Unknown };
 
@@ -117,54 +123,42 @@ Mono combine(Mono a, Mono b) {  // of a sum (or min / max) of the two
   return a == b ? a : Mono::Unknown;
 }
 
-bool is_q(const Expr& e) {
+bool is_param(const Expr& e, const char* name) {
   auto v = e.as<ir::Var>();
-  return v && v->var_kind == ir::VarKind::Param && v->name == ir::kParamQ;
+  return v && v->var_kind == ir::VarKind::Param && v->name == name;
 }
 
-bool mentions_q(const Expr& e) {
-  if (is_q(e)) return true;
-  for (const Expr& k : ir::children(e))
-    if (mentions_q(k)) return true;
-  return false;
-}
+template <class V>
+using Memo = std::unordered_map<const ir::Node*, std::pair<Expr, V>>;
 
-Mono mono(const Expr& e) {
-  if (!mentions_q(e)) return Mono::Const;
-  if (is_q(e)) return Mono::Inc;
-  if (auto u = e.as<ir::Unary>(); u && u->op == ir::UnaryOp::Neg) return flip(mono(u->a));
-  auto n = e.as<ir::Binary>();
-  if (!n) return Mono::Unknown;
-  switch (n->op) {
-    case BinaryOp::Add:
-    case BinaryOp::Min:
-    case BinaryOp::Max: return combine(mono(n->a), mono(n->b));
-    case BinaryOp::Sub: return combine(mono(n->a), flip(mono(n->b)));
-    case BinaryOp::Mul: {
-      auto c = imm(n->b) ? imm(n->b) : imm(n->a);
-      const Expr& other = imm(n->b) ? n->a : n->b;
-      if (!c) return Mono::Unknown;
-      return *c == 0 ? Mono::Const : *c > 0 ? mono(other) : flip(mono(other));
-    }
-    case BinaryOp::FloorDiv: {  // floor(x / c) keeps x's direction for c > 0
-      auto c = imm(n->b);
-      if (!c || *c == 0) return Mono::Unknown;
-      return *c > 0 ? mono(n->a) : flip(mono(n->a));
-    }
-    default: return Mono::Unknown;
+// A memoized predicate "e mentions the parameter `name`".
+class Mentions {
+ public:
+  explicit Mentions(const char* name) : name_(name) {}
+  bool operator()(const Expr& e) {
+    if (auto it = memo_.find(e.get()); it != memo_.end()) return it->second.second;
+    bool r = is_param(e, name_);
+    for (const Expr& k : ir::children(e)) r = r || (*this)(k);
+    memo_.emplace(e.get(), std::make_pair(e, r));
+    return r;
   }
-}
 
-// e with q_idx replaced by `to`.
-Expr subst_q(const Expr& e, const Expr& to) {
-  if (is_q(e)) return to;
-  std::vector<Expr> kids = ir::children(e);
-  for (Expr& k : kids) k = subst_q(k, to);
-  return ir::with_children(e, kids);
-}
+ private:
+  const char* name_;
+  Memo<bool> memo_;
+};
 
-// ---------------------------------------------------------------------------------------------
-// The solver. Let names are unique within a mod (ir.hpp), so one flat scope serves.
+// e with q_idx replaced by one expression.
+class SubstQ : public ir::MemoizingMutator {
+ public:
+  explicit SubstQ(Expr to) : to_(std::move(to)) {}
+
+ protected:
+  Expr visit(const ir::Var*, const Expr& e) override { return is_param(e, ir::kParamQ) ? to_ : e; }
+
+ private:
+  Expr to_;
+};
 
 // An Int expression as ck * kv_idx + rest, rest free of kv_idx (null: 0).
 struct KvLinear {
@@ -174,10 +168,20 @@ struct KvLinear {
 
 class Solver {
  public:
-  Solver(Expr q_lo, Expr q_hi) : q_lo_(std::move(q_lo)), q_hi_(std::move(q_hi)) {}
+  Solver(Expr q_lo, Expr q_hi, Expr tkv)
+      : q_lo_(q_lo), q_hi_(q_hi), tkv_(std::move(tkv)), subst_lo_(std::move(q_lo)), subst_hi_(std::move(q_hi)) {}
 
-  // The kv range where e (Bool) is true, or false when `neg`.
+  // The kv range where e (Bool, Let-free) is true, or false when `neg`.
   Range solve(const Expr& e, bool neg) {
+    auto& memo = solved_[neg];
+    if (auto it = memo.find(e.get()); it != memo.end()) return it->second.second;
+    Range r = solve_node(e, neg);
+    memo.emplace(e.get(), std::make_pair(e, r));
+    return r;
+  }
+
+ private:
+  Range solve_node(const Expr& e, bool neg) {
     if (auto n = e.as<ir::BoolImm>()) return n->value != neg ? unbounded() : nothing();
     if (auto n = e.as<ir::Unary>(); n && n->op == ir::UnaryOp::Not) return solve(n->a, !neg);
     if (auto n = e.as<ir::Binary>()) {
@@ -188,24 +192,125 @@ class Solver {
       return is_and != neg ? meet(a, b) : hull(a, b);  // De Morgan under `neg`
     }
     if (auto n = e.as<ir::Compare>()) {
+      if (n->a.type() == Type::Float) return float_atom(n->op, neg, n->a, n->b);
       if (n->a.type() != Type::Int) return unbounded();
-      return atom(neg ? negate(n->op) : n->op, n->a, n->b);
+      const CompareOp op = neg ? negate(n->op) : n->op;
+      if (!mentions_kv_(n->a) && !mentions_kv_(n->b)) return kv_free_atom(op, n->a, n->b);
+      return atom(op, n->a, n->b);
     }
     if (auto n = e.as<ir::Cast>()) {  // bool(x) is x != 0
       if (n->value.type() != Type::Int) return unbounded();
-      return atom(neg ? CompareOp::EQ : CompareOp::NE, n->value, mk_int(0));
+      return solve_compare(neg ? CompareOp::EQ : CompareOp::NE, n->value, mk_int(0));
     }
     if (auto n = e.as<ir::Select>()) {  // (c && t) || (!c && f)
       return hull(meet(solve(n->cond, false), solve(n->t, neg)), meet(solve(n->cond, true), solve(n->f, neg)));
     }
-    if (auto n = e.as<ir::Let>()) return with_let(*n, [&] { return solve(n->body, neg); });
-    if (auto n = e.as<ir::Var>(); n && n->var_kind == ir::VarKind::Let) {
-      if (auto it = lets_.find(n->name); it != lets_.end()) return solve(it->second, neg);
-    }
-    return unbounded();  // Bool loads, Bool scalars
+    if (auto n = e.as<ir::Var>(); n && n->var_kind == ir::VarKind::Scalar)  // a bool runtime scalar
+      return all_or_nothing(neg ? ir::Unary::make(ir::UnaryOp::Not, e) : e);
+    return unbounded();  // Bool loads
   }
 
- private:
+  Range solve_compare(CompareOp op, const Expr& a, const Expr& b) {
+    if (!mentions_kv_(a) && !mentions_kv_(b)) return kv_free_atom(op, a, b);
+    return atom(op, a, b);
+  }
+
+  // ---- Conditions that do not mention kv_idx: every key or none, per query tile.
+
+  // Every key where g (Bool, evaluated per tile) holds, none where it does not.
+  Range all_or_nothing(const Expr& g) {
+    const Expr s = ir::simplify(g);
+    if (auto k = s.as<ir::BoolImm>()) return k->value ? unbounded() : nothing();
+    return Range{false, ir::Select::make(s, mk_int(0), tkv_), ir::Select::make(s, tkv_, mk_int(0))};
+  }
+
+  // r where g holds, every key where it does not (g: a condition under which r is exact).
+  Range guarded(const Expr& g, const Range& r) {
+    const Expr s = ir::simplify(g);
+    if (auto k = s.as<ir::BoolImm>()) return k->value ? r : unbounded();
+    if (r.empty) return Range{false, ir::Select::make(s, tkv_, mk_int(0)), ir::Select::make(s, mk_int(0), tkv_)};
+    Range out;
+    if (r.lo) out.lo = ir::Select::make(s, r.lo, mk_int(0));
+    if (r.hi) out.hi = ir::Select::make(s, r.hi, tkv_);
+    return out;
+  }
+
+  // a op b with neither side reading kv: true for every key of a query tile or for none. Where
+  // it is false for every query of the tile (its sides' extremes over the tile say so), the rest
+  // of the mask decides: `(q_idx < 5) | (q_idx >= kv_idx)` is causal for tiles past row 4.
+  Range kv_free_atom(CompareOp op, const Expr& a, const Expr& b) {
+    auto ia = invariant(a), ib = invariant(b);
+    if (!ia || !ib) return unbounded();  // reads a tensor: the kernel may not read it per tile
+    const Expr a_min = extreme(*ia, false), a_max = extreme(*ia, true);
+    const Expr b_min = extreme(*ib, false), b_max = extreme(*ib, true);
+    if (!a_min || !a_max || !b_min || !b_max) return unbounded();
+    auto c = [](CompareOp o, const Expr& x, const Expr& y) { return ir::Compare::make(o, x, y); };
+    auto both = [](const Expr& x, const Expr& y) { return ir::Binary::make(BinaryOp::And, x, y); };
+    switch (op) {  // whether some query of the tile may satisfy it
+      case CompareOp::LT: return all_or_nothing(c(CompareOp::LT, a_min, b_max));
+      case CompareOp::LE: return all_or_nothing(c(CompareOp::LE, a_min, b_max));
+      case CompareOp::GT: return all_or_nothing(c(CompareOp::GT, a_max, b_min));
+      case CompareOp::GE: return all_or_nothing(c(CompareOp::GE, a_max, b_min));
+      case CompareOp::EQ:
+        return all_or_nothing(both(c(CompareOp::LE, a_min, b_max), c(CompareOp::GE, a_max, b_min)));
+      case CompareOp::NE: {  // false for the whole tile only when both sides are one same value
+        const Expr same = both(both(c(CompareOp::EQ, a_min, a_max), c(CompareOp::EQ, b_min, b_max)),
+                               c(CompareOp::EQ, a_min, b_min));
+        return all_or_nothing(ir::Unary::make(ir::UnaryOp::Not, same));
+      }
+    }
+    return unbounded();
+  }
+
+  // ---- Ints compared with floats.
+
+  static Expr int_of_float(const Expr& e) {  // x for float(x), x an Int
+    auto c = e.as<ir::Cast>();
+    return c && c->value.type() == Type::Int ? c->value : Expr();
+  }
+
+  // `a op b` (or its negation) with Float operands. An Int converted to float against a
+  // constant is an exact condition on the Int (compiler/int_float_compare.hpp). Two converted
+  // Ints compare as the Ints do when one of them, y, has |y| < 2^24 (it and its neighbours
+  // convert exactly); that is checked per tile, and where it fails the atom bounds nothing.
+  Range float_atom(CompareOp op, bool neg, const Expr& a, const Expr& b) {
+    const Expr x = int_of_float(a), y = int_of_float(b);
+    const auto* fa = a.as<ir::FloatImm>();
+    const auto* fb = b.as<ir::FloatImm>();
+    if (x && fb) return int_against_constant(op, neg, x, fb->value);
+    if (y && fa) return int_against_constant(mirror(op), neg, y, fa->value);
+    if (!x || !y) return unbounded();
+    const CompareOp o = neg ? negate(op) : op;  // converted Ints are never NaN
+    const Expr exact_side = !mentions_kv_(y) ? y : !mentions_kv_(x) ? x : Expr();
+    if (!exact_side) return unbounded();
+    const Expr g = exactly_convertible(exact_side);
+    if (!g) return unbounded();
+    return guarded(g, solve_compare(o, x, y));
+  }
+
+  Range int_against_constant(CompareOp op, bool neg, const Expr& x, float f) {
+    if (std::isnan(f)) return (op == CompareOp::NE) != neg ? unbounded() : nothing();
+    const std::optional<IntSolutions> s = int_solutions(neg ? negate(op) : op, f);
+    if (!s) return unbounded();
+    if (s->never) return nothing();
+    Range r;
+    if (s->lo) r = meet(r, solve_compare(CompareOp::GE, x, mk_int(*s->lo)));
+    if (s->hi) r = meet(r, solve_compare(CompareOp::LT, x, mk_int(*s->hi)));
+    return r;
+  }
+
+  // Whether |y| <= kExactIntInFloat for every query of the tile (null when that cannot be told).
+  Expr exactly_convertible(const Expr& y) {
+    auto iy = invariant(y);
+    if (!iy) return Expr();
+    const Expr lo = extreme(*iy, false), hi = extreme(*iy, true);
+    if (!lo || !hi) return Expr();
+    return ir::Binary::make(BinaryOp::And, ir::Compare::make(CompareOp::GE, lo, mk_int(-kExactIntInFloat)),
+                            ir::Compare::make(CompareOp::LE, hi, mk_int(kExactIntInFloat)));
+  }
+
+  // ---- Atoms that mention kv_idx.
+
   // kv-range of `a op b` (Int operands).
   Range atom(CompareOp op, const Expr& a, const Expr& b) {
     // abs(x) <= w  <=>  x <= w && -x <= w (also under wrap-around: abs(INT64_MIN) is INT64_MIN,
@@ -244,21 +349,21 @@ class Solver {
     return unbounded();
   }
 
-  // C when e contains kv // C (C > 0 constant), looking through Lets.
+  // C when e contains kv // C (C > 0 constant).
   std::optional<std::int64_t> kv_block(const Expr& e) {
-    const Expr r = resolve(e);
-    if (auto c = block_of(r)) return c;
-    for (const Expr& k : ir::children(r))
-      if (auto c = kv_block(k)) return c;
-    return std::nullopt;
+    if (auto it = blocks_.find(e.get()); it != blocks_.end()) return it->second.second;
+    std::optional<std::int64_t> r = block_of(e);
+    for (const Expr& k : ir::children(e))
+      if (!r) r = kv_block(k);
+    blocks_.emplace(e.get(), std::make_pair(e, r));
+    return r;
   }
 
   static std::optional<std::int64_t> block_of(const Expr& e) {
     auto n = e.as<ir::Binary>();
     if (!n || n->op != BinaryOp::FloorDiv) return std::nullopt;
-    auto v = n->a.as<ir::Var>();
     auto c = imm(n->b);
-    if (!v || v->var_kind != ir::VarKind::Param || v->name != ir::kParamKv || !c || *c <= 0) return std::nullopt;
+    if (!is_param(n->a, ir::kParamKv) || !c || *c <= 0) return std::nullopt;
     return c;
   }
 
@@ -292,16 +397,49 @@ class Solver {
     const Expr p0 = or_zero(p);
     switch (mono(p0)) {
       case Mono::Const: return p0;
-      case Mono::Inc: return subst_q(p0, max ? q_hi_ : q_lo_);
-      case Mono::Dec: return subst_q(p0, max ? q_lo_ : q_hi_);
+      case Mono::Inc: return (max ? subst_hi_ : subst_lo_).mutate(p0);
+      case Mono::Dec: return (max ? subst_lo_ : subst_hi_).mutate(p0);
       case Mono::Unknown: return Expr();
     }
     return Expr();
   }
 
+  // Monotonicity in q_idx of a kv-free expression.
+  Mono mono(const Expr& e) {
+    if (auto it = monos_.find(e.get()); it != monos_.end()) return it->second.second;
+    const Mono m = mono_node(e);
+    monos_.emplace(e.get(), std::make_pair(e, m));
+    return m;
+  }
+
+  Mono mono_node(const Expr& e) {
+    if (!mentions_q_(e)) return Mono::Const;
+    if (is_param(e, ir::kParamQ)) return Mono::Inc;
+    if (auto u = e.as<ir::Unary>(); u && u->op == ir::UnaryOp::Neg) return flip(mono(u->a));
+    auto n = e.as<ir::Binary>();
+    if (!n) return Mono::Unknown;
+    switch (n->op) {
+      case BinaryOp::Add:
+      case BinaryOp::Min:
+      case BinaryOp::Max: return combine(mono(n->a), mono(n->b));
+      case BinaryOp::Sub: return combine(mono(n->a), flip(mono(n->b)));
+      case BinaryOp::Mul: {
+        auto c = imm(n->b) ? imm(n->b) : imm(n->a);
+        const Expr& other = imm(n->b) ? n->a : n->b;
+        if (!c) return Mono::Unknown;
+        return *c == 0 ? Mono::Const : *c > 0 ? mono(other) : flip(mono(other));
+      }
+      case BinaryOp::FloorDiv: {  // floor(x / c) keeps x's direction for c > 0
+        auto c = imm(n->b);
+        if (!c || *c == 0) return Mono::Unknown;
+        return *c > 0 ? mono(n->a) : flip(mono(n->a));
+      }
+      default: return Mono::Unknown;
+    }
+  }
+
   // x // C op y, C > 0 constant, x holding kv and y not: an atom on x itself (chunked masks).
   std::optional<Range> floordiv_atom(CompareOp op, const Expr& a, const Expr& b) {
-    const Expr ra = resolve(a), rb = resolve(b);
     auto split = [](const Expr& e) -> std::optional<std::pair<Expr, std::int64_t>> {
       auto n = e.as<ir::Binary>();
       if (!n || n->op != BinaryOp::FloorDiv || n->a.type() != Type::Int) return std::nullopt;
@@ -309,8 +447,8 @@ class Solver {
       if (!c || *c <= 0) return std::nullopt;
       return std::make_pair(n->a, *c);
     };
-    if (auto fa = split(ra); fa && invariant(b)) return floordiv_atom_on(op, fa->first, fa->second, b);
-    if (auto fb = split(rb); fb && invariant(a)) return floordiv_atom_on(mirror(op), fb->first, fb->second, a);
+    if (auto fa = split(a); fa && invariant(b)) return floordiv_atom_on(op, fa->first, fa->second, b);
+    if (auto fb = split(b); fb && invariant(a)) return floordiv_atom_on(mirror(op), fb->first, fb->second, a);
     return std::nullopt;
   }
 
@@ -328,30 +466,22 @@ class Solver {
     return unbounded();
   }
 
-  // e with Let variables looked through (for pattern matching).
-  Expr resolve(const Expr& e) {
-    if (auto v = e.as<ir::Var>(); v && v->var_kind == ir::VarKind::Let) {
-      if (auto it = lets_.find(v->name); it != lets_.end()) return resolve(it->second);
-    }
-    return e;
-  }
-
   // e as ck * kv + rest, if it has that shape.
   std::optional<KvLinear> linear(const Expr& e) {
+    auto& memo = linears_[unit_block_];
+    if (auto it = memo.find(e.get()); it != memo.end()) return it->second.second;
+    std::optional<KvLinear> r = linear_node(e);
+    linears_[unit_block_].emplace(e.get(), std::make_pair(e, r));
+    return r;
+  }
+
+  std::optional<KvLinear> linear_node(const Expr& e) {
     // In blocked_atom the unknown is kv // unit_block_ instead of kv.
     if (unit_block_ != 0) {
       if (auto c = block_of(e); c && *c == unit_block_) return KvLinear{1, Expr()};
-      if (auto v = e.as<ir::Var>(); v && v->var_kind == ir::VarKind::Param && v->name == ir::kParamKv)
-        return std::nullopt;
+      if (is_param(e, ir::kParamKv)) return std::nullopt;
     }
-    if (auto v = e.as<ir::Var>()) {
-      if (v->var_kind == ir::VarKind::Param && v->name == ir::kParamKv) return KvLinear{1, Expr()};
-      if (v->var_kind == ir::VarKind::Let) {
-        auto it = lets_.find(v->name);
-        return it != lets_.end() ? linear(it->second) : std::nullopt;
-      }
-    }
-    if (auto n = e.as<ir::Let>()) return with_let(*n, [&] { return linear(n->body); });
+    if (is_param(e, ir::kParamKv)) return KvLinear{1, Expr()};
     if (auto u = e.as<ir::Unary>(); u && u->op == ir::UnaryOp::Neg) {
       auto a = linear(u->a);
       if (!a) return std::nullopt;
@@ -387,41 +517,33 @@ class Solver {
     return std::nullopt;
   }
 
-  // e rewritten without kv_idx, Loads or Let variables (their values substituted), if it can be:
-  // a pure expression the kernel may evaluate unconditionally.
+  // e itself when it reads neither kv_idx nor a tensor: a pure expression the kernel may
+  // evaluate unconditionally per tile.
   std::optional<Expr> invariant(const Expr& e) {
-    if (auto v = e.as<ir::Var>()) {
-      if (v->var_kind == ir::VarKind::Param && v->name == ir::kParamKv) return std::nullopt;
-      if (v->var_kind == ir::VarKind::Let) {
-        auto it = lets_.find(v->name);
-        return it != lets_.end() ? invariant(it->second) : std::nullopt;
-      }
-      return e;
-    }
-    if (e.as<ir::Load>()) return std::nullopt;
-    if (auto n = e.as<ir::Let>()) return with_let(*n, [&] { return invariant(n->body); });
-    std::vector<Expr> kids = ir::children(e);
-    for (Expr& k : kids) {
-      auto r = invariant(k);
-      if (!r) return std::nullopt;
-      k = *r;
-    }
-    return ir::with_children(e, kids);
-  }
-
-  template <class F>
-  auto with_let(const ir::Let& n, F body) -> decltype(body()) {
-    std::optional<Expr> old;
-    if (auto it = lets_.find(n.name); it != lets_.end()) old = it->second;
-    lets_[n.name] = n.value;
-    auto r = body();
-    if (old) lets_[n.name] = *old;
-    else lets_.erase(n.name);
+    if (auto it = invariants_.find(e.get()); it != invariants_.end()) return it->second.second;
+    std::optional<Expr> r;
+    if (!mentions_kv_(e) && !reads_tensor(e)) r = e;
+    invariants_.emplace(e.get(), std::make_pair(e, r));
     return r;
   }
 
-  Expr q_lo_, q_hi_;
-  std::unordered_map<std::string, Expr> lets_;
+  bool reads_tensor(const Expr& e) {
+    if (auto it = loads_.find(e.get()); it != loads_.end()) return it->second.second;
+    bool r = e.as<ir::Load>() != nullptr;
+    for (const Expr& k : ir::children(e)) r = r || reads_tensor(k);
+    loads_.emplace(e.get(), std::make_pair(e, r));
+    return r;
+  }
+
+  Expr q_lo_, q_hi_, tkv_;
+  SubstQ subst_lo_, subst_hi_;
+  Mentions mentions_q_{ir::kParamQ}, mentions_kv_{ir::kParamKv};
+  std::unordered_map<bool, Memo<Range>> solved_;
+  std::unordered_map<std::int64_t, Memo<std::optional<KvLinear>>> linears_;
+  Memo<std::optional<Expr>> invariants_;
+  Memo<std::optional<std::int64_t>> blocks_;
+  Memo<Mono> monos_;
+  Memo<bool> loads_;
   std::int64_t unit_block_ = 0;  // nonzero while solving for kv // unit_block_
 };
 
@@ -435,8 +557,8 @@ KvRange kv_range(const ir::Program& p) {
   if (!p.mask_mod) return full_range();
 
   const Expr tkv = tile_var(kKvRangeTkv);
-  Solver solver(tile_var(kKvRangeQLo), tile_var(kKvRangeQHi));
-  const Range r = solver.solve(p.mask_mod->body, false);
+  Solver solver(tile_var(kKvRangeQLo), tile_var(kKvRangeQHi), tkv);
+  const Range r = solver.solve(ir::inline_lets(p.mask_mod->body), false);
   if (r.empty) return KvRange{mk_int(0), mk_int(0), mk_int(0), mk_int(0)};
 
   // Clamp into [0, Tkv] so the kernel's int arithmetic never sees a wild value.

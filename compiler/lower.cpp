@@ -12,6 +12,7 @@
 #include "compiler/builtins.hpp"
 #include "compiler/lower_values.hpp"
 #include "compiler/python_ops.hpp"
+#include "ir/ir_visitor.hpp"
 #include "ir/simplify.hpp"
 #include "dsl/diagnostics.hpp"
 
@@ -135,6 +136,7 @@ class Lowerer {
     program_.name = std::filesystem::path(file_.name()).stem().string();
     for (const auto& s : module.body) top_statement(*s);
     for (const auto& sig : kModSignatures) lower_mod(sig);
+    drop_unread_shape_values();
     if (!program_.mask_mod && !program_.score_mod && !program_.sink)
       fail({1, 1, 1}, "the program defines none of mask_mod, score_mod or sink");
     return program_;
@@ -144,6 +146,20 @@ class Lowerer {
   [[noreturn]] void fail(SourcePos pos, const std::string& message) const { dsl::user_error(file_, pos, message); }
   ErrorSink errors() const {
     return [this](SourcePos p, const std::string& m) { fail(p, m); };
+  }
+
+  // `t.shape` makes a shape value for every axis; keep those the mods or the asserts read.
+  void drop_unread_shape_values() {
+    struct Reads : ir::OnceVisitor {
+      std::set<std::string> names;
+      void visit(const ir::Var* op, const ir::Expr&) override {
+        if (op->var_kind == ir::VarKind::Scalar) names.insert(op->name);
+      }
+    } r;
+    for (const std::optional<ir::Mod>* m : {&program_.mask_mod, &program_.score_mod, &program_.sink})
+      if (*m) r.walk((*m)->body);
+    for (const auto& c : program_.checks) r.walk(c.cond);
+    std::erase_if(program_.scalars, [&](const ir::Scalar& s) { return s.is_shape_value() && !r.names.count(s.name); });
   }
 
   // ---- top level ------------------------------------------------------------------------
@@ -247,16 +263,60 @@ class Lowerer {
                                  a.attr, describe(object)));
   }
 
+  // An assert on compile-time values is checked now; one on runtime scalars and shape values
+  // when a call binds them (ir::RuntimeCheck). Anything that varies inside the kernel cannot be.
   void check_assert(const ast::Assert& a, SourcePos pos, const ScopePtr& scope) {
-    auto known = static_truth(eval(*a.cond, scope));
-    if (!known)
-      fail(a.cond->pos, "assert on a value known only at run time is not supported; a kernel cannot raise");
+    const Value cond = eval(*a.cond, scope);
+    auto known = static_truth(cond);
+    if (!known) {
+      const ir::Expr c = ir::simplify(truthy(require_ir(cond, a.cond->pos, "an assert's condition"), a.cond->pos));
+      if (!only_bound_values(c))
+        fail(a.cond->pos, "assert on a value that varies inside the kernel (it depends on b, h, q_idx, kv_idx, score or "
+                          "a tensor's elements) is not supported; a kernel cannot raise");
+      const std::string message = a.message ? message_text(*a.message) : condition_text(a, pos);
+      for (const auto& c0 : program_.checks)
+        if (c0.pos.line == pos.line && c0.pos.col == pos.col && ir::equal(c0.cond, c)) return;  // the same assert met again
+      program_.checks.push_back({c, message, pos});
+      return;
+    }
     if (*known) return;
     if (!a.message) fail(pos, "assertion failed");
-    std::string text;
-    if (auto str = std::get_if<ast::StringLit>(&a.message->node)) text = str->value;
-    else text = std::string(file_.line_text(a.message->pos.line).substr(a.message->pos.col - 1, a.message->pos.length));
-    fail(pos, fmt::format("assertion failed: {}", text));
+    fail(pos, fmt::format("assertion failed: {}", message_text(*a.message)));
+  }
+
+  std::string message_text(const ast::Expr& m) const {
+    if (auto str = std::get_if<ast::StringLit>(&m.node)) return str->value;
+    return source_text(m.pos);
+  }
+
+  std::string source_text(SourcePos p) const {
+    return std::string(file_.line_text(p.line).substr(p.col - 1, p.length));
+  }
+
+  // The text of an assert's condition as written on its line: after `assert`, up to the comma
+  // before the message or a comment.
+  std::string condition_text(const ast::Assert& a, SourcePos pos) const {
+    const std::string line(file_.line_text(pos.line));
+    std::size_t begin = std::min(line.size(), static_cast<std::size_t>(pos.col - 1) + 6);  // after "assert"
+    std::size_t end = line.size();
+    if (a.message && a.message->pos.line == pos.line) end = std::min(end, static_cast<std::size_t>(a.message->pos.col - 1));
+    if (auto hash = line.find('#', begin); hash != std::string::npos) end = std::min(end, hash);
+    std::string text = line.substr(begin, end > begin ? end - begin : 0);
+    const auto first = text.find_first_not_of(" \t"), last = text.find_last_not_of(" \t,");
+    if (first == std::string::npos || last == std::string::npos || a.cond->pos.line != pos.line)
+      return source_text(a.cond->pos);
+    return text.substr(first, last - first + 1);
+  }
+
+  // Whether e reads nothing but runtime scalars (declared or shape values) and constants.
+  static bool only_bound_values(const ir::Expr& e) {
+    struct Reads : ir::OnceVisitor {
+      bool ok = true;
+      void visit(const ir::Var* op, const ir::Expr&) override { ok = ok && op->var_kind == ir::VarKind::Scalar; }
+      void visit(const ir::Load*, const ir::Expr&) override { ok = false; }
+    } r;
+    r.walk(e);
+    return r.ok;
   }
 
   // Decorators that leave what a function computes unchanged are accepted; others are refused.
@@ -629,17 +689,57 @@ class Lowerer {
 
   // Methods PyTorch code calls on a captured tensor: moving or laying it out changes nothing
   // here, and its rank is known.
-  std::optional<Value> tensor_method(const TensorValue& t, const std::string& name, const ast::Call& call, SourcePos pos) {
+  std::optional<Value> tensor_method(const TensorValue& t, const std::string& name, const ast::Call& call, SourcePos pos,
+                                     const ScopePtr& scope) {
     static const std::set<std::string> unchanged = {"contiguous", "cuda", "cpu", "to", "detach", "clone"};
     if (unchanged.count(name)) return Value{t};
     if (name == "dim") {
       if (!call.args.empty() || !call.keywords.empty()) fail(pos, "dim() takes no arguments");
       return ir_value(ir::IntImm::make(t.capture.rank - static_cast<std::int64_t>(t.prefix.size()), pos));
     }
-    if (name == "size")
-      fail(pos, fmt::format("the size of captured tensor '{}' is known only when it is bound; pass it as a runtime "
-                            "scalar ('n: int')", t.capture.name));
+    if (name == "size") {  // t.size() is t.shape, t.size(i) and t.size(dim=i) are t.shape[i]
+      if (call.args.empty() && call.keywords.empty()) return shape_tuple(t, pos);
+      if (call.args.size() + call.keywords.size() != 1) fail(pos, "size() takes at most one argument, the dimension");
+      if (!call.keywords.empty() && call.keywords[0].name != "dim")
+        fail(call.keywords[0].pos, fmt::format("size() got an unexpected keyword argument '{}'", call.keywords[0].name));
+      const ast::Expr& dim = call.args.empty() ? *call.keywords[0].value : *call.args[0];
+      return shape_value(t, constant_int(dim, scope, "the dimension of size()"), dim.pos);
+    }
     return std::nullopt;
+  }
+
+  std::int64_t constant_int(const ast::Expr& e, const ScopePtr& scope, const std::string& what) {
+    ir::Expr x = ir::simplify(require_ir(eval(e, scope), e.pos, what));
+    auto k = x.as<ir::IntImm>();
+    if (!k) fail(e.pos, fmt::format("{} must be an integer known at compile time", what));
+    return k->value;
+  }
+
+  // The size of a captured tensor along one axis of what is left to index (negative axes count
+  // from the end): known when the call binds the tensor, so a runtime scalar the call does not
+  // name, read from the bound tensor (ir::Scalar::shape_of).
+  Value shape_value(const TensorValue& t, std::int64_t axis, SourcePos pos) {
+    const auto rank = static_cast<std::int64_t>(t.capture.rank) - static_cast<std::int64_t>(t.prefix.size());
+    if (rank == 0) fail(pos, fmt::format("tensor '{}' has no dimensions left to measure", t.capture.name));
+    if (axis < -rank || axis >= rank)
+      fail(pos, fmt::format("dimension out of range (expected to be in range of [{}, {}], but got {})", -rank, rank - 1,
+                            axis));
+    const int full_axis = static_cast<int>((axis < 0 ? axis + rank : axis) + static_cast<std::int64_t>(t.prefix.size()));
+    const std::string name = fmt::format("{}.shape[{}]", t.capture.name, full_axis);
+    if (!program_.find_scalar(name)) {
+      ir::Scalar s{name, Type::Int, pos};
+      s.shape_of = t.capture.name;
+      s.axis = full_axis;
+      program_.scalars.push_back(std::move(s));
+    }
+    return ir_value(ir::Var::make(name, Type::Int, ir::VarKind::Scalar, pos));
+  }
+
+  Value shape_tuple(const TensorValue& t, SourcePos pos) {
+    auto tuple = std::make_shared<TupleValue>();
+    const int rank = t.capture.rank - static_cast<int>(t.prefix.size());
+    for (int i = 0; i < rank; ++i) tuple->items.push_back(shape_value(t, i, pos));
+    return Value{std::shared_ptr<const TupleValue>(std::move(tuple))};
   }
 
   Value call_builtin(const BuiltinValue& b, std::vector<Value> args, std::vector<std::pair<ast::Keyword, Value>> kwargs,
@@ -874,9 +974,8 @@ class Lowerer {
     if (auto m = std::get_if<ModuleValue>(&base.v)) return member(*m, n.attr, n.attr_pos, e.pos);
     if (auto t = std::get_if<TensorValue>(&base.v)) {
       if (n.attr == "ndim") return ir_value(ir::IntImm::make(t->capture.rank - static_cast<std::int64_t>(t->prefix.size()), e.pos));
-      if (n.attr == "shape")
-        fail(n.attr_pos, fmt::format("the shape of captured tensor '{}' is known only when it is bound; pass what the "
-                                     "program needs as a runtime scalar ('n: int')", t->capture.name));
+      if (n.attr == "shape") return shape_tuple(*t, e.pos);
+      if (find_method(n.attr)) fail(n.attr_pos, unread_tensor_message(*t));  // offset.item(), table.abs()
     }
     if (auto x = base.expr()) {
       if (auto fn = find_method(n.attr)) return Value{BuiltinValue{*fn, n.attr, std::make_shared<const ir::Expr>(*x)}};
@@ -974,8 +1073,9 @@ class Lowerer {
     if (auto a = std::get_if<ast::Attribute>(&n.callee->node)) {
       Value base = eval(*a->value, scope);
       if (auto t = std::get_if<TensorValue>(&base.v))
-        if (auto v = tensor_method(*t, a->attr, n, e.pos)) return *v;
+        if (auto v = tensor_method(*t, a->attr, n, e.pos, scope)) return *v;
     }
+    if (auto v = python_len(n, scope)) return *v;
     Value callee = eval(*n.callee, scope);
     // float("inf") / float("-inf") / float("nan"): the one place a string means something.
     if (auto b = std::get_if<BuiltinValue>(&callee.v); b && b->fn == Builtin::ToFloat && n.args.size() == 1) {
@@ -992,6 +1092,20 @@ class Lowerer {
     for (const auto& k : n.keywords) kwargs.emplace_back(k, eval(*k.value, scope));
     std::string spelled = callee_spelling(*n.callee);
     return call(callee, std::move(args), std::move(kwargs), e.pos, spelled);
+  }
+
+  // len(t) is t.shape[0]; len(tuple) its number of items. Only Python's own len (not a name the
+  // program binds).
+  std::optional<Value> python_len(const ast::Call& n, const ScopePtr& scope) {
+    auto name = std::get_if<ast::Name>(&n.callee->node);
+    if (!name || name->id != "len") return std::nullopt;
+    for (const Scope* s = scope.get(); s; s = s->parent.get())
+      if (s->names.count("len")) return std::nullopt;
+    if (n.args.size() != 1 || !n.keywords.empty()) fail(n.callee->pos, "len() takes exactly one argument");
+    Value v = eval(*n.args[0], scope);
+    if (auto t = std::get_if<TensorValue>(&v.v)) return shape_value(*t, 0, n.args[0]->pos);
+    if (auto t = v.tuple()) return ir_value(ir::IntImm::make(static_cast<std::int64_t>(t->items.size()), n.args[0]->pos));
+    fail(n.args[0]->pos, fmt::format("len() takes a captured tensor or a tuple, got {}", describe(v)));
   }
 
   static std::string callee_spelling(const ast::Expr& e) {

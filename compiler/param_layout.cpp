@@ -1,10 +1,23 @@
 #include "compiler/param_layout.hpp"
 
+#include <algorithm>
+#include <cctype>
+
 #include <fmt/format.h>
 
 namespace flexjit::compiler {
 
-std::string scalar_member(const std::string& name) { return "s_" + name; }
+std::string scalar_member(const std::string& name) {
+  // A declared scalar's name is an identifier; a shape value's ("doc.shape[0]") is not, and gets
+  // its own prefix so that no declared name maps onto it.
+  const bool identifier = std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || (c & 0x80);
+  });
+  if (identifier) return "s_" + name;
+  std::string out = "sh_";
+  for (char c : name) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return out;
+}
 std::string tensor_member(const std::string& name) { return "c_" + name; }
 std::string tensor_stride_member(const std::string& name) { return "c_" + name + "_stride"; }
 std::string block_member(const std::string& name) { return "bi_" + name; }

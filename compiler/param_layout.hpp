@@ -55,7 +55,7 @@ std::vector<ExtentField> extents_layout(const ir::Program& program);
 
 // Member names in the generated struct: user identifiers are prefixed so they can never clash
 // with C++ keywords or with our own names.
-std::string scalar_member(const std::string& name);       // "s_window"
+std::string scalar_member(const std::string& name);       // "s_window"; "sh_doc_shape_0_" for "doc.shape[0]"
 std::string tensor_member(const std::string& name);       // "c_doc_ids"
 std::string tensor_stride_member(const std::string& name);// "c_doc_ids_stride"
 std::string block_member(const std::string& name);        // "bi_selected"

@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/inline_lets.hpp"
 #include "ir/internal_error.hpp"
 #include "ir/ir_visitor.hpp"
 
@@ -34,35 +35,6 @@ bool is_trivial(const Expr& e) {
     default: return false;
   }
 }
-
-// Replaces every let-bound variable by its (already inlined) value. Lowering gives each let a
-// name of its own within a mod, so a node's result does not depend on where it is met and is
-// remembered; should a name be bound a second time, the remembered results are dropped.
-class InlineLets : public MemoizingMutator {
- protected:
-  Expr visit(const Var* op, const Expr& e) override {
-    if (op->var_kind != VarKind::Let) return e;
-    auto it = scope_.find(op->name);
-    return it == scope_.end() ? e : it->second;
-  }
-  Expr visit(const Let* op, const Expr&) override {
-    Expr v = mutate(op->value);
-    const bool rebound = !bound_.insert(op->name).second;
-    if (rebound) forget_results();
-    std::optional<Expr> saved;
-    if (auto it = scope_.find(op->name); it != scope_.end()) saved = it->second;
-    scope_[op->name] = v;
-    Expr b = mutate(op->body);
-    if (saved) scope_[op->name] = *saved;
-    else scope_.erase(op->name);
-    if (rebound) forget_results();
-    return b;
-  }
-
- private:
-  std::map<std::string, Expr> scope_;
-  std::set<std::string> bound_;  // every name bound so far
-};
 
 class CollectNames : public OnceVisitor {
  public:
@@ -257,7 +229,7 @@ class Cse {
 Expr common_subexpressions(const Expr& e, const std::string& prefix) {
   internal_assert(e, "common_subexpressions: undefined expression");
   internal_assert(!prefix.empty(), "common_subexpressions: empty name prefix");
-  Expr flat = InlineLets().mutate(e);
+  Expr flat = inline_lets(e);
   CollectNames names;
   names.walk(flat);
   Cse cse(prefix, std::move(names.names));

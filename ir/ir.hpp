@@ -221,6 +221,20 @@ struct Scalar {  // `name: int` / `name: float` / `name: bool` (runtime, bound p
   std::string name;
   Type type;
   SourcePos pos;
+  // A shape value (`t.shape[i]`, `t.size(i)`, `len(t)`): an Int the call does not bind by name
+  // but reads from captured tensor `shape_of`'s size along `axis` (ir/bound_values.hpp). Its name,
+  // "t.shape[i]", is no identifier, so it never clashes with a declared one. Empty: declared.
+  std::string shape_of{};
+  int axis = 0;
+  bool is_shape_value() const { return !shape_of.empty(); }
+};
+
+// `assert cond, "message"` on runtime scalars and shape values: checked when a call binds them
+// (an argument error with the message), since a kernel cannot raise.
+struct RuntimeCheck {
+  Expr cond;            // Bool, of Scalar Vars and constants only
+  std::string message;  // the assert's message, or the condition's text when it has none
+  SourcePos pos;        // the assert statement
 };
 
 // `name: BlockIndices[q_block, kv_block]`: block-sparse top-k. At call time an int32 tensor
@@ -249,6 +263,7 @@ struct Program {
   std::vector<Scalar> scalars;
   std::optional<BlockIndices> block_indices;
   std::optional<Mod> mask_mod, score_mod, sink;
+  std::vector<RuntimeCheck> checks;
 
   const Capture* find_capture(const std::string& n) const;
   const Scalar* find_scalar(const std::string& n) const;

@@ -235,7 +235,12 @@ std::string to_string(const Program& p) {
   if (!p.name.empty()) decls += "# program: " + p.name + "\n";
   for (const Capture& c : p.captures)
     decls += c.name + ": Tensor[" + dtype_name(c.dtype) + ", " + std::to_string(c.rank) + "]\n";
-  for (const Scalar& s : p.scalars) decls += s.name + ": " + type_name(s.type) + "\n";
+  for (const Scalar& s : p.scalars) {
+    decls += s.name + ": " + type_name(s.type);
+    if (s.is_shape_value()) decls += "  # read from the bound tensor";
+    decls += "\n";
+  }
+  for (const RuntimeCheck& c : p.checks) decls += "assert " + to_string(c.cond) + "  # checked per call: " + c.message + "\n";
   if (p.block_indices)
     decls += p.block_indices->name + ": BlockIndices[" + std::to_string(p.block_indices->q_block) + ", " +
              std::to_string(p.block_indices->kv_block) + "]\n";

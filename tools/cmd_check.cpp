@@ -19,11 +19,13 @@ std::string summary(const ir::Program& p) {
   if (p.score_mod) mods.push_back("score_mod");
   if (p.sink) mods.push_back("sink");
   std::string s = fmt::format("{}", fmt::join(mods, ", "));
-  std::vector<std::string> caps, scalars;
+  std::vector<std::string> caps, scalars, shapes;
   for (const auto& c : p.captures) caps.push_back(c.name);
-  for (const auto& v : p.scalars) scalars.push_back(v.name);
+  for (const auto& v : p.scalars) (v.is_shape_value() ? shapes : scalars).push_back(v.name);
   if (!caps.empty()) s += fmt::format("; captures: {}", fmt::join(caps, ", "));
   if (!scalars.empty()) s += fmt::format("; scalars: {}", fmt::join(scalars, ", "));
+  if (!shapes.empty()) s += fmt::format("; shapes: {}", fmt::join(shapes, ", "));
+  if (!p.checks.empty()) s += fmt::format("; asserts checked per call: {}", p.checks.size());
   if (p.block_indices) s += fmt::format("; block indices: {}", p.block_indices->name);
   return s;
 }

@@ -2,6 +2,8 @@
 // [lo, hi), and both ends lie in [0, Tkv]. Then the exact ranges expected for the common masks.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "ir/interpreter.hpp"
 #include "ir/ir_printer.hpp"
 #include "compiler/kv_range.hpp"
@@ -29,12 +31,14 @@ void tame_scalars(World& w, std::mt19937_64& rng) {
 
 // Returns the number of (tile, key) pairs where the range excluded a key (should be 0), and counts
 // how many keys the range let the kernel skip.
+using ScalarChoice = void (*)(World&, std::mt19937_64&);
+
 void check_program(const ir::Program& p, std::mt19937_64& rng, int worlds, int tiles, std::int64_t max_t,
-                   std::int64_t* skipped = nullptr) {
+                   std::int64_t* skipped = nullptr, ScalarChoice choose = tame_scalars) {
   const KvRange r = kv_range(p);
   for (int i = 0; i < worlds; ++i) {
     World w = random_world(p, rng, max_t);
-    tame_scalars(w, rng);
+    choose(w, rng);
     for (int j = 0; j < tiles; ++j) {
       const std::int64_t q_lo = uniform(rng, 0, w.Tq - 1);
       const std::int64_t q_hi = std::min(w.Tq - 1, q_lo + uniform(rng, 0, 1) * uniform(rng, 0, 130));
@@ -136,6 +140,94 @@ TEST(KvRange, RandomAtomsContainEveryTrueKey) {
   }
 }
 
+// Ints converted to float and compared with float constants or other converted Ints, around
+// 2^24 where the conversion starts to round, and terms that read only the query (or b, h and
+// scalars): every key the mask keeps stays in the range.
+void scalars_near_2_24(World& w, std::mt19937_64& rng) {
+  for (auto& [name, v] : w.env.scalars) {
+    if (v.type != ir::Type::Int) continue;
+    std::int64_t x = uniform(rng, -50, 350);
+    switch (uniform(rng, 0, 3)) {
+      case 0: x = (std::int64_t{1} << 24) + uniform(rng, -120, 120); break;
+      case 1: x = -(std::int64_t{1} << 24) + uniform(rng, -120, 120); break;
+      case 2: x = (std::int64_t{1} << uniform(rng, 20, 40)) + uniform(rng, -3, 3); break;
+      default: break;
+    }
+    v = ir::Value::integer(x);
+    w.scalars[name] = x;
+  }
+}
+
+TEST(KvRange, RandomFloatAndQueryTermsContainEveryTrueKey) {
+  std::mt19937_64 rng(test_seed(15));
+  const ir::CompareOp ops[] = {ir::CompareOp::LT, ir::CompareOp::LE, ir::CompareOp::GT,
+                               ir::CompareOp::GE, ir::CompareOp::EQ, ir::CompareOp::NE};
+  auto to_float = [](Expr e) { return ir::Cast::make(ir::Type::Float, e); };
+  auto iabs = [](Expr x) { return ir::Call::make(ir::Intrinsic::Abs, {x}); };
+  const Expr s = int_scalar("s");
+  constexpr float k24 = 16777216.0f;
+  int bounded = 0;
+  for (int i = 0; i < 600; ++i) {
+    auto op = [&] { return ops[uniform(rng, 0, 5)]; };
+    auto kv_int = [&]() -> Expr {  // an Int holding kv, near the scalar's magnitude sometimes
+      switch (uniform(rng, 0, 4)) {
+        case 0: return kv() + s;
+        case 1: return q() - kv();
+        case 2: return iabs(q() - kv());
+        case 3: return s - kv();
+        default: return kv() + c(uniform(rng, -20, 20));
+      }
+    };
+    auto bound = [&]() -> Expr {  // a float the kv side is compared with
+      switch (uniform(rng, 0, 7)) {
+        case 0: return ir::FloatImm::make(static_cast<float>(uniform(rng, -40, 200)) + 0.5f * uniform(rng, 0, 1));
+        case 1: return ir::FloatImm::make(k24 + static_cast<float>(2 * uniform(rng, -60, 60)));
+        case 2: return ir::FloatImm::make(-k24 + static_cast<float>(2 * uniform(rng, -60, 60)));
+        case 3: return ir::FloatImm::make(uniform(rng, 0, 1) ? INFINITY : -INFINITY);
+        case 4: return ir::FloatImm::make(NAN);
+        case 5: return to_float(s);
+        case 6: return to_float(q() + s);
+        default: return to_float(q() + c(uniform(rng, -30, 30)));
+      }
+    };
+    auto query_term = [&]() -> Expr {
+      switch (uniform(rng, 0, 4)) {
+        case 0: return cmp(op(), q(), c(uniform(rng, -5, 90)));
+        case 1: return cmp(op(), q() - s, c(uniform(rng, -5, 90)));
+        case 2: return cmp(op(), fdiv(q(), c(uniform(rng, 1, 9))), s);
+        case 3: return cmp(op(), hv(), c(uniform(rng, 0, 3)));
+        default: return bool_scalar("flag");
+      }
+    };
+    auto atom = [&]() -> Expr {
+      switch (uniform(rng, 0, 3)) {
+        case 0: return query_term();
+        case 1: return cmp(op(), kv(), q() + c(uniform(rng, -20, 20)));
+        default: {
+          Expr a = to_float(kv_int()), b = bound();
+          if (uniform(rng, 0, 1)) std::swap(a, b);
+          return cmp(op(), a, b);
+        }
+      }
+    };
+    Expr m = atom();
+    for (int k = uniform(rng, 0, 3); k > 0; --k) {
+      switch (uniform(rng, 0, 4)) {
+        case 0: m = m && atom(); break;
+        case 1:
+        case 2: m = m || atom(); break;
+        case 3: m = !m; break;
+        default: m = ir::Select::make(atom(), m, atom()); break;
+      }
+    }
+    const ir::Program p = mask_program("float_and_query", m, ExprGen::scalars(), ExprGen::captures());
+    bounded += !kv_range_is_full(kv_range(p));
+    check_program(p, rng, 3, 8, 90, nullptr, uniform(rng, 0, 1) ? scalars_near_2_24 : tame_scalars);
+    ASSERT_FALSE(HasFailure());
+  }
+  EXPECT_GT(bounded, 200);
+}
+
 // ---- Precision.
 
 const ir::Program& hand(const std::string& name) {
@@ -217,7 +309,6 @@ TEST(KvRange, NeighbourhoodSpansTheRowsInReach) {
 
 TEST(KvRange, UnboundedMasksAreFull) {
   EXPECT_TRUE(kv_range_is_full(kv_range(hand("prefix_lm"))));  // kv < prefix_len[b] reads a tensor
-  EXPECT_TRUE(kv_range_is_full(kv_range(hand("optional_causal"))));
   EXPECT_TRUE(kv_range_is_full(kv_range(ir::Program{})));  // no mask_mod
   // A user scalar named like a range variable stays the user's: the variable kinds differ.
   ir::Program clash = mask_program("clash", kv() < int_scalar("Tkv"), {{"Tkv", ir::Type::Int, {}}});
@@ -228,6 +319,67 @@ TEST(KvRange, UnboundedMasksAreFull) {
   const KvRange none = kv_range(mask_program("never", (kv() < c(4)) && (kv() > c(10))));
   const auto [lo, hi] = at(none, 0, 10, 100);
   EXPECT_GE(lo, hi);
+}
+
+TEST(KvRange, QueryTermsDecidePerTile) {
+  // is_causal ? causal : every key, decided per call.
+  const KvRange opt = kv_range(hand("optional_causal"));
+  EXPECT_EQ(at(opt, 10, 20, 100, {{"is_causal", ir::Value::boolean(true)}}), std::make_pair(std::int64_t{0}, std::int64_t{21}));
+  EXPECT_EQ(at(opt, 10, 20, 100, {{"is_causal", ir::Value::boolean(false)}}), std::make_pair(std::int64_t{0}, std::int64_t{100}));
+  // (q < 5) | (q >= kv): every key for the tiles holding rows 0..4, causal after them.
+  const KvRange pre = kv_range(mask_program("query_prefix", (q() < c(5)) | (q() >= kv())));
+  EXPECT_FALSE(kv_range_is_full(pre));
+  EXPECT_EQ(at(pre, 0, 63, 1000), std::make_pair(std::int64_t{0}, std::int64_t{1000}));
+  EXPECT_EQ(at(pre, 4, 67, 1000), std::make_pair(std::int64_t{0}, std::int64_t{1000}));
+  EXPECT_EQ(at(pre, 5, 68, 1000), std::make_pair(std::int64_t{0}, std::int64_t{69}));
+  EXPECT_EQ(at(pre, 64, 127, 1000), std::make_pair(std::int64_t{0}, std::int64_t{128}));
+  // A query-only conjunct empties the tiles where it is false: rows from s on see a window.
+  const ir::Scalar s{"s", ir::Type::Int, {}};
+  const KvRange late = kv_range(mask_program("late_rows", (q() >= int_scalar("s")) & (kv() <= q()) & (q() - kv() < c(8)), {s}));
+  const auto [lo, hi] = at(late, 0, 63, 1000, {{"s", ir::Value::integer(64)}});
+  EXPECT_GE(lo, hi);
+  EXPECT_EQ(at(late, 0, 63, 1000, {{"s", ir::Value::integer(63)}}), std::make_pair(std::int64_t{0}, std::int64_t{64}));
+  EXPECT_EQ(at(late, 100, 163, 1000, {{"s", ir::Value::integer(63)}}), std::make_pair(std::int64_t{93}, std::int64_t{164}));
+  // Per-head choice: heads below 2 are causal, the others see every key.
+  const KvRange head = kv_range(mask_program("per_head", (hv() >= c(2)) || (kv() <= q())));
+  World w;
+  w.Tkv = 500;
+  EXPECT_EQ(eval_kv_range(head, w, 0, 1, 10, 20), std::make_pair(std::int64_t{0}, std::int64_t{21}));
+  EXPECT_EQ(eval_kv_range(head, w, 0, 2, 10, 20), std::make_pair(std::int64_t{0}, std::int64_t{500}));
+  // A query term that reads a tensor cannot be decided per tile: every key.
+  const ir::Capture t{"ti", ir::DType::Int32, 1, {}};
+  EXPECT_TRUE(kv_range_is_full(
+      kv_range(mask_program("tensor_term", (load("ti", ir::DType::Int32, {q()}) > c(0)) | (kv() <= q()), {}, {t}))));
+}
+
+TEST(KvRange, FloatBoundsAreExact) {
+  auto to_float = [](Expr e) { return ir::Cast::make(ir::Type::Float, e); };
+  auto flt = [](float v) { return ir::FloatImm::make(v); };
+  // q - kv < 28.0 and q - kv <= 27.5 are q - kv < 28.
+  for (Expr bound : {cmp(ir::CompareOp::LT, to_float(q() - kv()), flt(28.0f)),
+                     cmp(ir::CompareOp::LE, to_float(q() - kv()), flt(27.5f)),
+                     cmp(ir::CompareOp::GT, flt(27.01f), to_float(q() - kv()))}) {
+    const KvRange r = kv_range(mask_program("float_window", (q() >= kv()) & bound));
+    EXPECT_EQ(at(r, 100, 163, 1000), std::make_pair(std::int64_t{73}, std::int64_t{164})) << show(r);
+  }
+  // Beyond 2^24 the conversion rounds: float(kv + 2^24 - 10) <= 2^24 holds up to kv = 11
+  // (16777217 converts to 16777216), so the range ends at 12, not 11.
+  const Expr near = to_float(kv() + c((std::int64_t{1} << 24) - 10));
+  const KvRange big = kv_range(mask_program("rounding", cmp(ir::CompareOp::LE, near, flt(16777216.0f))));
+  EXPECT_EQ(at(big, 0, 0, 100), std::make_pair(std::int64_t{0}, std::int64_t{12}));
+  // abs(q - kv) <= float(w): closed form while |w| < 2^24; every key beyond (rounding).
+  const ir::Scalar w{"w", ir::Type::Int, {}};
+  const Expr band = cmp(ir::CompareOp::LE, to_float(ir::Call::make(ir::Intrinsic::Abs, {q() - kv()})), to_float(int_scalar("w")));
+  const KvRange two = kv_range(mask_program("float_band", band, {w}));
+  EXPECT_FALSE(kv_range_is_full(two));
+  EXPECT_EQ(at(two, 100, 163, 1000, {{"w", ir::Value::integer(10)}}), std::make_pair(std::int64_t{90}, std::int64_t{174}));
+  EXPECT_EQ(at(two, 100, 163, 1000, {{"w", ir::Value::integer(std::int64_t{1} << 25)}}),
+            std::make_pair(std::int64_t{0}, std::int64_t{1000}));
+  // A NaN bound: < is never true, != always.
+  const KvRange never = kv_range(mask_program("nan", cmp(ir::CompareOp::LT, to_float(kv()), flt(NAN))));
+  const auto [lo, hi] = at(never, 0, 10, 100);
+  EXPECT_GE(lo, hi);
+  EXPECT_TRUE(kv_range_is_full(kv_range(mask_program("nan_ne", cmp(ir::CompareOp::NE, to_float(kv()), flt(NAN))))));
 }
 
 }  // namespace

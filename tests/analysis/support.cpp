@@ -159,6 +159,15 @@ std::vector<NamedProgram> example_programs() {
   return out;
 }
 
+ir::Program program_from_source(const std::string& text) {
+#ifdef FLEXJIT_HAVE_PIPELINE
+  return compiler::build_ir(dsl::SourceFile("program.py", text));
+#else
+  (void)text;
+  throw std::runtime_error("program_from_source: the front end is not built");
+#endif
+}
+
 // ---------------------------------------------------------------------------------------------
 // Random worlds
 

@@ -63,6 +63,8 @@ std::vector<NamedProgram> hand_programs();
 // examples/*.py through the front end; empty when it is not built (FLEXJIT_HAVE_PIPELINE unset).
 std::vector<NamedProgram> example_programs();
 bool have_pipeline();
+// A program's text through the front end (build_ir, as the plan sees it); needs have_pipeline().
+ir::Program program_from_source(const std::string& text);
 
 // ---- Random worlds: one call's sizes, scalar values and captured tensors.
 struct World {

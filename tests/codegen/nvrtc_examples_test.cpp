@@ -106,6 +106,21 @@ TEST(GeneratedKernel, UserNamesAreMangled) {
   EXPECT_NO_THROW(jit::compile(api::compile_request(k)));
 }
 
+// Shape values and asserts on them, and a kv range decided per tile by a query-only term and a
+// float bound: the kernel reads the shape from Params like any runtime scalar.
+TEST(GeneratedKernel, ShapeValuesAndPerTileRanges) {
+  dsl::SourceFile file("p.py",
+                       "doc: Tensor[int32, 1]\n"
+                       "assert doc.shape[0] >= 8, \"need 8 positions\"\n"
+                       "def mask_mod(b, h, q_idx, kv_idx):\n"
+                       "    n = len(doc)\n"
+                       "    return ((q_idx < 5) | (q_idx - kv_idx < 28.0)) & (kv_idx <= q_idx) & (kv_idx < n)\n");
+  ir::Program program = compiler::build_ir(file);
+  auto k = codegen::generate_kernel(program, {64, compiler::ElementType::BF16, "sm_80"}, &file);
+  EXPECT_NE(k.source.find("long long sh_doc_shape_0_;"), std::string::npos) << k.source;
+  EXPECT_NO_THROW(jit::compile(api::compile_request(k)));
+}
+
 // File names and program lines reach the generated source only as comment-safe text: a name with
 // a line break and a preprocessor directive, or a line ending in a backslash, changes nothing.
 TEST(GeneratedKernel, UserTextCannotBecomeCode) {

@@ -55,4 +55,17 @@ TEST(ParamLayout, MemberNamesAreNeverRawUserIdentifiers) {
   for (const auto& f : l.fields) EXPECT_TRUE(f.c_name.rfind("s_", 0) == 0 || f.c_name.rfind("c_", 0) == 0) << f.c_name;
 }
 
+// A shape value ("doc.shape[0]", read from the bound tensor) is an int scalar of the layout with
+// a prefix of its own: no declared name (an identifier, "s_" + name) can map onto it.
+TEST(ParamLayout, ShapeValuesAreScalarsWithTheirOwnPrefix) {
+  auto l = compiler::param_layout(program_of("doc: Tensor[int32, 2]\ndoc_shape_0_: int\n"
+                                             "def mask_mod(b, h, q_idx, kv_idx):\n"
+                                             "    return kv_idx < doc.shape[1] + doc_shape_0_ + len(doc)\n"));
+  std::vector<std::string> names;
+  for (const auto& f : l.fields)
+    if (f.kind == ParamFieldKind::ScalarInt) names.push_back(f.owner + " -> " + f.c_name);
+  EXPECT_EQ(names, (std::vector<std::string>{"doc_shape_0_ -> s_doc_shape_0_", "doc.shape[0] -> sh_doc_shape_0_",
+                                             "doc.shape[1] -> sh_doc_shape_1_"}));
+}
+
 }  // namespace

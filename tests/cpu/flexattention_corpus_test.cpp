@@ -1,8 +1,9 @@
 // FlexAttention code as people publish it (tests/cpu/flexattention_corpus/*.py: generators with
-// parameters, closures, combinators, helpers, imports, decorators, tuples, tensor methods), each
-// compiled as written and run by CPU attention against the float64 reference. A program with a
-// twin in plain/ (the same mods written with the language's basic forms) must also give the
-// twin's mask and scores at every position of a grid, which pins down what the constructs mean.
+// parameters, closures, combinators, helpers, imports, decorators, tuples, tensor methods, shapes,
+// asserts checked per call, float bounds), each compiled as written and run by CPU attention
+// against the float64 reference. A program with a twin in plain/ (the same mods written with the
+// language's basic forms) must also give the twin's mask and scores at every position of a grid,
+// which pins down what the constructs mean.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 
 #include "attention_problem.hpp"
 #include "compiler/pipeline.hpp"
+#include "ir/bound_values.hpp"
 #include "random_program.hpp"
 
 namespace {
@@ -55,6 +57,7 @@ TEST_P(FlexAttentionCorpus, CompilesAsWrittenAndMatchesTheReference) {
   const ir::Program p = compile(GetParam());
   std::mt19937_64 rng(17);
   const RandomWorld world = RandomWorld::for_program(p, 96, rng);
+  EXPECT_EQ(ir::failed_checks(p, world.env), std::vector<std::string>{});  // the asserts hold for these bindings
   const Problem pb({2, 4, 2, 67, 90, 16}, &world.env, rng);
   expect_matches_reference(p, pb, pb.run(p, cpu::CpuBackend::Auto));
 

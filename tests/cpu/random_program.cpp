@@ -4,6 +4,8 @@
 #include <cstring>
 #include <limits>
 
+#include "ir/bound_values.hpp"
+
 namespace cpu_test {
 
 using ir::BinaryOp;
@@ -296,6 +298,7 @@ RandomWorld RandomWorld::for_random_decls(std::mt19937_64& rng) {
 RandomWorld RandomWorld::for_program(const ir::Program& p, std::int64_t extent, std::mt19937_64& rng) {
   RandomWorld w;
   for (const ir::Scalar& s : p.scalars) {
+    if (s.is_shape_value()) continue;  // read from the tensors below
     switch (s.type) {
       case Type::Int: w.env.scalars[s.name] = ir::Value::integer(uniform(rng, 1, 64)); break;
       case Type::Float: w.env.scalars[s.name] = ir::Value::real(std::uniform_real_distribution<float>(0.5f, 50)(rng)); break;
@@ -310,6 +313,7 @@ RandomWorld RandomWorld::for_program(const ir::Program& p, std::int64_t extent, 
     w.storage_.push_back(std::move(bytes));
     w.env.tensors[c.name] = {c.dtype, std::vector<std::int64_t>(c.rank, extent), {}, w.storage_.back().data()};
   }
+  ir::bind_shape_values(p, w.env);
   w.randomize_params(rng);
   return w;
 }

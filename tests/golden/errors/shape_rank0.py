@@ -1,0 +1,4 @@
+t: Tensor[int32, 0]
+
+def mask_mod(b, h, q_idx, kv_idx):
+    return kv_idx < len(t)

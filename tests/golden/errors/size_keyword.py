@@ -1,0 +1,4 @@
+doc: Tensor[int32, 1]
+
+def mask_mod(b, h, q_idx, kv_idx):
+    return kv_idx < doc.size(axis=0)
