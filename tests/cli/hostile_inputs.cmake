@@ -2,6 +2,11 @@
 # bounded time and memory (expect_exit.sh runs it under a timeout and an address-space limit).
 set(hostile_dir ${CMAKE_CURRENT_BINARY_DIR}/hostile)
 set(expect ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.sh)
+# 2 GiB: of address space, or of resident memory under AddressSanitizer (expect_exit.sh).
+set(hostile_memory 2048)
+if(FLEXJIT_SANITIZE)
+  set(hostile_memory rss:2048)
+endif()
 
 add_test(NAME cli_hostile_setup COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/write_hostile_programs.sh ${hostile_dir})
 set_tests_properties(cli_hostile_setup PROPERTIES FIXTURES_SETUP cli_hostile)
@@ -15,7 +20,7 @@ function(cli_hostile name status text)
     set(case_SECONDS 60)
   endif()
   add_test(NAME cli_hostile_${name}
-           COMMAND ${expect} ${case_CHECKS} ${status} ${text} ${case_SECONDS} 2048 $<TARGET_FILE:flexjit> ${case_ARGS}
+           COMMAND ${expect} ${case_CHECKS} ${status} ${text} ${case_SECONDS} ${hostile_memory} $<TARGET_FILE:flexjit> ${case_ARGS}
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(cli_hostile_${name} PROPERTIES FIXTURES_REQUIRED cli_hostile TIMEOUT 120 LABELS cli)
 endfunction()
