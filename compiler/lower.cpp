@@ -133,6 +133,7 @@ class Lowerer {
   Lowerer& operator=(const Lowerer&) = delete;
 
   ir::Program run(const ast::Module& module) {
+    first_node_ = ir::nodes_made();
     program_.name = std::filesystem::path(file_.name()).stem().string();
     for (const auto& s : module.body) top_statement(*s);
     for (const auto& sig : kModSignatures) lower_mod(sig);
@@ -166,6 +167,17 @@ class Lowerer {
 
   void top_statement(const ast::Stmt& s) {
     std::visit([&](const auto& n) { top(n, s.pos); }, s.node);
+    check_size(s.pos, false);
+  }
+
+  // The size budget (kMaxLoweredNodes), checked after each statement and each inlined call: a
+  // statement without calls makes nodes in proportion to its text, so lowering stops soon after
+  // the limit is crossed.
+  void check_size(SourcePos pos, bool after_call) const {
+    const std::uint64_t size = ir::nodes_made() - first_node_ + calls_inlined_;
+    if (size <= kMaxLoweredNodes) return;
+    fail(pos, fmt::format("program too large ({} nodes, limit {}){}", size, kMaxLoweredNodes,
+                          after_call ? ": every call is inlined, and inlining this one crosses the limit" : ""));
   }
 
   void define_global(const std::string& name, SourcePos pos, Value v) {
@@ -523,9 +535,14 @@ class Lowerer {
 
   Value call_function(const FunctionValue& f, std::vector<Value> args,
                       std::vector<std::pair<ast::Keyword, Value>> kwargs, SourcePos pos) {
-    if (std::find(inlining_.begin(), inlining_.end(), f.identity) != inlining_.end())
+    // A call is recursive when the same function with the same captured scope is already being
+    // inlined: two closures of one lambda with different captures (`twice(twice(inc))`) are
+    // different functions, as in Python. Recursion that makes a new closure at every level is
+    // caught by the depth limit.
+    const Activation activation{f.identity, f.closure.get()};
+    if (std::find(inlining_.begin(), inlining_.end(), activation) != inlining_.end())
       fail(pos, fmt::format("recursion is not supported: '{}' calls itself", f.name));
-    if (inlining_.size() >= kMaxInlineDepth) fail(pos, "calls are nested too deeply (more than 64 levels)");
+    if (inlining_.size() >= kMaxInlineDepth) too_deep(f, pos);
 
     const auto& params = *f.params;
     std::string fname = f.name + "()";
@@ -563,7 +580,7 @@ class Lowerer {
                             missing.size() == 1 ? "" : "s", list));
     }
 
-    inlining_.push_back(f.identity);
+    inlining_.push_back(activation);
     function_names_.push_back(f.name);
     function_pos_.push_back(f.pos);
     Value result;
@@ -577,7 +594,24 @@ class Lowerer {
     inlining_.pop_back();
     function_names_.pop_back();
     function_pos_.pop_back();
+    ++calls_inlined_;
+    check_size(pos, true);
     return result;
+  }
+
+  // Calls nested past the limit: recursion when one function is on the stack twice (each time
+  // with a new closure, or the check above would have caught it), else just deep.
+  [[noreturn]] void too_deep(const FunctionValue& f, SourcePos pos) const {
+    for (std::size_t i = 0; i < inlining_.size(); ++i) {
+      const void* id = inlining_[i].identity;
+      const bool again = id == f.identity || std::any_of(inlining_.begin() + i + 1, inlining_.end(),
+                                                         [&](const Activation& a) { return a.identity == id; });
+      if (again)
+        fail(pos, fmt::format("recursion is not supported: '{}' calls itself, with a new closure at each level "
+                              "(calls nest more than {} levels)",
+                              function_names_[i], kMaxInlineDepth));
+    }
+    fail(pos, fmt::format("calls are nested too deeply (more than {} levels)", kMaxInlineDepth));
   }
 
   // The rest of an enclosing block to run after a nested block ends (continuation).
@@ -587,11 +621,19 @@ class Lowerer {
     const Rest* next;
   };
 
-  static ScopePtr bind(const ScopePtr& scope, const std::string& name, Value v) {
+  // Binds a name in the scope that follows `scope`. A link that nothing else holds (no closure
+  // captured it, no branch still runs from it) is updated in place: a run of assignments is one
+  // map, not a chain of one link per statement that every name lookup walks (which made 100,000
+  // statements quadratic). A frame is never updated in place: it marks the function's locals.
+  static void bind(ScopePtr& scope, const std::string& name, Value v) {
+    if (scope.use_count() == 1 && !scope->is_frame) {
+      scope->names[name] = std::move(v);
+      return;
+    }
     auto s = std::make_shared<Scope>();
-    s->parent = scope;
+    s->parent = std::move(scope);
     s->names[name] = std::move(v);
-    return s;
+    scope = std::move(s);
   }
 
   // Runs statements [i, end) of block, then the rest; returns the returned value, or nothing
@@ -601,10 +643,10 @@ class Lowerer {
       const ast::Stmt& s = *block[i];
       if (auto r = std::get_if<ast::Return>(&s.node)) return r->value ? eval(*r->value, scope) : Value{NoneValue{}};
       if (auto a = std::get_if<ast::Assign>(&s.node)) {
-        scope = bind(scope, a->target, eval(*a->value, scope));
+        bind(scope, a->target, eval(*a->value, scope));
       } else if (auto a = std::get_if<ast::TupleAssign>(&s.node)) {
         std::vector<Value> values = unpack(*a, eval(*a->value, scope), s.pos);
-        for (std::size_t k = 0; k < values.size(); ++k) scope = bind(scope, a->targets[k].first, std::move(values[k]));
+        for (std::size_t k = 0; k < values.size(); ++k) bind(scope, a->targets[k].first, std::move(values[k]));
       } else if (auto a = std::get_if<ast::AttributeAssign>(&s.node)) {
         assign_attribute(*a, scope);
       } else if (auto a = std::get_if<ast::Assert>(&s.node)) {
@@ -615,15 +657,15 @@ class Lowerer {
         if (!a->value) continue;  // a bare local annotation declares nothing
         Value v = eval(*a->value, scope);
         if (auto t = annotation_scalar_type(*a->annotation)) v = ir_value(convert_annotated(v, *t, a->value->pos, a->target));
-        scope = bind(scope, a->target, std::move(v));
+        bind(scope, a->target, std::move(v));
       } else if (auto a = std::get_if<ast::AugAssign>(&s.node)) {
         Value cur = lookup(a->target, a->target_pos, scope);
         Value rhs = eval(*a->value, scope);
-        scope = bind(scope, a->target,
-                     ir_value(python_binary(a->op, require_ir(cur, a->target_pos, "operand"),
-                                            require_ir(rhs, a->value->pos, "operand"), a->target_pos, errors())));
+        bind(scope, a->target,
+             ir_value(python_binary(a->op, require_ir(cur, a->target_pos, "operand"),
+                                    require_ir(rhs, a->value->pos, "operand"), a->target_pos, errors())));
       } else if (auto f = std::get_if<ast::FunctionDef>(&s.node)) {
-        scope = bind(scope, f->name, Value{make_function(*f, scope)});
+        bind(scope, f->name, Value{make_function(*f, scope)});
       } else if (auto f = std::get_if<ast::If>(&s.node)) {
         Rest after{&block, i + 1, rest};
         Value cond = eval(*f->cond, scope);
@@ -641,6 +683,7 @@ class Lowerer {
       } else if (auto u = std::get_if<ast::UnsupportedStmt>(&s.node)) {
         fail(s.pos, unsupported_statement_message(u->keyword));
       }
+      check_size(s.pos, false);
     }
     if (rest) return run_block(*rest->block, rest->index, rest->next, scope);
     return std::nullopt;
@@ -1166,7 +1209,14 @@ class Lowerer {
   ScopePtr globals_;
   ir::Program program_;
   std::map<std::string, std::pair<const char*, int>> declared_at_;  // name -> (what, line)
-  std::vector<const void*> inlining_;
+  struct Activation {
+    const void* identity;  // the function's AST node
+    const Scope* closure;  // the scope it captured
+    bool operator==(const Activation&) const = default;
+  };
+  std::vector<Activation> inlining_;  // the calls being inlined, outermost first
+  std::uint64_t first_node_ = 0;      // ir::nodes_made() when lowering started
+  std::uint64_t calls_inlined_ = 0;
   std::vector<std::string> function_names_;
   std::vector<SourcePos> function_pos_;
 };

@@ -7,7 +7,18 @@
 #include "dsl/ast.hpp"
 #include "dsl/source.hpp"
 
+#include <cstdint>
+
 namespace flexjit::compiler {
+
+// The most IR nodes lowering may make for one program, each inlined call counting as one more.
+// Every call is inlined, so a function that calls another twice, nested 40 deep, would make 2^40
+// of them: more is a compile error at the call or statement that crosses the limit, "program too
+// large (N nodes, limit M)" (docs/language.md). The example programs make at most about 100 (the
+// depth limit stops straight-line code long before this one). The passes after lowering are
+// linear in the nodes but cost about 10 us each, so this keeps `check` of the largest program
+// allowed to a second or two.
+inline constexpr std::uint64_t kMaxLoweredNodes = 100'000;
 
 ir::Program lower(const dsl::SourceFile& file, const dsl::ast::Module& module);
 

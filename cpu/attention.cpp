@@ -121,9 +121,15 @@ class Worker {
     double m = sink;
     for (int j = 0; j < in.Tkv; ++j)
       if (keep_[j] && s_[j] > m) m = s_[j];
-    if (m == kNegInf) {  // every key masked (or scored -inf) and no sink: 0, never NaN
-      std::fill(out, out + in.D, 0.0f);
-      if (lse) *lse = -std::numeric_limits<float>::infinity();
+    if (m == kNegInf) {
+      // No kept score above -inf and no sink: every key masked (or scored -inf) gives out 0 and
+      // lse -inf, never NaN. But `s > m` passes over NaN, so a row whose kept scores are NaN
+      // lands here too: NaN, as PyTorch gives. (With a finite m, exp(NaN - m) carries a NaN
+      // score into l, out and lse below.)
+      bool nan = false;
+      for (int j = 0; j < in.Tkv; ++j) nan |= keep_[j] && std::isnan(s_[j]);
+      std::fill(out, out + in.D, nan ? std::numeric_limits<float>::quiet_NaN() : 0.0f);
+      if (lse) *lse = nan ? std::numeric_limits<float>::quiet_NaN() : -std::numeric_limits<float>::infinity();
       return;
     }
     std::fill(acc_.begin(), acc_.end(), 0.0);

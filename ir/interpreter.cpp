@@ -147,6 +147,18 @@ float float_floordiv(float a, float b) {
   return std::floor(q);
 }
 
+// libm's fminf / fmaxf, called through a pointer the compiler cannot see through: expanded as a
+// builtin (clang's minnum / maxnum) they may return the other zero for (-0, +0) than libm does,
+// and the LLVM back end calls libm.
+float libm_fmin(float x, float y) {
+  static float (*const volatile f)(float, float) = ::fminf;
+  return f(x, y);
+}
+float libm_fmax(float x, float y) {
+  static float (*const volatile f)(float, float) = ::fmaxf;
+  return f(x, y);
+}
+
 float float_mod(float a, float b) {
   const float q = a / b;
   const float fq = std::floor(q);
@@ -209,8 +221,8 @@ Value eval_binary(BinaryOp op, const Value& a, const Value& b) {
       case BinaryOp::FloorDiv: return Value::real(float_floordiv(x, y));
       case BinaryOp::Mod: return Value::real(float_mod(x, y));
       case BinaryOp::Pow: return Value::real(std::pow(x, y));
-      case BinaryOp::Min: return Value::real(std::fmin(x, y));
-      case BinaryOp::Max: return Value::real(std::fmax(x, y));
+      case BinaryOp::Min: return Value::real(libm_fmin(x, y));
+      case BinaryOp::Max: return Value::real(libm_fmax(x, y));
       default: bad_operands("eval_binary", a.type);
     }
   }

@@ -151,6 +151,41 @@ void check_defined(const Expr& e, const char* what) { internal_assert(e, std::st
 
 }  // namespace
 
+namespace {
+thread_local std::uint64_t made = 0;
+}  // namespace
+
+Node::Node(NodeKind k, Type t, SourcePos p) : kind(k), type(t), pos(p) { ++made; }
+
+std::uint64_t nodes_made() { return made; }
+
+void release(Expr& child) {
+  // The draining loop's list while one runs (a plain pointer: nothing to destroy at thread exit,
+  // when static IR may still be freed).
+  thread_local std::vector<Expr>* pending = nullptr;
+  if (!child.unique()) return;  // others hold it: dropping this handle frees nothing
+  switch (child.kind()) {
+    case NodeKind::IntImm:
+    case NodeKind::FloatImm:
+    case NodeKind::BoolImm:
+    case NodeKind::Var: return;  // a leaf frees nothing more
+    default: break;
+  }
+  if (pending) {  // an outer release() is looping and will free it
+    pending->push_back(std::move(child));
+    return;
+  }
+  std::vector<Expr> list;
+  list.push_back(std::move(child));
+  pending = &list;
+  while (!list.empty()) {
+    Expr last = std::move(list.back());
+    list.pop_back();
+    last = Expr();  // frees the node; its destructor hands its own last-held children to `list`
+  }
+  pending = nullptr;
+}
+
 // ---------------------------------------------------------------------------------------------
 // make()
 

@@ -42,6 +42,7 @@ class Expr {
   const Node* operator->() const { return node_.get(); }
   const Node& operator*() const { return *node_; }
   explicit operator bool() const { return node_ != nullptr; }
+  bool unique() const { return node_.use_count() == 1; }  // no other handle shares the node
   bool same_as(const Expr& o) const { return node_ == o.node_; }
   Type type() const;
   NodeKind kind() const;
@@ -51,8 +52,17 @@ class Expr {
   std::shared_ptr<const Node> node_;
 };
 
+// How many nodes this thread has made so far: lowering's size budget reads it before and
+// after inlining a call (compiler/lower.cpp).
+std::uint64_t nodes_made();
+
+// Called by a node's destructor on each child: a child this was the last handle of is freed from
+// a loop, not by a nested destructor call, so freeing a chain of any length (400,000 statements
+// `x = x * c + q_idx` unfold to one) takes constant stack.
+void release(Expr& child);
+
 struct Node {
-  Node(NodeKind k, Type t, SourcePos p) : kind(k), type(t), pos(p) {}
+  Node(NodeKind k, Type t, SourcePos p);
   virtual ~Node() = default;
   const NodeKind kind;
   const Type type;
@@ -113,6 +123,9 @@ struct Load final : Node {
   std::vector<Expr> indices;
   Load(std::string t, DType d, std::vector<Expr> idx, SourcePos p)
       : Node(kKind, value_type(d), p), tensor(std::move(t)), dtype(d), indices(std::move(idx)) {}
+  ~Load() override {
+    for (Expr& i : indices) release(i);
+  }
   static Expr make(std::string tensor, DType d, std::vector<Expr> indices, SourcePos p = {});
 };
 
@@ -122,6 +135,7 @@ struct Cast final : Node {
   static constexpr NodeKind kKind = NodeKind::Cast;
   Expr value;
   Cast(Type to, Expr v, SourcePos p) : Node(kKind, to, p), value(std::move(v)) {}
+  ~Cast() override { release(value); }
   static Expr make(Type to, Expr v, SourcePos p = {});
 };
 
@@ -131,6 +145,7 @@ struct Unary final : Node {
   UnaryOp op;
   Expr a;
   Unary(UnaryOp o, Expr x, Type t, SourcePos p) : Node(kKind, t, p), op(o), a(std::move(x)) {}
+  ~Unary() override { release(a); }
   static Expr make(UnaryOp op, Expr a, SourcePos p = {});
 };
 
@@ -149,6 +164,10 @@ struct Binary final : Node {
   BinaryOp op;
   Expr a, b;
   Binary(BinaryOp o, Expr x, Expr y, Type t, SourcePos p) : Node(kKind, t, p), op(o), a(std::move(x)), b(std::move(y)) {}
+  ~Binary() override {
+    release(a);
+    release(b);
+  }
   static Expr make(BinaryOp op, Expr a, Expr b, SourcePos p = {});
 };
 
@@ -160,6 +179,10 @@ struct Compare final : Node {  // operands of equal type -> Bool
   CompareOp op;
   Expr a, b;
   Compare(CompareOp o, Expr x, Expr y, SourcePos p) : Node(kKind, Type::Bool, p), op(o), a(std::move(x)), b(std::move(y)) {}
+  ~Compare() override {
+    release(a);
+    release(b);
+  }
   static Expr make(CompareOp op, Expr a, Expr b, SourcePos p = {});
 };
 
@@ -167,6 +190,11 @@ struct Select final : Node {  // cond ? t : f; t and f of equal type
   static constexpr NodeKind kKind = NodeKind::Select;
   Expr cond, t, f;
   Select(Expr c, Expr x, Expr y, SourcePos p) : Node(kKind, x.type(), p), cond(std::move(c)), t(std::move(x)), f(std::move(y)) {}
+  ~Select() override {
+    release(cond);
+    release(t);
+    release(f);
+  }
   static Expr make(Expr cond, Expr t, Expr f, SourcePos p = {});
 };
 
@@ -183,6 +211,9 @@ struct Call final : Node {
   Intrinsic fn;
   std::vector<Expr> args;
   Call(Intrinsic f, std::vector<Expr> a, Type t, SourcePos p) : Node(kKind, t, p), fn(f), args(std::move(a)) {}
+  ~Call() override {
+    for (Expr& a : args) release(a);
+  }
   static Expr make(Intrinsic fn, std::vector<Expr> args, SourcePos p = {});
 };
 
@@ -193,6 +224,10 @@ struct Let final : Node {
   std::string name;
   Expr value, body;
   Let(std::string n, Expr v, Expr b, SourcePos p) : Node(kKind, b.type(), p), name(std::move(n)), value(std::move(v)), body(std::move(b)) {}
+  ~Let() override {
+    release(value);
+    release(body);
+  }
   static Expr make(std::string name, Expr value, Expr body, SourcePos p = {});
 };
 

@@ -111,8 +111,11 @@ __device__ __forceinline__ float finish_row(float l_partial, float m, float sink
     l = l * oscale + fast_exp2(sink2 - mb);
     m = mf;
   }
-  // l > 0 implies a finite m (the max element contributes exp2(0) = 1).
-  const bool any = l > 0.f;
+  // l > 0 implies a finite m (the max element contributes exp2(0) = 1). A NaN logit (a score mod
+  // or input gave NaN) makes l NaN: fmax2 passed over it, but exp2 carried it into the sum. The
+  // test is `l != 0`, not `l > 0` (false for NaN, which read such a row as fully masked), so NaN
+  // reaches lse and O as PyTorch gives; same instruction count, only the comparison differs.
+  const bool any = l != 0.f;
   lse = any ? (m + fast_log2(l)) * kLn2 : neg_inf();
   return any ? oscale / l : 0.f;
 }

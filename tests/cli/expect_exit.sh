@@ -1,9 +1,11 @@
 #!/bin/sh
-# expect_exit.sh [--absent PATH] [--same A B] STATUS TEXT SECONDS MEMORY_MIB COMMAND...
-# Runs COMMAND in a child limited to SECONDS of wall time and MEMORY_MIB of address space, and
-# passes when it exits with STATUS, its output (stdout and stderr) contains TEXT, PATH does not
-# exist afterwards and files A and B are equal afterwards. A command that runs away in time or
-# memory is killed and fails the test.
+# expect_exit.sh [--absent PATH] [--same A B] STATUS TEXT SECONDS MEMORY COMMAND...
+# Runs COMMAND in a child limited to SECONDS of wall time and MEMORY, and passes when it exits
+# with STATUS, its output (stdout and stderr) contains TEXT, PATH does not exist afterwards and
+# files A and B are equal afterwards. A command that runs away in time or memory is killed and
+# fails the test. MEMORY is MiB of address space, or rss:MiB of resident memory for a command
+# built with AddressSanitizer (which reserves terabytes of address space at start), enforced by
+# the sanitizer's hard_rss_limit_mb.
 absent= same_a= same_b=
 while :; do
   case $1 in
@@ -12,11 +14,15 @@ while :; do
     *) break ;;
   esac
 done
-status=$1 text=$2 seconds=$3 memory_mib=$4
+status=$1 text=$2 seconds=$3 memory=$4
 shift 4
 command="$*"
 
-output=$( (ulimit -v $((memory_mib * 1024)) && exec timeout -s KILL "$seconds" "$@") 2>&1 )
+case $memory in
+  rss:*) output=$(ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}hard_rss_limit_mb=${memory#rss:}" \
+                  timeout -s KILL "$seconds" "$@" 2>&1) ;;
+  *) output=$( (ulimit -v $((memory * 1024)) && exec timeout -s KILL "$seconds" "$@") 2>&1 ) ;;
+esac
 rc=$?
 fail() {
   printf 'FAILED: %s\n--- command: %s\n--- exit status: %s\n--- output (first 2000 bytes):\n' "$1" "$command" "$rc"

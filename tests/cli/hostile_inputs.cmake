@@ -2,16 +2,25 @@
 # bounded time and memory (expect_exit.sh runs it under a timeout and an address-space limit).
 set(hostile_dir ${CMAKE_CURRENT_BINARY_DIR}/hostile)
 set(expect ${CMAKE_CURRENT_SOURCE_DIR}/expect_exit.sh)
+# 2 GiB: of address space, or of resident memory under AddressSanitizer (expect_exit.sh).
+set(hostile_memory 2048)
+if(FLEXJIT_SANITIZE)
+  set(hostile_memory rss:2048)
+endif()
 
 add_test(NAME cli_hostile_setup COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/write_hostile_programs.sh ${hostile_dir})
 set_tests_properties(cli_hostile_setup PROPERTIES FIXTURES_SETUP cli_hostile)
 
-# cli_hostile(NAME STATUS TEXT [CHECKS --absent PATH | --same A B] ARGS ...): flexjit ARGS must
-# exit with STATUS and print TEXT (no ';': CMake would split it), within 60 s and 2 GiB.
+# cli_hostile(NAME STATUS TEXT [SECONDS S] [CHECKS --absent PATH | --same A B] ARGS ...): flexjit
+# ARGS must exit with STATUS and print TEXT (no ';': CMake would split it), within S seconds
+# (default 60) and 2 GiB.
 function(cli_hostile name status text)
-  cmake_parse_arguments(PARSE_ARGV 3 case "" "" "CHECKS;ARGS")
+  cmake_parse_arguments(PARSE_ARGV 3 case "" "SECONDS" "CHECKS;ARGS")
+  if(NOT case_SECONDS)
+    set(case_SECONDS 60)
+  endif()
   add_test(NAME cli_hostile_${name}
-           COMMAND ${expect} ${case_CHECKS} ${status} ${text} 60 2048 $<TARGET_FILE:flexjit> ${case_ARGS}
+           COMMAND ${expect} ${case_CHECKS} ${status} ${text} ${case_SECONDS} ${hostile_memory} $<TARGET_FILE:flexjit> ${case_ARGS}
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(cli_hostile_${name} PROPERTIES FIXTURES_REQUIRED cli_hostile TIMEOUT 120 LABELS cli)
 endfunction()
@@ -34,6 +43,19 @@ cli_hostile(flat_and_chain 1 "flat_and.py:1:5: error: program too large: mask_mo
   ARGS check ${hostile_dir}/flat_and.py)
 cli_hostile(straight_line_statements 1 "error: program too large: score_mod nests 20001 operations deep"
   ARGS check ${hostile_dir}/straight_line.py)
+# Linear lowering: 100,000 statements stop at the node budget in about a second (they ran for
+# minutes when every statement added a scope that name lookups walked).
+cli_hostile(straight_line_100k 1 "straight_line_100k.py:25001:5: error: program too large (100001 nodes, limit 100000)"
+  SECONDS 20 ARGS check ${hostile_dir}/straight_line_100k.py)
+# Inlining's size budget: calls that would unfold to 2^40 nodes stop at the limit, at a call.
+cli_hostile(doubling_calls 1
+  "doubling_calls.py:6:20: error: program too large (100001 nodes, limit 100000): every call is inlined, and inlining this one crosses the limit"
+  SECONDS 20 ARGS check ${hostile_dir}/doubling_calls.py)
+cli_hostile(twice_40_levels 1 "twice_40.py:1:31: error: program too large (100001 nodes, limit 100000)"
+  SECONDS 20 ARGS check ${hostile_dir}/twice_40.py)
+cli_hostile(recursion_through_new_closures 1
+  "closure_recursion.py:2:22: error: recursion is not supported: '<lambda>' calls itself, with a new closure at each level (calls nest more than 64 levels)"
+  SECONDS 20 ARGS check ${hostile_dir}/closure_recursion.py)
 cli_hostile(shared_subexpressions_emit 0 "extern \"C\" __global__"
   ARGS emit cuda ${hostile_dir}/doubling.py --family sm80_fwd)
 

@@ -39,3 +39,30 @@ cp "$dir/own_output.py" "$dir/own_output.py.orig"
   while [ $i -lt 10000 ]; do printf '    x = x * 1.5 + q_idx\n'; i=$((i + 1)); done
   printf '    return x\n'
 } >"$dir/straight_line.py"
+# 100,000 of them: lowering must stay linear in the statements (a run of assignments binds into
+# one scope, not a chain that every name lookup walks) and stop at the node budget in seconds.
+{
+  printf 'def score_mod(score, b, h, q_idx, kv_idx):\n    x = score\n'
+  yes '    x = x * 1.5 + q_idx' | head -n 100000
+  printf '    return x\n'
+} >"$dir/straight_line_100k.py"
+# f1(x) = f0(x) + f0(x), 40 levels: inlining would make 2^40 nodes. Lowering counts the nodes it
+# makes and stops at the limit.
+{
+  printf 'def f0(x):\n    return x + 1\n'
+  i=1
+  while [ $i -lt 40 ]; do printf 'def f%d(x):\n    return f%d(x) + f%d(x)\n' $i $((i - 1)) $((i - 1)); i=$((i + 1)); done
+  printf 'def score_mod(score, b, h, q_idx, kv_idx):\n    return f39(score)\n'
+} >"$dir/doubling_calls.py"
+# The same doubling through closures of one lambda, on a function that makes no node: counted
+# by calls, so it stops too.
+{
+  printf 'twice = lambda f: lambda x: f(f(x))\nident = lambda x: x\n'
+  printf 'def score_mod(score, b, h, q_idx, kv_idx):\n    return %sident%s(score)\n' \
+    "$(i=0; while [ $i -lt 40 ]; do printf 'twice('; i=$((i + 1)); done)" \
+    "$(i=0; while [ $i -lt 40 ]; do printf ')'; i=$((i + 1)); done)"
+} >"$dir/twice_40.py"
+# Recursion that makes a new closure at every level: never the same (function, closure) pair, so
+# the call depth limit stops it.
+printf 'def make():\n    return lambda x: make()(x)\n\ndef score_mod(score, b, h, q_idx, kv_idx):\n    return make()(score)\n' \
+  >"$dir/closure_recursion.py"

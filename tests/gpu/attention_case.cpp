@@ -182,13 +182,22 @@ CaseFigures AttentionRun::run_and_check() {
   f.rows = static_cast<std::int64_t>(lse.size());
   out_.assign(ref.out.size(), 0.f);
   double diff2 = 0, ref2 = 0;
-  std::int64_t nan_out = 0, nan_lse = 0, bad_masked = 0, bad_lse = 0, touched_padding = 0;
+  std::int64_t nan_out = 0, nan_lse = 0, bad_masked = 0, bad_lse = 0, bad_nan = 0, touched_padding = 0;
   std::size_t row = 0;
   for (int b = 0; b < c.B; ++b)
     for (int h = 0; h < c.Hq; ++h)
       for (int t = 0; t < c.Tq; ++t, ++row) {
         const bool masked = ref.visible[row] == 0;
         f.masked_rows += masked;
+        if (std::isnan(ref.lse[row])) {  // a NaN score: the whole row is NaN, as in PyTorch
+          ++f.nan_rows;
+          for (int d = 0; d < c.D; ++d) {
+            out_[row * c.D + d] = from_element(out_storage[offset(dev.po, b, h, t, d)], c.dtype);
+            bad_nan += !std::isnan(out_[row * c.D + d]);
+          }
+          bad_nan += !std::isnan(lse[row]);
+          continue;
+        }
         for (int d = 0; d < c.D; ++d) {
           const float x = from_element(out_storage[offset(dev.po, b, h, t, d)], c.dtype);
           const double r = ref.out[row * c.D + d];
@@ -221,6 +230,7 @@ CaseFigures AttentionRun::run_and_check() {
   EXPECT_EQ(nan_lse, 0) << "lse elements left unwritten (NaN poison) or NaN";
   EXPECT_EQ(touched_padding, 0) << "elements written in the padding between rows";
   EXPECT_EQ(bad_masked, 0) << "non-zero output in rows where every key is masked";
+  EXPECT_EQ(bad_nan, 0) << "out or lse elements not NaN in rows with a NaN score";
   EXPECT_EQ(bad_lse, 0) << "lse off by more than 1e-2, or -inf mismatched (max finite error " << f.lse_max_err << ")";
   EXPECT_LE(f.rel_l2, tolerance(c.dtype)) << "relative L2 error of out";
   std::cout << fmt::format("[figures] {}: rel_l2={:.3e} max_abs={:.3e} lse_max_err={:.3e} masked_rows={}/{} "

@@ -1,7 +1,7 @@
 // One GPU attention run checked against the float64 reference: random inputs in a chosen memory
 // layout, random bindings for the program's declarations, NaN-poisoned outputs, launch, and the
-// checks (relative L2 error, LSE error, exact zeros and -inf for rows that see no key, no
-// unwritten element, nothing written outside the view).
+// checks (relative L2 error, LSE error, exact zeros and -inf for rows that see no key, NaN for
+// rows with a NaN score, no unwritten element, nothing written outside the view).
 #pragma once
 
 #include <cstdint>
@@ -45,6 +45,7 @@ inline void PrintTo(const Case& c, std::ostream* os) { *os << c.name(); }
 struct CaseFigures {
   double rel_l2 = 0, max_abs = 0, lse_max_err = 0;
   std::int64_t rows = 0, masked_rows = 0;
+  std::int64_t nan_rows = 0;  // rows the reference makes NaN (a NaN score): out and lse must be NaN
 };
 
 class AttentionRun {

@@ -48,6 +48,7 @@ void reference_row(const ir::Program& p, const ReferenceInputs& in, int b, int h
 
   double m = kNegInf;
   int visible = 0;
+  bool nan = false;  // a visible key's score is NaN
   for (int j = 0; j < in.Tkv; ++j) {
     s[j] = kNegInf;
     if (!listed(p, env, in.Hq, b, h, i, j)) continue;
@@ -60,11 +61,17 @@ void reference_row(const ir::Program& p, const ReferenceInputs& in, int b, int h
     if (p.score_mod) x = ir::eval_score(p, env, b, h, i, j, static_cast<float>(x));
     s[j] = x;
     m = std::max(m, x);
+    nan |= std::isnan(x);
   }
   const double sink = ir::eval_sink(p, env, b, h);
   m = std::max(m, sink);
   r.visible[row] = visible;
   double* out = r.out.data() + row * in.D;
+  if (nan || std::isnan(sink)) {  // PyTorch's softmax carries a NaN to the whole row
+    std::fill(out, out + in.D, std::numeric_limits<double>::quiet_NaN());
+    r.lse[row] = std::numeric_limits<double>::quiet_NaN();
+    return;
+  }
   std::fill(out, out + in.D, 0.0);
   if (m == kNegInf) {
     r.lse[row] = kNegInf;
