@@ -31,7 +31,8 @@ jit::ArtifactPtr compile_or_explain(const Program& program, const codegen::Gener
 }
 
 bool spills(const jit::Artifact& artifact, const std::string& entry) {
-  const jit::PtxasFunction* f = jit::parse_ptxas_report(artifact.log()).function(entry);
+  const jit::PtxasReport report = jit::parse_ptxas_report(artifact.log());
+  const jit::PtxasFunction* f = report.function(entry);
   return f != nullptr && f->spills();
 }
 

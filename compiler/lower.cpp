@@ -137,7 +137,6 @@ class Lowerer {
     program_.name = std::filesystem::path(file_.name()).stem().string();
     for (const auto& s : module.body) top_statement(*s);
     for (const auto& sig : kModSignatures) lower_mod(sig);
-    drop_unread_shape_values();
     if (!program_.mask_mod && !program_.score_mod && !program_.sink)
       fail({1, 1, 1}, "the program defines none of mask_mod, score_mod or sink");
     return program_;
@@ -147,20 +146,6 @@ class Lowerer {
   [[noreturn]] void fail(SourcePos pos, const std::string& message) const { dsl::user_error(file_, pos, message); }
   ErrorSink errors() const {
     return [this](SourcePos p, const std::string& m) { fail(p, m); };
-  }
-
-  // `t.shape` makes a shape value for every axis; keep those the mods or the asserts read.
-  void drop_unread_shape_values() {
-    struct Reads : ir::OnceVisitor {
-      std::set<std::string> names;
-      void visit(const ir::Var* op, const ir::Expr&) override {
-        if (op->var_kind == ir::VarKind::Scalar) names.insert(op->name);
-      }
-    } r;
-    for (const std::optional<ir::Mod>* m : {&program_.mask_mod, &program_.score_mod, &program_.sink})
-      if (*m) r.walk((*m)->body);
-    for (const auto& c : program_.checks) r.walk(c.cond);
-    std::erase_if(program_.scalars, [&](const ir::Scalar& s) { return s.is_shape_value() && !r.names.count(s.name); });
   }
 
   // ---- top level ------------------------------------------------------------------------
@@ -1222,6 +1207,22 @@ class Lowerer {
 };
 
 }  // namespace
+
+void drop_unread_shape_values(ir::Program& program) {
+  if (std::none_of(program.scalars.begin(), program.scalars.end(),
+                   [](const ir::Scalar& s) { return s.is_shape_value(); }))
+    return;
+  struct Reads : ir::OnceVisitor {
+    std::set<std::string> names;
+    void visit(const ir::Var* op, const ir::Expr&) override {
+      if (op->var_kind == ir::VarKind::Scalar) names.insert(op->name);
+    }
+  } r;
+  for (const std::optional<ir::Mod>* m : {&program.mask_mod, &program.score_mod, &program.sink})
+    if (*m) r.walk((*m)->body);
+  for (const auto& c : program.checks) r.walk(c.cond);
+  std::erase_if(program.scalars, [&](const ir::Scalar& s) { return s.is_shape_value() && !r.names.count(s.name); });
+}
 
 ir::Program lower(const dsl::SourceFile& file, const ast::Module& module) { return Lowerer(file).run(module); }
 

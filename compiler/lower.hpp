@@ -22,4 +22,9 @@ inline constexpr std::uint64_t kMaxLoweredNodes = 100'000;
 
 ir::Program lower(const dsl::SourceFile& file, const dsl::ast::Module& module);
 
+// `t.shape` makes a shape value (a hidden runtime scalar) for every axis; this keeps those the
+// mods or the asserts read. A recursive walk of the mods: call it after the depth checks
+// (compiler/pipeline.cpp).
+void drop_unread_shape_values(ir::Program& program);
+
 }  // namespace flexjit::compiler

@@ -38,6 +38,7 @@ ir::Program build_raw_ir(const dsl::SourceFile& file) {
   check_depth(file, program.mask_mod);
   check_depth(file, program.score_mod);
   check_depth(file, program.sink);
+  drop_unread_shape_values(program);  // a recursive walk: after the depth checks
   return program;
 }
 
