@@ -5,6 +5,8 @@ set -e
 dir=$1
 rm -rf "$dir"
 mkdir -p "$dir"
+# lines N TEXT: N lines of TEXT (pipe through tr -d '\n' for one line of N copies).
+lines() { yes "$2" | head -n "$1"; }
 # A Latin-1 byte in a comment: Python refuses the file, and so must `check`.
 printf 'def mask_mod(b, h, q_idx, kv_idx):\n    # caf\351\n    return q_idx >= kv_idx\n' >"$dir/latin1_comment.py"
 # Old Mac line ends (a lone carriage return), which Python accepts.
@@ -21,29 +23,26 @@ cp "$dir/own_output.py" "$dir/own_output.py.orig"
 # nodes. Every pass must be linear in the shared graph.
 {
   printf 'def score_mod(score, b, h, q_idx, kv_idx):\n    x = score\n'
-  i=0
-  while [ $i -lt 60 ]; do printf '    x = x * x + x\n'; i=$((i + 1)); done
+  lines 60 '    x = x * x + x'
   printf '    return x\n'
 } >"$dir/doubling.py"
 # 30,000 operands of `and` on one line, and 10,000 straight-line statements: deeper than the
 # recursive passes may go, refused as "program too large" (not a stack overflow).
 {
   printf 'def mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx'
-  i=1
-  while [ $i -lt 30000 ]; do printf ' and q_idx >= kv_idx'; i=$((i + 1)); done
+  lines 29999 ' and q_idx >= kv_idx' | tr -d '\n'
   printf '\n'
 } >"$dir/flat_and.py"
 {
   printf 'def score_mod(score, b, h, q_idx, kv_idx):\n    x = score\n'
-  i=0
-  while [ $i -lt 10000 ]; do printf '    x = x * 1.5 + q_idx\n'; i=$((i + 1)); done
+  lines 10000 '    x = x * 1.5 + q_idx'
   printf '    return x\n'
 } >"$dir/straight_line.py"
 # 100,000 of them: lowering must stay linear in the statements (a run of assignments binds into
 # one scope, not a chain that every name lookup walks) and stop at the node budget in seconds.
 {
   printf 'def score_mod(score, b, h, q_idx, kv_idx):\n    x = score\n'
-  yes '    x = x * 1.5 + q_idx' | head -n 100000
+  lines 100000 '    x = x * 1.5 + q_idx'
   printf '    return x\n'
 } >"$dir/straight_line_100k.py"
 # f1(x) = f0(x) + f0(x), 40 levels: inlining would make 2^40 nodes. Lowering counts the nodes it
@@ -59,8 +58,8 @@ cp "$dir/own_output.py" "$dir/own_output.py.orig"
 {
   printf 'twice = lambda f: lambda x: f(f(x))\nident = lambda x: x\n'
   printf 'def score_mod(score, b, h, q_idx, kv_idx):\n    return %sident%s(score)\n' \
-    "$(i=0; while [ $i -lt 40 ]; do printf 'twice('; i=$((i + 1)); done)" \
-    "$(i=0; while [ $i -lt 40 ]; do printf ')'; i=$((i + 1)); done)"
+    "$(lines 40 'twice(' | tr -d '\n')" \
+    "$(lines 40 ')' | tr -d '\n')"
 } >"$dir/twice_40.py"
 # Recursion that makes a new closure at every level: never the same (function, closure) pair, so
 # the call depth limit stops it.
