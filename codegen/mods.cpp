@@ -115,6 +115,8 @@ class ModsEmitter {
     w_.line(fmt::format("static constexpr bool kHasScoreMod = {};{}", plan_.has_score_mod ? "true" : "false",
                         plan_.score_is_identity ? "  // score_mod returns the score unchanged" : ""));
     w_.line(fmt::format("static constexpr bool kHasSink = {};", plan_.has_sink ? "true" : "false"));
+    if (plan_.score_anywhere)
+      w_.line("static constexpr bool kScoreAnywhere = true;  // score() reads no tensor: safe on masked scores");
     w_.line();
   }
 

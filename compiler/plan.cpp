@@ -4,6 +4,7 @@
 #include <cctype>
 #include <limits>
 #include <set>
+#include <unordered_set>
 
 #include "ir/ir_visitor.hpp"
 
@@ -57,6 +58,22 @@ bool reads_tensor(const ir::Expr& e) {
     bool found = false;
     void visit(const ir::Load*, const ir::Expr&) override { found = true; }
   } f;
+  f.walk(e);
+  return f.found;
+}
+
+// Whether e reads a tensor outside the subexpressions in `hoisted` (computed once per CTA, with
+// in-range indices by construction).
+bool reads_tensor_per_score(const ir::Expr& e, const std::vector<CtaValue>& hoisted) {
+  struct Finder : ir::OnceVisitor {
+    std::unordered_set<const ir::Node*> skip;
+    bool found = false;
+    void walk(const ir::Expr& x) override {
+      if (!found && !skip.count(x.get())) ir::OnceVisitor::walk(x);
+    }
+    void visit(const ir::Load*, const ir::Expr&) override { found = true; }
+  } f;
+  for (const auto& v : hoisted) f.skip.insert(v.expr.get());
   f.walk(e);
   return f.found;
 }
@@ -130,6 +147,7 @@ KernelPlan make_plan(const ir::Program& program, const KernelTarget& target, con
   mods_that_work(program, plan);
   plan.params = param_layout(program);
   plan.cta_values = cta_values(program, plan);
+  plan.score_anywhere = plan.has_score_mod && !reads_tensor_per_score(program.score_mod->body, plan.cta_values);
   key_range(program, plan);
   plan.tile_map = tile_map_needs(program);
   plan.int_ranges = int_ranges(program, plan);

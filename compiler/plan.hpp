@@ -44,6 +44,9 @@ struct KernelPlan {
   bool has_score_mod = false;  // a score_mod that changes the score
   bool score_is_identity = false;  // a score_mod that returns its score unchanged
   bool has_sink = false;
+  // score_mod reads no tensor per score (loads only in per-CTA values): it may run where the mask
+  // drops the score, whose indices the mask may be what keeps in range (Mods::kScoreAnywhere).
+  bool score_anywhere = false;
 
   ParamLayout params;
   std::vector<CtaValue> cta_values;

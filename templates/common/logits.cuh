@@ -4,6 +4,7 @@
 #pragma once
 
 #include "common/attention_common.cuh"
+#include "common/mods_traits.cuh"
 
 namespace flexjit {
 namespace detail {
@@ -14,6 +15,9 @@ namespace detail {
 //            an index out of range.
 //   Masked entries become -inf. With a score mod the result is score(scale * s) * log2(e); without
 //   one the raw dot product is kept and the scale is folded into the exponent later (one FFMA).
+//   The score mod runs only where the score is kept, unless the Mods says it may run anywhere
+//   (kScoreAnywhere: it reads no tensor per score); then it runs on every element and the mask
+//   selects, without a branch per element.
 template <class Mods, bool kMask, bool kBounds, int MT, int NN, class Context>
 __device__ __forceinline__ void apply_logits(float (&s)[MT][NN][4], const Context& p, const AttnArgs& args, int b,
                                              int h, int row0, int col0) {
@@ -32,7 +36,10 @@ __device__ __forceinline__ void apply_logits(float (&s)[MT][NN][4], const Contex
           if constexpr (kMask || kBounds) {
             bool keep = row_ok && (!kBounds || col < args.Tkv);
             if constexpr (kMask) keep = keep && Mods::mask(p, b, h, row, col);
-            if constexpr (Mods::kHasScoreMod) {
+            if constexpr (Mods::kHasScoreMod && ScoreAnywhereOf<Mods>::value && !kBounds) {
+              const float v = Mods::score(p, x * args.scale, b, h, row, col) * kLog2e;
+              x = keep ? v : neg_inf();
+            } else if constexpr (Mods::kHasScoreMod) {
               x = keep ? Mods::score(p, x * args.scale, b, h, row, col) * kLog2e : neg_inf();
             } else {
               x = keep ? x : neg_inf();
@@ -46,22 +53,30 @@ __device__ __forceinline__ void apply_logits(float (&s)[MT][NN][4], const Contex
   }
 }
 
-// The logits of one visited tile by its class: PARTIAL tiles evaluate the mask (with bounds checks
-// only at the sequence ends: `edge`), FULL tiles skip it; row0 / col0 are this thread's first row
-// and column (q0 + its warp's first row + g, k0 + 2t).
+// The logits of one visited tile by its class: PARTIAL tiles evaluate the mask, FULL tiles skip
+// it, and tiles at the sequence ends (`edge`) take the bounds checks and the mask whatever their
+// class (true on all of a FULL tile, so the same result). Three copies of the mods, not four: the
+// mods are inlined once per copy, and the copies are most of the compile time. row0 / col0 are
+// this thread's first row and column (q0 + its warp's first row + g, k0 + 2t).
 template <class Mods, int MT, int NN, class Context>
 __device__ __forceinline__ void apply_tile_logits(float (&s)[MT][NN][4], const Context& p, const AttnArgs& args,
                                                   int b, int h, int row0, int col0, int cls, bool edge) {
-  // Inside the sequence (most PARTIAL tiles: diagonals, window edges) no bounds checks.
-  if (Mods::kHasMask && cls == PARTIAL && !edge) {
-    apply_logits<Mods, Mods::kHasMask, false>(s, p, args, b, h, row0, col0);
-  } else if (Mods::kHasMask && cls == PARTIAL) {
+  if (edge) {
     apply_logits<Mods, Mods::kHasMask, true>(s, p, args, b, h, row0, col0);
-  } else if (edge) {
-    apply_logits<Mods, false, true>(s, p, args, b, h, row0, col0);
+  } else if (Mods::kHasMask && cls == PARTIAL) {
+    apply_logits<Mods, Mods::kHasMask, false>(s, p, args, b, h, row0, col0);
   } else {
     apply_logits<Mods, false, false>(s, p, args, b, h, row0, col0);
   }
+}
+
+// The logits of a tile of any class with one copy of the mods (mask and bounds checks): for a
+// family's peeled first tile, where a second copy of both variants would cost more compile time
+// than evaluating the mask on one tile of the query tile's walk.
+template <class Mods, int MT, int NN, class Context>
+__device__ __forceinline__ void apply_any_tile_logits(float (&s)[MT][NN][4], const Context& p, const AttnArgs& args,
+                                                      int b, int h, int row0, int col0) {
+  apply_logits<Mods, Mods::kHasMask, true>(s, p, args, b, h, row0, col0);
 }
 
 }  // namespace detail

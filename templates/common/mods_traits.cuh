@@ -33,5 +33,12 @@ struct TileMapOf { static constexpr bool value = false; };
 template <class M>
 struct TileMapOf<M, typename VoidT<decltype(M::kHasTileMap)>::type> { static constexpr bool value = M::kHasTileMap; };
 
+// Mods::kScoreAnywhere likewise: score() may run on scores the mask drops (it reads no tensor per
+// score), so logits compute it unconditionally and select, without a branch per element.
+template <class M, class = void>
+struct ScoreAnywhereOf { static constexpr bool value = false; };
+template <class M>
+struct ScoreAnywhereOf<M, typename VoidT<decltype(M::kScoreAnywhere)>::type> { static constexpr bool value = M::kScoreAnywhere; };
+
 }  // namespace detail
 }  // namespace flexjit

@@ -60,7 +60,7 @@ TEST(Compile, BlockSparseWalksTheList) {
   EXPECT_THAT(k.cuda_source(), HasSubstr("flexjit::FwdConfig<128, 64, 32, 4,"));
   const Kernel dense = engine().compile(example("causal"), {.head_dim = 128, .arch = "sm_90a"});
   EXPECT_THAT(dense.cuda_source(), HasSubstr("static constexpr bool kHasBlockList = false;"));
-  EXPECT_THAT(dense.cuda_source(), HasSubstr("flexjit::Sm90FwdConfig<128, 128, 128, 2,"));
+  EXPECT_THAT(dense.cuda_source(), HasSubstr("flexjit::Sm90FwdConfig<128, 128, 128, 3,"));
 }
 
 TEST(Compile, Sm90TilePerHeadDim) {

@@ -111,6 +111,27 @@ TEST(CtaValues, LetsOfBothModsDoNotCollide) {
   EXPECT_NO_THROW(jit::compile(api::compile_request(k)));
 }
 
+// A score mod whose loads are all per-CTA values may run on masked scores (Mods::kScoreAnywhere,
+// branch-free logits); one that reads a tensor per score must not: its index may be in range only
+// where the mask keeps the score.
+TEST(CtaValues, ScoreAnywhereOnlyWithoutPerScoreLoads) {
+  auto source = [](const std::string& text) { return codegen::generate_kernel(program_of(text), {}).source; };
+  const std::string mask = "def mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n";
+  EXPECT_THAT(source("slopes: Tensor[float32, 1]\n"
+                     "def score_mod(score, b, h, q_idx, kv_idx):\n"
+                     "    return score + slopes[h] * (kv_idx - q_idx)\n" + mask),
+              HasSubstr("static constexpr bool kScoreAnywhere = true;"));
+  EXPECT_THAT(source("def score_mod(score, b, h, q_idx, kv_idx):\n"
+                     "    return 50.0 * tanh(score / 50.0)\n" + mask),
+              HasSubstr("static constexpr bool kScoreAnywhere = true;"));
+  EXPECT_THAT(source("bias: Tensor[float32, 1]\n"
+                     "def score_mod(score, b, h, q_idx, kv_idx):\n"
+                     "    return score + bias[q_idx - kv_idx]\n" + mask),
+              Not(HasSubstr("kScoreAnywhere")));
+  // No score mod: nothing to say.
+  EXPECT_THAT(source(mask), Not(HasSubstr("kScoreAnywhere")));
+}
+
 TEST(CtaValues, NoneNoCta) {
   const ir::Program p = program_of("def mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n");
   const std::string src = codegen::generate_kernel(p, {}).source;
