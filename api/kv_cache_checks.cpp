@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <limits>
 #include <string>
 
@@ -74,7 +75,7 @@ std::optional<KvCache> check_kv_cache(const ForwardOptions& options, std::option
     if (table->rank() == 2 && table->shape[1] < 1) {
       problems.add(fmt::format("page_table: max_pages_per_seq must be >= 1, got {}", table->shape[1]));
       readable = false;
-    } else if (table->rank() == 2 && shape && table->shape[1] * shape->page_size > kMaxKeys) {
+    } else if (table->rank() == 2 && shape && table->shape[1] > kMaxKeys / std::max(1, shape->page_size)) {
       problems.add(fmt::format("page_table: max_pages_per_seq {} of {} keys each is more than {} keys",
                                table->shape[1], shape->page_size, kMaxKeys));
       readable = false;

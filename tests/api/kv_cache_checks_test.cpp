@@ -70,6 +70,8 @@ TEST(KvCacheChecks, EachProblemHasItsMessage) {
        "q and page_table: batch size B 3 vs 1"},
       {"a table without columns", [](PagedCall& c) { c.options.page_table->shape = {B, 0}; },
        "page_table: max_pages_per_seq must be >= 1, got 0"},
+      {"a table longer than a sequence can be", [](PagedCall& c) { c.options.page_table->shape = {B, 200000000}; },
+       "page_table: max_pages_per_seq 200000000 of 16 keys each is more than 2147483647 keys"},
       {"a float table", [](PagedCall& c) { c.options.page_table->dtype = f32; },
        "page_table: dtype must be i32, got f32"},
       {"a negative length", [](PagedCall& c) { c.lens[1] = -1; }, "kv_lens[1] = -1 is negative"},
