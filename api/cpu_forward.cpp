@@ -7,6 +7,7 @@
 #include "api/binding_resolve.hpp"
 #include "api/forward_checks.hpp"
 #include "api/host_tensor_copy.hpp"
+#include "api/kv_cache_checks.hpp"
 #include "api/kernel_impl.hpp"
 #include "flexjit/error.hpp"
 
@@ -16,8 +17,9 @@ void cpu_forward(const Kernel::Impl& kernel, const ForwardTensors& t, const Forw
   const std::string& name = kernel.cpu_name;
   const ir::Program& program = kernel.program->ir;
   Problems problems;
-  const auto shape = check_attention_tensors(t.q, t.k, t.v, t.out, options.lse, options.scale, kernel.cpu_head_dim,
-                                             kernel.dtype, problems, Memory::host);
+  auto shape = check_attention_tensors(t.q, t.k, t.v, t.out, options.lse, options.scale, kernel.cpu_head_dim,
+                                       kernel.dtype, problems, Memory::host, kv_layout(options));
+  const std::optional<KvCache> cache = check_kv_cache(options, shape, problems);
   const ir::Env env = resolve_bindings(program, options.bind, Device::cpu(), problems);
   if (shape) check_block_indices(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
   if (options.block_mask)
@@ -30,6 +32,13 @@ void cpu_forward(const Kernel::Impl& kernel, const ForwardTensors& t, const Forw
   in.k = k.data();
   in.v = v.data();
   in.B = shape->B, in.Hq = shape->Hq, in.Hkv = shape->Hkv, in.Tq = shape->Tq, in.Tkv = shape->Tkv, in.D = shape->D;
+  if (cache) {
+    in.kv_lens = cache->lens.data();
+    if (!cache->pages.empty()) {
+      in.page_table = cache->pages.data();
+      in.page_size = shape->page_size, in.max_pages = cache->max_pages, in.num_pages = shape->num_pages;
+    }
+  }
   if (options.scale) in.scale = *options.scale;
   in.bindings = &env;
   std::vector<float> out(q.size());

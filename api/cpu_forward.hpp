@@ -1,5 +1,6 @@
 // Kernel::forward for a cpu kernel: the same argument checks as the CUDA launch (with host
-// placement rules), then the CPU back end (cpu/attention.hpp) on float32 copies of the inputs.
+// placement rules), and those of a KV cache (kv_lens, page_table), then the CPU back end
+// (cpu/attention.hpp) on float32 copies of the inputs.
 #pragma once
 
 #include "flexjit/kernel.hpp"

@@ -108,11 +108,14 @@ void check_host_placement(const std::string& what, const TensorView& t, int alig
 std::optional<AttentionShape> check_attention_tensors(const TensorView& q, const TensorView& k, const TensorView& v,
                                                       const TensorView& out, const std::optional<TensorView>& lse,
                                                       std::optional<float> scale, int head_dim, DType dtype,
-                                                      Problems& problems, Memory memory) {
+                                                      Problems& problems, Memory memory, KvLayout kv_layout) {
   const bool cuda = memory == Memory::cuda;
+  const bool paged = kv_layout == KvLayout::paged;
   const Tensor4 tq{"q", &q, "[B, Hq, Tq, D]", {"B", "Hq", "Tq", "D"}};
-  const Tensor4 tk{"k", &k, "[B, Hkv, Tkv, D]", {"B", "Hkv", "Tkv", "D"}};
-  const Tensor4 tv{"v", &v, "[B, Hkv, Tkv, D]", {"B", "Hkv", "Tkv", "D"}};
+  const Tensor4 tk = paged ? Tensor4{"k", &k, "[num_pages, page_size, Hkv, D]", {"num_pages", "page_size", "Hkv", "D"}}
+                           : Tensor4{"k", &k, "[B, Hkv, Tkv, D]", {"B", "Hkv", "Tkv", "D"}};
+  const Tensor4 tv = paged ? Tensor4{"v", &v, "[num_pages, page_size, Hkv, D]", {"num_pages", "page_size", "Hkv", "D"}}
+                           : Tensor4{"v", &v, "[B, Hkv, Tkv, D]", {"B", "Hkv", "Tkv", "D"}};
   const Tensor4 to{"out", &out, "[B, Hq, Tq, D]", {"B", "Hq", "Tq", "D"}};
 
   // Element types: q against the kernel, the others against q (or the kernel when q is off too).
@@ -145,12 +148,13 @@ std::optional<AttentionShape> check_attention_tensors(const TensorView& q, const
     if (x->t->shape[3] != head_dim)
       problems.add(fmt::format("head dim {} of {} does not match the kernel's {}", x->t->shape[3], x->name, head_dim));
   }
-  if (k.shape[0] != q.shape[0]) problems.add(fmt::format("q and k: batch size B {} vs {}", q.shape[0], k.shape[0]));
+  if (!paged && k.shape[0] != q.shape[0])
+    problems.add(fmt::format("q and k: batch size B {} vs {}", q.shape[0], k.shape[0]));
   if (v.shape != k.shape)
     problems.add(fmt::format("v: expected the shape of k {}, got {}", format_dims(k.shape), format_dims(v.shape)));
   if (out.shape != q.shape)
     problems.add(fmt::format("out: expected the shape of q {}, got {}", format_dims(q.shape), format_dims(out.shape)));
-  const std::int64_t Hq = q.shape[1], Hkv = k.shape[1];
+  const std::int64_t Hq = q.shape[1], Hkv = k.shape[paged ? 2 : 1];
   if (Hq >= 1 && Hkv >= 1 && Hq % Hkv != 0) problems.add(fmt::format("Hq={} is not a multiple of Hkv={}", Hq, Hkv));
   if (cuda && Hq > kGridYZMax)
     problems.add(fmt::format("Hq={} is more than the {} heads one launch can cover", Hq, kGridYZMax));
@@ -180,6 +184,9 @@ std::optional<AttentionShape> check_attention_tensors(const TensorView& q, const
     problems.add(fmt::format("scale must be finite and > 0, got {}", *scale));
 
   auto as_int = [](std::int64_t x) { return static_cast<int>(std::clamp<std::int64_t>(x, 0, kIntMax)); };
+  if (paged)
+    return AttentionShape{as_int(q.shape[0]), as_int(Hq), as_int(Hkv), as_int(q.shape[2]), 0, as_int(q.shape[3]),
+                          q.device, as_int(k.shape[0]), as_int(k.shape[1])};
   return AttentionShape{as_int(q.shape[0]), as_int(Hq), as_int(Hkv), as_int(q.shape[2]), as_int(k.shape[2]),
                         as_int(q.shape[3]), q.device};
 }

@@ -15,6 +15,7 @@ namespace flexjit::api {
 struct AttentionShape {
   int B = 0, Hq = 0, Hkv = 0, Tq = 0, Tkv = 0, D = 0;
   Device device;
+  int num_pages = 0, page_size = 0;  // paged k and v (Tkv is then what a page table row holds)
 };
 
 // Where a kernel reads its tensors: CUDA device memory under the generated kernel's layout rules
@@ -22,12 +23,19 @@ struct AttentionShape {
 // end, which copies its inputs and takes any strides.
 enum class Memory : std::uint8_t { cuda, host };
 
+// How k and v hold the keys: a [B, Hkv, Tkv, D] block per sequence, or vLLM's pages
+// [num_pages, page_size, Hkv, D] that sequences reach through a page table
+// (ForwardOptions::page_table, checked by api/kv_cache_checks.hpp).
+enum class KvLayout : std::uint8_t { dense, paged };
+
 // Adds one problem per mistake in q, k, v, out, lse and scale. Returns the shape when q, k, v
-// and out are at least 4-D (whether or not other problems were found), else nullopt.
+// and out are at least 4-D (whether or not other problems were found), else nullopt. Paged k and
+// v give Tkv = 0: the page table says how many keys a sequence can have.
 std::optional<AttentionShape> check_attention_tensors(const TensorView& q, const TensorView& k, const TensorView& v,
                                                       const TensorView& out, const std::optional<TensorView>& lse,
                                                       std::optional<float> scale, int head_dim, DType dtype,
-                                                      Problems& problems, Memory memory = Memory::cuda);
+                                                      Problems& problems, Memory memory = Memory::cuda,
+                                                      KvLayout kv_layout = KvLayout::dense);
 
 // Checks that `t` is usable device memory next to q: CUDA, on q's device, non-null, aligned to
 // `alignment` bytes, strides given for every dim. `what` prefixes each message ("q", "'doc_ids'").

@@ -50,6 +50,16 @@ std::vector<float> gather_as_float(const TensorView& t) {
   return out;
 }
 
+std::vector<std::int32_t> gather_int32(const TensorView& t) {
+  internal_assert(t.dtype == DType::i32, "gather_int32: unchecked dtype");
+  std::vector<std::int32_t> out(static_cast<std::size_t>(t.numel()));
+  const auto* base = static_cast<const unsigned char*>(t.data);
+  for_each_element(t, [&](std::int64_t i, std::int64_t offset) {
+    std::memcpy(&out[static_cast<std::size_t>(i)], base + offset * 4, 4);
+  });
+  return out;
+}
+
 void scatter_from_float(const std::vector<float>& values, const TensorView& t) {
   internal_assert(static_cast<std::int64_t>(values.size()) == t.numel(), "scatter_from_float: size mismatch");
   auto* base = static_cast<unsigned char*>(t.data);

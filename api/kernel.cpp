@@ -120,6 +120,11 @@ void Kernel::forward(const TensorView& q, const TensorView& k, const TensorView&
                      const ForwardOptions& options) const {
   api::at_api_boundary(entry_name(), [&] {
     if (!impl_->device.is_cuda()) return api::cpu_forward(*impl_, {q, k, v, out}, options);
+    if (options.kv_lens || options.page_table)
+      throw UnsupportedError(fmt::format(
+          "{}: paged and ragged KV caches (kv_lens, page_table) run on the cpu only for now: compile the kernel with "
+          ".device = Device::cpu() (the CUDA decode kernels are not built yet)",
+          impl_->generated.entry));
     // Every check happens here, on the host, before the driver is touched.
     api::ForwardPlan plan =
         api::plan_forward(impl_->generated, impl_->program->ir, impl_->dtype, {q, k, v, out}, options);

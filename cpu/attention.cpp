@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cpu/block_select.hpp"
+#include "cpu/kv_rows.hpp"
 #include "cpu/row_mods.hpp"
 #include "cpu/llvm_backend.hpp"
 
@@ -68,6 +69,7 @@ FLEXJIT_HOT_LOOP void axpy(double* acc, double p, const float* v, int n) {
 
 struct Problem {
   const CpuAttentionInputs& in;
+  KvRows kv;
   float scale;
   const RowMods& mods;
   const BlockSelection& blocks;
@@ -86,40 +88,39 @@ class Worker {
     const CpuAttentionInputs& in = pb_.in;
     const float sink = pb_.mods.has_sink ? pb_.mods.sink(b, h) : -std::numeric_limits<float>::infinity();
     const int kvh = h / (in.Hq / in.Hkv);
-    const float* k = in.k + (static_cast<i64>(b) * in.Hkv + kvh) * in.Tkv * in.D;
-    const float* v = in.v + (static_cast<i64>(b) * in.Hkv + kvh) * in.Tkv * in.D;
+    const int n = pb_.kv.length(b);
     for (int i = i0; i < i1; ++i) {
       const i64 row = (static_cast<i64>(b) * in.Hq + h) * in.Tq + i;
-      row_scores(b, h, i, in.q + row * in.D, k);
-      softmax_pv(sink, v, pb_.out + row * in.D, pb_.lse ? pb_.lse + row : nullptr);
+      row_scores(b, h, kvh, i, n, in.q + row * in.D);
+      softmax_pv(b, kvh, n, sink, pb_.out + row * in.D, pb_.lse ? pb_.lse + row : nullptr);
     }
   }
 
  private:
-  // keep[j] = key j takes part; s[j] = its score (valid where keep[j]).
-  void row_scores(int b, int h, int i, const float* qi, const float* k) {
+  // keep[j] = key j (of the sequence's n) takes part; s[j] = its score (valid where keep[j]).
+  void row_scores(int b, int h, int kvh, int i, int n, const float* qi) {
     const CpuAttentionInputs& in = pb_.in;
     std::uint8_t* keep = keep_.data();
     if (!pb_.blocks.active()) {
-      pb_.mods.mask_row(b, h, i, 0, in.Tkv, keep);
+      pb_.mods.mask_row(b, h, i, 0, n, keep);
     } else {
-      std::fill(keep_.begin(), keep_.end(), 0);
+      std::fill(keep, keep + n, 0);
       const int kb = pb_.blocks.kv_block();
       for (int blk : pb_.blocks.blocks(b, h, i / pb_.blocks.q_block())) {
         const int lo = blk * kb;
-        pb_.mods.mask_row(b, h, i, lo, std::min(kb, in.Tkv - lo), keep + lo);
+        pb_.mods.mask_row(b, h, i, lo, std::min(kb, n - lo), keep + lo);
       }
     }
-    for (int j = 0; j < in.Tkv; ++j)
-      if (keep[j]) s_[j] = pb_.scale * dot(qi, k + static_cast<i64>(j) * in.D, in.D);
-    if (pb_.mods.has_score) pb_.mods.score_row(b, h, i, 0, in.Tkv, keep, s_.data());
+    for (int j = 0; j < n; ++j)
+      if (keep[j]) s_[j] = pb_.scale * dot(qi, pb_.kv.key(b, kvh, j), in.D);
+    if (pb_.mods.has_score) pb_.mods.score_row(b, h, i, 0, n, keep, s_.data());
   }
 
   // The row's softmax over kept keys (and the sink), in double; out and lse rounded once.
-  void softmax_pv(float sink, const float* v, float* out, float* lse) {
+  void softmax_pv(int b, int kvh, int n, float sink, float* out, float* lse) {
     const CpuAttentionInputs& in = pb_.in;
     double m = sink;
-    for (int j = 0; j < in.Tkv; ++j)
+    for (int j = 0; j < n; ++j)
       if (keep_[j] && s_[j] > m) m = s_[j];
     if (m == kNegInf) {
       // No kept score above -inf and no sink: every key masked (or scored -inf) gives out 0 and
@@ -127,19 +128,19 @@ class Worker {
       // lands here too: NaN, as PyTorch gives. (With a finite m, exp(NaN - m) carries a NaN
       // score into l, out and lse below.)
       bool nan = false;
-      for (int j = 0; j < in.Tkv; ++j) nan |= keep_[j] && std::isnan(s_[j]);
+      for (int j = 0; j < n; ++j) nan |= keep_[j] && std::isnan(s_[j]);
       std::fill(out, out + in.D, nan ? std::numeric_limits<float>::quiet_NaN() : 0.0f);
       if (lse) *lse = nan ? std::numeric_limits<float>::quiet_NaN() : -std::numeric_limits<float>::infinity();
       return;
     }
     std::fill(acc_.begin(), acc_.end(), 0.0);
     double l = 0.0;
-    for (int j = 0; j < in.Tkv; ++j) {
+    for (int j = 0; j < n; ++j) {
       if (!keep_[j]) continue;
       const double p = std::exp(static_cast<double>(s_[j]) - m);
       if (p == 0.0) continue;
       l += p;
-      axpy(acc_.data(), p, v + static_cast<i64>(j) * in.D, in.D);
+      axpy(acc_.data(), p, pb_.kv.value(b, kvh, j), in.D);
     }
     if (pb_.mods.has_sink) l += std::exp(static_cast<double>(sink) - m);
     for (int d = 0; d < in.D; ++d) out[d] = static_cast<float>(acc_[d] / l);
@@ -152,6 +153,29 @@ class Worker {
   std::vector<double> acc_;
 };
 
+// Lengths within what k and v hold, and every page a length reaches a page of k and v; table
+// entries past a sequence's length are never read, so they may hold anything.
+template <class Bad> void validate_kv_cache(const CpuAttentionInputs& in, Bad bad) {
+  if (!in.page_table && !in.kv_lens) return;
+  if (in.page_table) {
+    if (!in.kv_lens) bad("a page table needs kv_lens");
+    if (in.page_size < 1 || in.max_pages < 1 || in.num_pages < 1 ||
+        in.Tkv != static_cast<i64>(in.page_size) * in.max_pages)
+      bad("page_size, max_pages and num_pages must be >= 1, and Tkv = page_size * max_pages");
+  }
+  for (int b = 0; b < in.B; ++b) {
+    const int n = in.kv_lens[b];
+    if (n < 0 || n > in.Tkv)
+      bad("kv_lens[" + std::to_string(b) + "] = " + std::to_string(n) + " is not in [0, " + std::to_string(in.Tkv) + "]");
+    for (int p = 0; in.page_table && static_cast<i64>(p) * in.page_size < n; ++p) {
+      const std::int32_t page = in.page_table[static_cast<i64>(b) * in.max_pages + p];
+      if (page < 0 || page >= in.num_pages)
+        bad("page_table[" + std::to_string(b) + ", " + std::to_string(p) + "] = " + std::to_string(page) +
+            " is not a page (0.." + std::to_string(in.num_pages - 1) + ")");
+    }
+  }
+}
+
 void validate(const CpuAttentionInputs& in, const float* out) {
   auto bad = [](const std::string& msg) { throw std::invalid_argument("cpu_attention_forward: " + msg); };
   if (!in.q || !in.k || !in.v || !out) bad("q, k, v and out must not be null");
@@ -159,6 +183,7 @@ void validate(const CpuAttentionInputs& in, const float* out) {
     bad("B, Hq, Hkv, Tq, Tkv and D must be >= 1");
   if (in.Hq % in.Hkv != 0)
     bad("Hq (" + std::to_string(in.Hq) + ") must be a multiple of Hkv (" + std::to_string(in.Hkv) + ")");
+  validate_kv_cache(in, bad);
 }
 
 // Runs fn(item) for item in [0, n) on up to hardware_concurrency threads (this one included);
@@ -195,9 +220,9 @@ void cpu_attention_forward(const ir::Program& p, const CpuAttentionInputs& in, f
   const ir::Env& env = in.bindings ? *in.bindings : kNoBindings;
   const std::unique_ptr<RowMods> mods =
       resolve_backend(backend) == CpuBackend::Llvm ? llvm_row_mods(p, env) : interpreter_row_mods(p, env);
-  const BlockSelection blocks(p, &env, in.B, in.Hq, in.Tq, in.Tkv, in.Hkv);
+  const BlockSelection blocks(p, &env, in.B, in.Hq, in.Tq, in.Tkv, in.Hkv, in.kv_lens);
   const float scale = std::isnan(in.scale) ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(in.D))) : in.scale;
-  const Problem pb{in, scale, *mods, blocks, out, lse};
+  const Problem pb{in, KvRows(in), scale, *mods, blocks, out, lse};
 
   const i64 row_items = (in.Tq + kRowsPerItem - 1) / kRowsPerItem;
   parallel_for(static_cast<i64>(in.B) * in.Hq * row_items, [&](i64 item) {

@@ -23,6 +23,13 @@
 // Layout: q [B, Hq, Tq, D], k and v [B, Hkv, Tkv, D], out [B, Hq, Tq, D], lse [B, Hq, Tq]
 // (optional: nullptr skips it), all contiguous float32 host arrays. Work is spread over
 // std::thread::hardware_concurrency() threads by (b, h, block of query rows).
+//
+// Decode and ragged batches (flexjit::ForwardOptions::kv_lens, page_table): with kv_lens,
+// sequence b has kv_lens[b] <= Tkv keys, and that length is its Tkv everywhere above (kv_idx,
+// block lists); a length of 0 leaves its rows without keys. With a page table as well, k and v
+// are pages [num_pages, page_size, Hkv, D], key j of sequence b is row j % page_size of page
+// page_table[b * max_pages + j / page_size], and Tkv must be max_pages * page_size.
+#include <cstdint>
 #include <limits>
 
 #include "ir/interpreter.hpp"
@@ -44,11 +51,14 @@ struct CpuAttentionInputs {
   int B = 1, Hq = 1, Hkv = 1, Tq = 1, Tkv = 1, D = 1;
   float scale = std::numeric_limits<float>::quiet_NaN();  // NaN: 1 / sqrt(D)
   const ir::Env* bindings = nullptr;                       // scalars and tensors; nullptr: none
+  const std::int32_t* kv_lens = nullptr;     // [B]; nullptr: Tkv keys each
+  const std::int32_t* page_table = nullptr;  // [B, max_pages], needs kv_lens; nullptr: dense k and v
+  int page_size = 0, max_pages = 0, num_pages = 0;  // of a page table
 };
 
-// Throws std::invalid_argument for bad sizes or null arrays, and std::runtime_error for a
-// binding the program cannot use (unbound, wrong dtype or rank), a capture load out of range,
-// a bad block list, or CpuBackend::Llvm without LLVM.
+// Throws std::invalid_argument for bad sizes, null arrays, or lengths and page numbers out of
+// range, and std::runtime_error for a binding the program cannot use (unbound, wrong dtype or
+// rank), a capture load out of range, a bad block list, or CpuBackend::Llvm without LLVM.
 void cpu_attention_forward(const ir::Program& p, const CpuAttentionInputs& in, float* out, float* lse,
                            CpuBackend backend = CpuBackend::Auto);
 

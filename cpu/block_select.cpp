@@ -17,7 +17,8 @@ int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 }  // namespace
 
-BlockSelection::BlockSelection(const ir::Program& p, const ir::Env* env, int B, int Hq, int Tq, int Tkv, int Hkv) {
+BlockSelection::BlockSelection(const ir::Program& p, const ir::Env* env, int B, int Hq, int Tq, int Tkv, int Hkv,
+                               const std::int32_t* kv_lens) {
   if (!p.block_indices || !env) return;
   const ir::BlockIndices& bi = *p.block_indices;
   auto it = env->tensors.find(bi.name);
@@ -28,7 +29,6 @@ BlockSelection::BlockSelection(const ir::Program& p, const ir::Env* env, int B, 
   kv_block_ = bi.kv_block;
   Hq_ = Hq;
   nq_ = ceil_div(Tq, q_block_);
-  const int nkv = ceil_div(Tkv, kv_block_);
 
   if (t.dtype != ir::DType::Int32) fail(bi.name, std::string("expected int32, bound with ") + ir::dtype_name(t.dtype));
   if (t.shape.size() != 4 || (!t.strides.empty() && t.strides.size() != 4))
@@ -54,7 +54,8 @@ BlockSelection::BlockSelection(const ir::Program& p, const ir::Env* env, int B, 
 
   lists_.resize(static_cast<std::size_t>(B) * Hq * nq_);
   const auto* base = static_cast<const char*>(t.data);
-  for (int b = 0; b < B; ++b)
+  for (int b = 0; b < B; ++b) {
+    const int nkv = ceil_div(kv_lens ? kv_lens[b] : Tkv, kv_block_);
     for (int h = 0; h < Hq; ++h)
       for (int qb = 0; qb < nq_; ++qb) {
         std::vector<int>& list = lists_[(static_cast<std::size_t>(b) * Hq + h) * nq_ + qb];
@@ -64,13 +65,15 @@ BlockSelection::BlockSelection(const ir::Program& p, const ir::Env* env, int B, 
           if (v == -1) continue;
           if (v < -1 || v >= nkv)
             fail(bi.name, "entry [" + std::to_string(b) + ", " + std::to_string(h) + ", " + std::to_string(qb) + ", " +
-                              std::to_string(k) + "] = " + std::to_string(v) + " is not a kv block (0.." +
-                              std::to_string(nkv - 1) + ") or -1");
+                              std::to_string(k) + "] = " + std::to_string(v) + " is not " +
+                              (nkv > 0 ? "a kv block (0.." + std::to_string(nkv - 1) + ") or -1"
+                                       : "-1 (sequence " + std::to_string(b) + " has no keys)"));
           list.push_back(v);
         }
         std::sort(list.begin(), list.end());
         list.erase(std::unique(list.begin(), list.end()), list.end());
       }
+  }
 }
 
 }  // namespace flexjit::cpu

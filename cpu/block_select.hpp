@@ -13,9 +13,11 @@ class BlockSelection {
  public:
   // Inactive (every key is a candidate) when p declares no BlockIndices or env does not bind
   // it. Throws std::runtime_error for a wrong dtype, rank or shape, or an entry outside
-  // [-1, ceil(Tkv / kb)). The H dimension of the tensor is Hq, or Hkv (one list per kv head,
-  // shared by its Hq / Hkv query heads; Hkv = 0 means Hq).
-  BlockSelection(const ir::Program& p, const ir::Env* env, int B, int Hq, int Tq, int Tkv, int Hkv = 0);
+  // [-1, ceil(Tkv / kb)), where Tkv is kv_lens[b] when given (each sequence its own length).
+  // The H dimension of the tensor is Hq, or Hkv (one list per kv head, shared by its Hq / Hkv
+  // query heads; Hkv = 0 means Hq).
+  BlockSelection(const ir::Program& p, const ir::Env* env, int B, int Hq, int Tq, int Tkv, int Hkv = 0,
+                 const std::int32_t* kv_lens = nullptr);
 
   bool active() const { return active_; }
   int q_block() const { return q_block_; }

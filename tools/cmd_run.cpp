@@ -22,7 +22,7 @@ namespace flexjit::tools {
 namespace {
 
 struct RunOptions {
-  std::string file, q, k, v, out, lse;
+  std::string file, q, k, v, out, lse, kv_lens, page_table;
   std::vector<std::string> binds;
   std::string dtype = "bf16";
   std::optional<float> scale;
@@ -55,12 +55,12 @@ CpuRun run_on_cpu(const Program& program, const AttentionData& d, const HostBind
   auto host = [](const std::vector<float>& x, std::vector<std::int64_t> shape) {
     return TensorView::contiguous(x.data(), f32, std::move(shape), Device::cpu());
   };
-  const ForwardOptions options{.lse = TensorView::contiguous(r.lse.data(), f32, {d.B, d.Hq, d.Tq}, Device::cpu()),
-                               .bind = bindings.cpu_bindings(),
-                               .scale = scale};
+  ForwardOptions options{.lse = TensorView::contiguous(r.lse.data(), f32, {d.B, d.Hq, d.Tq}, Device::cpu()),
+                         .bind = bindings.cpu_bindings(),
+                         .scale = scale};
+  d.add_kv_cache(options);
   const auto t0 = std::chrono::steady_clock::now();
-  attn.forward(host(d.q, {d.B, d.Hq, d.Tq, d.D}), host(d.k, {d.B, d.Hkv, d.Tkv, d.D}),
-               host(d.v, {d.B, d.Hkv, d.Tkv, d.D}),
+  attn.forward(host(d.q, {d.B, d.Hq, d.Tq, d.D}), host(d.k, d.kv_shape()), host(d.v, d.kv_shape()),
                TensorView::contiguous(r.out.data(), f32, {d.B, d.Hq, d.Tq, d.D}, Device::cpu()), options);
   r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return r;
@@ -87,7 +87,8 @@ void check_demo_sizes(const RunOptions& o) {
 }
 
 void check_output_paths(const RunOptions& o) {
-  std::vector<NamedPath> inputs = {{"the program", o.file}, {"--q", o.q}, {"--k", o.k}, {"--v", o.v}};
+  std::vector<NamedPath> inputs = {{"the program", o.file}, {"--q", o.q}, {"--k", o.k}, {"--v", o.v},
+                                   {"--kv-lens", o.kv_lens}, {"--page-table", o.page_table}};
   for (const std::string& b : o.binds)
     if (const auto eq = b.find('='); eq != std::string::npos && b.ends_with(".npy"))
       inputs.push_back({"--bind " + b.substr(0, eq), b.substr(eq + 1)});
@@ -138,7 +139,7 @@ int run(const RunOptions& o) {
   if (!o.demo && (o.q.empty() || o.k.empty() || o.v.empty() || o.out.empty()))
     throw std::runtime_error("--q, --k, --v and --out are required (or --demo for random inputs)");
   AttentionData data = o.demo ? random_attention(o.B, o.H, o.Hkv ? o.Hkv : o.H, o.T, o.Tkv ? o.Tkv : o.T, o.D, rng)
-                              : load_attention(o.q, o.k, o.v);
+                              : load_attention(o.q, o.k, o.v, o.kv_lens, o.page_table);
   HostBindings bindings = parse_bindings(program, o.binds);
   for (const Parameter& p : program.parameters()) {
     const bool scalar = p.kind != Parameter::Kind::tensor && p.kind != Parameter::Kind::block_indices;
@@ -220,6 +221,11 @@ void add_run_command(CLI::App& app, int& exit_code) {
   auto* q = cmd->add_option("--q", o->q, "queries, float16/32/64 .npy [B, Hq, Tq, D]");
   auto* k = cmd->add_option("--k", o->k, "keys, .npy [B, Hkv, Tkv, D]");
   auto* v = cmd->add_option("--v", o->v, "values, .npy [B, Hkv, Tkv, D]");
+  auto* kv_lens = cmd->add_option("--kv-lens", o->kv_lens, "keys of each sequence, integer .npy [B]");
+  auto* page_table = cmd->add_option("--page-table", o->page_table,
+                                     "pages of each sequence, integer .npy [B, max_pages_per_seq]; --k and --v are "
+                                     "then pages [num_pages, page_size, Hkv, D]")
+                         ->needs(kv_lens);
   cmd->add_option("--out", o->out, "output .npy (float32 [B, Hq, Tq, D])");
   cmd->add_option("--lse", o->lse, "log-sum-exp output .npy (float32 [B, Hq, Tq])");
   cmd->add_option("--bind", o->binds, "NAME=VALUE for a runtime scalar, NAME=FILE.npy for a captured tensor")
@@ -231,7 +237,12 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--device", o->device, "cuda or cpu (default: cuda when a GPU is found)")
       ->check(CLI::IsMember({"cuda", "cpu"}));
   add_math_option(cmd, o->math);
-  cmd->add_flag("--demo", o->demo, "random q, k, v and captured tensors, and a report")->excludes(q)->excludes(k)->excludes(v);
+  cmd->add_flag("--demo", o->demo, "random q, k, v and captured tensors, and a report")
+      ->excludes(q)
+      ->excludes(k)
+      ->excludes(v)
+      ->excludes(kv_lens)
+      ->excludes(page_table);
   cmd->add_option("--B", o->B, "--demo: batch size")->capture_default_str()->check(kAtLeastOne);
   cmd->add_option("--H", o->H, "--demo: query heads")->capture_default_str()->check(kAtLeastOne);
   cmd->add_option("--T", o->T, "--demo: sequence length")->capture_default_str()->check(kAtLeastOne);

@@ -72,8 +72,20 @@ CudaRun run_on_cuda(const Program& program, AttentionData& d, const HostBindings
     options.bind[name] = captured.back().view(t.dtype, t.shape);
   }
   const TensorView tq = q.view(dtype, {d.B, d.Hq, d.Tq, d.D});
-  const TensorView tk = k.view(dtype, {d.B, d.Hkv, d.Tkv, d.D});
-  const TensorView tv = v.view(dtype, {d.B, d.Hkv, d.Tkv, d.D});
+  const TensorView tk = k.view(dtype, d.kv_shape());
+  const TensorView tv = v.view(dtype, d.kv_shape());
+  // A KV cache: its options as device tensors (the CUDA kernels refuse them for now, naming why).
+  DeviceBuffer kv_lens, page_table;
+  if (!d.kv_lens.empty()) {
+    kv_lens = DeviceBuffer(d.kv_lens.size() * 4);
+    kv_lens.upload(d.kv_lens);
+    options.kv_lens = kv_lens.view(DType::i32, {static_cast<std::int64_t>(d.kv_lens.size())});
+  }
+  if (d.paged()) {
+    page_table = DeviceBuffer(d.page_table.size() * 4);
+    page_table.upload(d.page_table);
+    options.page_table = page_table.view(DType::i32, {d.B, d.max_pages});
+  }
   const TensorView to = out.view(dtype, {d.B, d.Hq, d.Tq, d.D});
   options.lse = lse.view(DType::f32, {d.B, d.Hq, d.Tq});
 

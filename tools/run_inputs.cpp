@@ -144,10 +144,42 @@ std::vector<std::int64_t> shape_4d(const NpyArray& a, const std::string& path, c
   return a.shape;
 }
 
+// An integer .npy file of `rank` dims as int32 values, exactly; `shape` gets its shape.
+std::vector<std::int32_t> int32_from_file(const std::string& path, const char* flag, std::size_t rank, const char* dims,
+                                          std::vector<std::int64_t>& shape) {
+  const NpyArray a = read_npy(path);
+  shape = a.shape;
+  if (a.shape.size() != rank)
+    fail(fmt::format("{} {}: expected {} dims {}, got shape ({})", flag, path, rank, dims, fmt::join(a.shape, ", ")));
+  if (a.kind != 'i' && a.kind != 'u') fail(fmt::format("{} {}: expected integers, got {}", flag, path, a.dtype_str()));
+  std::vector<std::int32_t> out(static_cast<std::size_t>(a.numel()));
+  for (std::int64_t i = 0; i < a.numel(); ++i) {
+    const std::optional<std::int64_t> x = a.integer(i);
+    if (!x || *x < std::numeric_limits<std::int32_t>::min() || *x > std::numeric_limits<std::int32_t>::max())
+      fail(fmt::format("{} {}: element {} is not an int32 value", flag, path, i));
+    out[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(*x);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string AttentionData::shape_text() const {
-  return fmt::format("B={} Hq={} Hkv={} Tq={} Tkv={} D={}", B, Hq, Hkv, Tq, Tkv, D);
+  const std::string text = fmt::format("B={} Hq={} Hkv={} Tq={} Tkv={} D={}", B, Hq, Hkv, Tq, Tkv, D);
+  if (paged()) return fmt::format("{}, {} pages of {}", text, num_pages, page_size);
+  return kv_lens.empty() ? text : text + ", kv_lens";
+}
+
+std::vector<std::int64_t> AttentionData::kv_shape() const {
+  if (paged()) return {num_pages, page_size, Hkv, D};
+  return {B, Hkv, Tkv, D};
+}
+
+void AttentionData::add_kv_cache(ForwardOptions& options) const {
+  if (!kv_lens.empty())
+    options.kv_lens = TensorView::contiguous(kv_lens.data(), DType::i32, {static_cast<std::int64_t>(kv_lens.size())},
+                                             Device::cpu());
+  if (paged()) options.page_table = TensorView::contiguous(page_table.data(), DType::i32, {B, max_pages}, Device::cpu());
 }
 
 std::string HostTensor::describe() const { return fmt::format("{}[{}]", dtype_name(dtype), fmt::join(shape, ", ")); }
@@ -158,12 +190,15 @@ std::map<std::string, Binding> HostBindings::cpu_bindings() const {
   return out;
 }
 
-AttentionData load_attention(const std::string& q_path, const std::string& k_path, const std::string& v_path) {
+AttentionData load_attention(const std::string& q_path, const std::string& k_path, const std::string& v_path,
+                             const std::string& kv_lens_path, const std::string& page_table_path) {
   const NpyArray q = read_npy(q_path), k = read_npy(k_path), v = read_npy(v_path);
   const auto qs = shape_4d(q, q_path, "q"), ks = shape_4d(k, k_path, "k"), vs = shape_4d(v, v_path, "v");
   if (ks != vs) fail(fmt::format("--k and --v: shapes ({}) and ({}) differ", fmt::join(ks, ", "), fmt::join(vs, ", ")));
-  if (qs[0] != ks[0] || qs[3] != ks[3])
-    fail(fmt::format("--q and --k: shapes ({}) and ({}) disagree on B or D", fmt::join(qs, ", "), fmt::join(ks, ", ")));
+  const bool paged = !page_table_path.empty();
+  if ((!paged && qs[0] != ks[0]) || qs[3] != ks[3])
+    fail(fmt::format("--q and --k: shapes ({}) and ({}) disagree on {}", fmt::join(qs, ", "), fmt::join(ks, ", "),
+                     paged ? "D" : "B or D"));
   AttentionData d;
   d.B = static_cast<int>(qs[0]);
   d.Hq = static_cast<int>(qs[1]);
@@ -171,6 +206,21 @@ AttentionData load_attention(const std::string& q_path, const std::string& k_pat
   d.D = static_cast<int>(qs[3]);
   d.Hkv = static_cast<int>(ks[1]);
   d.Tkv = static_cast<int>(ks[2]);
+  std::vector<std::int64_t> shape;
+  if (!kv_lens_path.empty()) d.kv_lens = int32_from_file(kv_lens_path, "--kv-lens", 1, "[B]", shape);
+  if (paged) {
+    d.page_table = int32_from_file(page_table_path, "--page-table", 2, "[B, max_pages_per_seq]", shape);
+    const std::int64_t keys = shape[1] * ks[1];
+    if (shape[0] != d.B || shape[1] < 1 || keys > std::numeric_limits<int>::max())
+      fail(fmt::format("--page-table {}: expected shape ({}, max_pages_per_seq) with 1 <= max_pages_per_seq * "
+                       "page_size < 2^31, got ({})",
+                       page_table_path, d.B, fmt::join(shape, ", ")));
+    d.num_pages = static_cast<int>(ks[0]);
+    d.page_size = static_cast<int>(ks[1]);
+    d.Hkv = static_cast<int>(ks[2]);
+    d.max_pages = static_cast<int>(shape[1]);
+    d.Tkv = static_cast<int>(keys);
+  }
   d.q = q.to_float32();
   d.k = k.to_float32();
   d.v = v.to_float32();
@@ -178,7 +228,8 @@ AttentionData load_attention(const std::string& q_path, const std::string& k_pat
 }
 
 AttentionData random_attention(int B, int Hq, int Hkv, int Tq, int Tkv, int D, std::mt19937_64& rng) {
-  AttentionData d{B, Hq, Hkv, Tq, Tkv, D, {}, {}, {}};
+  AttentionData d;
+  d.B = B, d.Hq = Hq, d.Hkv = Hkv, d.Tq = Tq, d.Tkv = Tkv, d.D = D;
   fill_normal(d.q, static_cast<std::size_t>(B) * Hq * Tq * D, rng);
   fill_normal(d.k, static_cast<std::size_t>(B) * Hkv * Tkv * D, rng);
   fill_normal(d.v, static_cast<std::size_t>(B) * Hkv * Tkv * D, rng);

@@ -15,8 +15,16 @@ namespace flexjit::tools {
 
 struct AttentionData {
   int B = 1, Hq = 1, Hkv = 1, Tq = 1, Tkv = 1, D = 64;
-  std::vector<float> q, k, v;  // contiguous [B, H, T, D]
+  std::vector<float> q, k, v;  // contiguous: q [B, Hq, Tq, D], k and v kv_shape()
+  // --kv-lens [B] and --page-table [B, max_pages] (empty when not given). With a page table, k
+  // and v are pages [num_pages, page_size, Hkv, D] and Tkv = max_pages * page_size.
+  std::vector<std::int32_t> kv_lens, page_table;
+  int num_pages = 0, page_size = 0, max_pages = 0;
+  bool paged() const { return !page_table.empty(); }
+  std::vector<std::int64_t> kv_shape() const;  // [B, Hkv, Tkv, D] or [num_pages, page_size, Hkv, D]
   std::string shape_text() const;  // "B=1 Hq=8 Hkv=8 Tq=1024 Tkv=1024 D=128"
+  // The KV cache options of a forward call on host views of kv_lens and page_table.
+  void add_kv_cache(ForwardOptions& options) const;
 };
 
 // A host tensor in a declared dtype (bytes of that dtype, contiguous).
@@ -36,8 +44,12 @@ struct HostBindings {
   std::map<std::string, Binding> cpu_bindings() const;
 };
 
-// q, k, v from .npy files: float16/32/64, 4-D [B, H, T, D], consistent with each other.
-AttentionData load_attention(const std::string& q, const std::string& k, const std::string& v);
+// q, k, v from .npy files: float16/32/64, 4-D [B, H, T, D] (k and v [num_pages, page_size, Hkv, D]
+// with a page table), consistent with each other. kv_lens and page_table (either may be empty):
+// integer .npy files, [B] and [B, max_pages], converted to int32 exactly; the forward call checks
+// their values.
+AttentionData load_attention(const std::string& q, const std::string& k, const std::string& v,
+                             const std::string& kv_lens = "", const std::string& page_table = "");
 
 // Normal(0, 1) inputs of the given sizes.
 AttentionData random_attention(int B, int Hq, int Hkv, int Tq, int Tkv, int D, std::mt19937_64& rng);

@@ -84,6 +84,21 @@ struct ForwardOptions {
   // captured tensors). Without one such a kernel still runs correctly, but visits every tile of
   // its kv range and evaluates the mask on each. cpu kernels take none.
   const BlockMask* block_mask = nullptr;
+
+  // A KV cache of sequences with lengths of their own (decode, ragged batches). cpu kernels only
+  // for now: a CUDA kernel given either throws flexjit::UnsupportedError.
+  // kv_lens: int32 [B], the number of keys of each sequence (0: its rows see no key, out = 0
+  //   and lse = -inf, or the sink's value when the program has one).
+  //   Alone, k and v keep their shape [B, Hkv, Tkv, D] and sequence b uses its first kv_lens[b]
+  //   keys (kv_lens[b] <= Tkv).
+  // page_table (needs kv_lens): int32 [B, max_pages_per_seq]; k and v are then pages,
+  //   [num_pages, page_size, Hkv, D] (vLLM's layout; page_size a multiple of 16 in [16, 256]), and
+  //   key j of sequence b is row j % page_size of page page_table[b, j / page_size]. Entries past
+  //   a sequence's length are never read.
+  // Either way the mods see positions within the sequence: 0 <= kv_idx < kv_lens[b] (the
+  // sequence's Tkv), and q_idx is the row of q, 0 <= q_idx < Tq.
+  std::optional<TensorView> kv_lens{};
+  std::optional<TensorView> page_table{};
 };
 
 // Options of Kernel::build_block_mask: the same bindings a forward call gets (the mask reads

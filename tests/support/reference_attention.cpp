@@ -36,26 +36,36 @@ bool listed(const ir::Program& p, const ir::Env& env, int Hq, int b, int h, int 
   return false;
 }
 
+// Where key (or value) j of sequence b, kv head kvh starts in `base`.
+const float* kv_row(const ReferenceInputs& in, const float* base, int b, int kvh, int j) {
+  std::size_t at = (static_cast<std::size_t>(b) * in.Hkv + kvh) * in.Tkv + j;
+  if (in.page_table) {
+    const std::int32_t page = in.page_table[static_cast<std::size_t>(b) * in.max_pages + j / in.page_size];
+    at = (static_cast<std::size_t>(page) * in.page_size + j % in.page_size) * in.Hkv + kvh;
+  }
+  return base + at * in.D;
+}
+
 void reference_row(const ir::Program& p, const ReferenceInputs& in, int b, int h, int i, std::vector<double>& s,
                    ReferenceOutputs& r) {
   const int kvh = h / (in.Hq / in.Hkv);
   const std::size_t row = (static_cast<std::size_t>(b) * in.Hq + h) * in.Tq + i;
   const float* qi = in.q + row * in.D;
-  const float* kb = in.k + (static_cast<std::size_t>(b) * in.Hkv + kvh) * in.Tkv * in.D;
-  const float* vb = in.v + (static_cast<std::size_t>(b) * in.Hkv + kvh) * in.Tkv * in.D;
+  const int n = in.kv_lens ? in.kv_lens[b] : in.Tkv;
+  s.resize(static_cast<std::size_t>(n));
   static const ir::Env kNone;
   const ir::Env& env = in.env ? *in.env : kNone;
 
   double m = kNegInf;
   int visible = 0;
   bool nan = false;  // a visible key's score is NaN
-  for (int j = 0; j < in.Tkv; ++j) {
+  for (int j = 0; j < n; ++j) {
     s[j] = kNegInf;
     if (!listed(p, env, in.Hq, b, h, i, j)) continue;
     if (!ir::eval_mask(p, env, b, h, i, j)) continue;
     ++visible;
     double dot = 0;
-    const float* kj = kb + static_cast<std::size_t>(j) * in.D;
+    const float* kj = kv_row(in, in.k, b, kvh, j);
     for (int d = 0; d < in.D; ++d) dot += static_cast<double>(qi[d]) * kj[d];
     double x = in.scale * dot;
     if (p.score_mod) x = ir::eval_score(p, env, b, h, i, j, static_cast<float>(x));
@@ -78,11 +88,11 @@ void reference_row(const ir::Program& p, const ReferenceInputs& in, int b, int h
     return;
   }
   double l = sink == kNegInf ? 0.0 : std::exp(sink - m);
-  for (int j = 0; j < in.Tkv; ++j) {
+  for (int j = 0; j < n; ++j) {
     if (s[j] == kNegInf) continue;
     const double w = std::exp(s[j] - m);
     l += w;
-    const float* vj = vb + static_cast<std::size_t>(j) * in.D;
+    const float* vj = kv_row(in, in.v, b, kvh, j);
     for (int d = 0; d < in.D; ++d) out[d] += w * vj[d];
   }
   for (int d = 0; d < in.D; ++d) out[d] /= l;

@@ -9,6 +9,10 @@
 // the kernels do). Block-sparse programs see only keys of the kv blocks listed for the row's query
 // block. A row with no visible key and no sink: out = 0, lse = -inf. A row with a NaN score on a
 // visible key, or a NaN sink: out and lse NaN, as PyTorch's softmax gives.
+//
+// A KV cache (flexjit::ForwardOptions::kv_lens, page_table): sequence b has kv_lens[b] keys,
+// j = 0..kv_lens[b]-1 in the formulas; with a page table, key j of sequence b is row j % page_size
+// of page page_table[b * max_pages + j / page_size] of k and v ([num_pages, page_size, Hkv, D]).
 #pragma once
 
 #include <cstdint>
@@ -21,11 +25,14 @@ namespace flexjit::test {
 
 struct ReferenceInputs {
   const float* q = nullptr;  // [B, Hq, Tq, D] contiguous
-  const float* k = nullptr;  // [B, Hkv, Tkv, D]
-  const float* v = nullptr;  // [B, Hkv, Tkv, D]
+  const float* k = nullptr;  // [B, Hkv, Tkv, D], or pages [num_pages, page_size, Hkv, D]
+  const float* v = nullptr;  // the same
   int B = 1, Hq = 1, Hkv = 1, Tq = 1, Tkv = 1, D = 1;
   double scale = 1.0;
   const ir::Env* env = nullptr;  // scalars and host tensors (nullptr: none)
+  const std::int32_t* kv_lens = nullptr;     // [B]; nullptr: Tkv keys each
+  const std::int32_t* page_table = nullptr;  // [B, max_pages]; nullptr: k and v are [B, Hkv, Tkv, D]
+  int page_size = 0, max_pages = 0;
 };
 
 struct ReferenceOutputs {
