@@ -361,7 +361,7 @@ class Lowerer {
       int rank = positive_int(*sub->indices[1], "the rank of a Tensor", 0, 8);
       ir::Capture cap{a.target, *dtype, rank, a.target_pos};
       program_.captures.push_back(cap);
-      globals_->names[a.target] = Value{TensorValue{cap}};
+      globals_->names[a.target] = Value{TensorValue{cap, {}, rank == 0 ? element_of(cap, a.target_pos) : ir::Expr()}};
       declared_at_[a.target] = {"captured tensor", a.target_pos.line};
       return;
     }
@@ -704,10 +704,6 @@ class Lowerer {
 
   static std::string unread_tensor_message(const TensorValue& t) {
     const ir::Capture& cap = t.capture;
-    if (cap.rank == 0)
-      return fmt::format("tensor '{}' has rank 0, and a tensor is read by indexing it; declare '{}: int' or '{}: "
-                         "float' (a runtime scalar) to pass one number",
-                         cap.name, cap.name, cap.name);
     if (!t.prefix.empty())
       return fmt::format("tensor '{}' has rank {} but is indexed with {} ind{}", cap.name, cap.rank, t.prefix.size(),
                          t.prefix.size() == 1 ? "ex" : "ices");
@@ -715,11 +711,16 @@ class Lowerer {
     return fmt::format("tensor '{}' must be indexed, e.g. {}[{}]", cap.name, cap.name, example.substr(0, 3 * cap.rank - 2));
   }
 
+  // The one element of a rank-0 capture: always in range, since the tensor has exactly one.
+  static ir::Expr element_of(const ir::Capture& cap, SourcePos pos) { return ir::Load::make(cap.name, cap.dtype, {}, pos); }
+
   // Methods PyTorch code calls on a captured tensor: moving or laying it out changes nothing
-  // here, and its rank is known.
+  // here, and its rank is known. A rank-0 tensor converted to a dtype (`offset.to(torch.float32)`)
+  // is the number converted.
   std::optional<Value> tensor_method(const TensorValue& t, const std::string& name, const ast::Call& call, SourcePos pos,
                                      const ScopePtr& scope) {
     static const std::set<std::string> unchanged = {"contiguous", "cuda", "cpu", "to", "detach", "clone"};
+    if (t.number && name == "to" && names_dtype(call, scope)) return std::nullopt;
     if (unchanged.count(name)) return Value{t};
     if (name == "dim") {
       if (!call.args.empty() || !call.keywords.empty()) fail(pos, "dim() takes no arguments");
@@ -734,6 +735,17 @@ class Lowerer {
       return shape_value(t, constant_int(dim, scope, "the dimension of size()"), dim.pos);
     }
     return std::nullopt;
+  }
+
+  // Whether `x.to(arg)` converts to a dtype (rather than moving to a device, which names may spell
+  // that mean nothing here: `q.device`).
+  bool names_dtype(const ast::Call& call, const ScopePtr& scope) {
+    if (call.args.size() != 1 || !call.keywords.empty()) return false;
+    try {
+      return std::holds_alternative<DTypeValue>(eval(*call.args[0], scope).v);
+    } catch (const dsl::CompileError&) {
+      return false;
+    }
   }
 
   std::int64_t constant_int(const ast::Expr& e, const ScopePtr& scope, const std::string& what) {
@@ -995,7 +1007,11 @@ class Lowerer {
   Value eval_node(const ast::UnsupportedExpr& n, const ast::Expr& e, const ScopePtr&) {
     fail(e.pos, fmt::format("{} are not supported", n.what));
   }
-  Value eval_node(const ast::Name& n, const ast::Expr& e, const ScopePtr& scope) { return lookup(n.id, e.pos, scope); }
+  Value eval_node(const ast::Name& n, const ast::Expr& e, const ScopePtr& scope) {
+    Value v = lookup(n.id, e.pos, scope);
+    if (auto t = std::get_if<TensorValue>(&v.v); t && t->number) t->number = element_of(t->capture, e.pos);  // read here
+    return v;
+  }
 
   Value eval_node(const ast::Attribute& n, const ast::Expr& e, const ScopePtr& scope) {
     Value base = eval(*n.value, scope);
@@ -1003,7 +1019,7 @@ class Lowerer {
     if (auto t = std::get_if<TensorValue>(&base.v)) {
       if (n.attr == "ndim") return ir_value(ir::IntImm::make(t->capture.rank - static_cast<std::int64_t>(t->prefix.size()), e.pos));
       if (n.attr == "shape") return shape_tuple(*t, e.pos);
-      if (find_method(n.attr)) fail(n.attr_pos, unread_tensor_message(*t));  // offset.item(), table.abs()
+      if (find_method(n.attr) && !t->number) fail(n.attr_pos, unread_tensor_message(*t));  // table.abs()
     }
     if (auto x = base.expr()) {
       if (auto fn = find_method(n.attr)) return Value{BuiltinValue{*fn, n.attr, std::make_shared<const ir::Expr>(*x)}};

@@ -71,6 +71,9 @@ struct MaskCombinator {  // and_masks(m1, m2, ...) / or_masks(...): a callable m
 struct TensorValue {
   ir::Capture capture;
   std::vector<ir::Expr> prefix;  // indices given so far, one axis at a time: table[h][q_idx]
+  // A rank-0 tensor is also a number, as in PyTorch: the load of its one element, made where the
+  // name is read (null for a tensor with axes left to index).
+  ir::Expr number{};
 };
 
 struct BlockIndicesValue {
@@ -84,7 +87,12 @@ struct Value {
                TensorValue, BlockIndicesValue, NoneValue, NamedOnlyValue, DTypeValue, StringValue,
                std::shared_ptr<const TupleValue>, std::shared_ptr<const PartialValue>>
       v;
-  const ir::Expr* expr() const { return std::get_if<ir::Expr>(&v); }
+  // The number this value is: an expression, or a rank-0 tensor's element.
+  const ir::Expr* expr() const {
+    if (auto e = std::get_if<ir::Expr>(&v)) return e;
+    auto t = std::get_if<TensorValue>(&v);
+    return t && t->number ? &t->number : nullptr;
+  }
   const TupleValue* tuple() const {
     auto t = std::get_if<std::shared_ptr<const TupleValue>>(&v);
     return t ? t->get() : nullptr;
