@@ -74,6 +74,7 @@ class ValueEmitter {
       return vars_(*n);
     }
     if (auto n = e.as<ir::Load>()) {
+      if (n->indices.empty()) return load_expr(*n, "0", vars_);  // a rank-0 tensor's one element
       std::string offset;
       for (std::size_t d = 0; d < n->indices.size(); ++d) {
         std::string term = fmt::format("{} * p.c_{}_stride{}", emit(n->indices[d]), n->tensor, d);
@@ -274,6 +275,7 @@ class BoundsEmitter {
     if (auto n = e.as<ir::Var>()) return var(*n);
     if (auto n = e.as<ir::Load>()) {
       if (loads_ == BoundsLoads::ReadBoxes) {
+        if (n->indices.empty()) return fmt::format("flexjit::iv_point({})", load_expr(*n, "0", vars_));  // one element
         if (const char* element = int_element(n->dtype))
           return fmt::format("flexjit::warp_box_range<{}, {}>({}, {})", element, n->indices.size(), box_args(*n),
                              dtype_range(n->dtype));
@@ -331,6 +333,8 @@ class BoundsEmitter {
     if (auto n = e.as<ir::BoolImm>()) return fmt::format("flexjit::bi_const({})", n->value ? "true" : "false");
     if (auto n = e.as<ir::Var>()) return var(*n);
     if (auto n = e.as<ir::Load>()) {
+      if (loads_ == BoundsLoads::ReadBoxes && n->dtype == ir::DType::Bool && n->indices.empty())
+        return fmt::format("flexjit::bi_const({})", load_expr(*n, "0", vars_));  // one element
       if (loads_ == BoundsLoads::ReadBoxes && n->dtype == ir::DType::Bool)
         return fmt::format("flexjit::warp_box_bool<{}>({})", n->indices.size(), box_args(*n));
       return "flexjit::bi_unknown()";

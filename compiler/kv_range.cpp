@@ -205,9 +205,11 @@ class Solver {
     if (auto n = e.as<ir::Select>()) {  // (c && t) || (!c && f)
       return hull(meet(solve(n->cond, false), solve(n->t, neg)), meet(solve(n->cond, true), solve(n->f, neg)));
     }
-    if (auto n = e.as<ir::Var>(); n && n->var_kind == ir::VarKind::Scalar)  // a bool runtime scalar
-      return all_or_nothing(neg ? ir::Unary::make(ir::UnaryOp::Not, e) : e);
-    return unbounded();  // Bool loads
+    // A bool runtime scalar, or a bool element read per (b, h) (`bidirectional[h]`).
+    const bool per_tile_bool = e.as<ir::Var>() ? e.as<ir::Var>()->var_kind == ir::VarKind::Scalar
+                                               : e.as<ir::Load>() && !mentions_q_(e) && invariant(e);
+    if (per_tile_bool) return all_or_nothing(neg ? ir::Unary::make(ir::UnaryOp::Not, e) : e);
+    return unbounded();  // Bool loads at query or key positions
   }
 
   Range solve_compare(CompareOp op, const Expr& a, const Expr& b) {
@@ -240,7 +242,7 @@ class Solver {
   // of the mask decides: `(q_idx < 5) | (q_idx >= kv_idx)` is causal for tiles past row 4.
   Range kv_free_atom(CompareOp op, const Expr& a, const Expr& b) {
     auto ia = invariant(a), ib = invariant(b);
-    if (!ia || !ib) return unbounded();  // reads a tensor: the kernel may not read it per tile
+    if (!ia || !ib) return unbounded();  // reads a tensor at a query position: not one value per tile
     const Expr a_min = extreme(*ia, false), a_max = extreme(*ia, true);
     const Expr b_min = extreme(*ib, false), b_max = extreme(*ib, true);
     if (!a_min || !a_max || !b_min || !b_max) return unbounded();
@@ -279,6 +281,8 @@ class Solver {
     const auto* fb = b.as<ir::FloatImm>();
     if (x && fb) return int_against_constant(op, neg, x, fb->value);
     if (y && fa) return int_against_constant(mirror(op), neg, y, fa->value);
+    if (x && !y) return int_against_tile_float(op, neg, x, b);
+    if (y && !x) return int_against_tile_float(mirror(op), neg, y, a);
     if (!x || !y) return unbounded();
     const CompareOp o = neg ? negate(op) : op;  // converted Ints are never NaN
     const Expr exact_side = !mentions_kv_(y) ? y : !mentions_kv_(x) ? x : Expr();
@@ -297,6 +301,30 @@ class Solver {
     if (s->lo) r = meet(r, solve_compare(CompareOp::GE, x, mk_int(*s->lo)));
     if (s->hi) r = meet(r, solve_compare(CompareOp::LT, x, mk_int(*s->hi)));
     return r;
+  }
+
+  // float(x) op f, f a float known per tile (a float scalar, an element read per (b, h), float(w) *
+  // 1.0): where |f| <= kExactIntInFloat, floor(f) and ceil(f) convert exactly and so do their
+  // neighbours, and the conversion is monotone, so the atom holds for the Ints on one side of
+  // them. Elsewhere (NaN, inf, larger) every key. f is never NaN where the guard holds, so the
+  // atom's negation is the negated comparison there.
+  Range int_against_tile_float(CompareOp op, bool neg, const Expr& x, const Expr& f) {
+    if (mentions_q_(f) || !invariant(f)) return unbounded();
+    const Expr ceil = ir::Call::make(ir::Intrinsic::CeilToInt, {f});
+    const Expr floor = ir::Call::make(ir::Intrinsic::FloorToInt, {f});
+    Range r;
+    switch (neg ? negate(op) : op) {
+      case CompareOp::LT: r = solve_compare(CompareOp::LT, x, ceil); break;
+      case CompareOp::LE: r = solve_compare(CompareOp::LE, x, floor); break;
+      case CompareOp::GT: r = solve_compare(CompareOp::GT, x, floor); break;
+      case CompareOp::GE: r = solve_compare(CompareOp::GE, x, ceil); break;
+      case CompareOp::EQ: r = meet(solve_compare(CompareOp::GE, x, ceil), solve_compare(CompareOp::LE, x, floor)); break;
+      case CompareOp::NE: return unbounded();
+    }
+    const double limit = static_cast<double>(kExactIntInFloat);
+    const Expr small = ir::Binary::make(BinaryOp::And, ir::Compare::make(CompareOp::GE, f, ir::FloatImm::make(-limit)),
+                                        ir::Compare::make(CompareOp::LE, f, ir::FloatImm::make(limit)));
+    return guarded(small, r);
   }
 
   // Whether |y| <= kExactIntInFloat for every query of the tile (null when that cannot be told).
@@ -517,20 +545,22 @@ class Solver {
     return std::nullopt;
   }
 
-  // e itself when it reads neither kv_idx nor a tensor: a pure expression the kernel may
-  // evaluate unconditionally per tile.
+  // e itself when it reads neither kv_idx nor a tensor at a query position: an expression the
+  // kernel may evaluate unconditionally per tile. Its loads are indexed by b, h, runtime scalars
+  // and constants (prefix_len[b], a rank-0 tensor), so they are in range by the caller's contract
+  // (docs/language.md: every index the mods can compute for the call's b and h).
   std::optional<Expr> invariant(const Expr& e) {
     if (auto it = invariants_.find(e.get()); it != invariants_.end()) return it->second.second;
     std::optional<Expr> r;
-    if (!mentions_kv_(e) && !reads_tensor(e)) r = e;
+    if (!mentions_kv_(e) && !reads_at_query(e)) r = e;
     invariants_.emplace(e.get(), std::make_pair(e, r));
     return r;
   }
 
-  bool reads_tensor(const Expr& e) {
+  bool reads_at_query(const Expr& e) {
     if (auto it = loads_.find(e.get()); it != loads_.end()) return it->second.second;
-    bool r = e.as<ir::Load>() != nullptr;
-    for (const Expr& k : ir::children(e)) r = r || reads_tensor(k);
+    bool r = e.as<ir::Load>() && mentions_q_(e);
+    for (const Expr& k : ir::children(e)) r = r || reads_at_query(k);
     loads_.emplace(e.get(), std::make_pair(e, r));
     return r;
   }

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <map>
 #include <set>
 
 #include "compiler/activations.hpp"
@@ -21,6 +22,23 @@ namespace flexjit::compiler {
 namespace ast = dsl::ast;
 using dsl::SourcePos;
 using ir::Type;
+
+ScopePtr make_scope(Scope initial) {
+  thread_local std::vector<Scope*> unreferenced;
+  thread_local bool freeing = false;
+  auto free_later = [](Scope* s) {
+    unreferenced.push_back(s);
+    if (freeing) return;  // an enclosing call's loop frees it
+    freeing = true;
+    while (!unreferenced.empty()) {
+      Scope* next = unreferenced.back();
+      unreferenced.pop_back();
+      delete next;  // may drop the last reference to more scopes: they join the list
+    }
+    freeing = false;
+  };
+  return ScopePtr(new Scope(std::move(initial)), free_later);
+}
 
 std::string describe(const Value& v) {
   if (auto e = v.expr()) return fmt::format("a value of type {}", ir::type_name(e->type()));
@@ -48,21 +66,23 @@ namespace {
 
 constexpr int kMaxInlineDepth = 64;
 
+thread_local std::uint64_t searched = 0;  // scopes_searched()
+
 Value ir_value(ir::Expr e) { return Value{std::move(e)}; }
 
 // Names a function body binds anywhere (not inside nested defs): Python makes them local.
-void collect_locals(const ast::Block& block, std::vector<std::string>& out) {
+void collect_locals(const ast::Block& block, std::set<std::string>& out) {
   for (const auto& s : block) {
     std::visit(
         [&](const auto& n) {
           using T = std::decay_t<decltype(n)>;
           if constexpr (std::is_same_v<T, ast::Assign> || std::is_same_v<T, ast::AnnAssign> ||
                         std::is_same_v<T, ast::AugAssign>) {
-            out.push_back(n.target);
+            out.insert(n.target);
           } else if constexpr (std::is_same_v<T, ast::TupleAssign>) {
-            for (const auto& target : n.targets) out.push_back(target.first);
+            for (const auto& target : n.targets) out.insert(target.first);
           } else if constexpr (std::is_same_v<T, ast::FunctionDef>) {
-            out.push_back(n.name);
+            out.insert(n.name);
           } else if constexpr (std::is_same_v<T, ast::If>) {
             collect_locals(n.body, out);
             collect_locals(n.orelse, out);
@@ -125,7 +145,7 @@ std::string param_list(const ModSignature& sig) {
 
 class Lowerer {
  public:
-  explicit Lowerer(const dsl::SourceFile& file) : file_(file), globals_(std::make_shared<Scope>()) {}
+  explicit Lowerer(const dsl::SourceFile& file) : file_(file), globals_(make_scope()) {}
   // Top-level functions close over the module scope that holds them: a reference cycle, broken
   // here (also when lowering stops at an error).
   ~Lowerer() { globals_->names.clear(); }
@@ -168,7 +188,7 @@ class Lowerer {
   void define_global(const std::string& name, SourcePos pos, Value v) {
     if (auto it = declared_at_.find(name); it != declared_at_.end())
       fail(pos, fmt::format("'{}' is already declared as a {} on line {}", name, it->second.first, it->second.second));
-    globals_->names[name] = std::move(v);
+    globals_->names.set(name, std::move(v));
   }
 
   void top(const ast::FunctionDef& f, SourcePos pos) {
@@ -188,9 +208,9 @@ class Lowerer {
   void top(const ast::AugAssign& a, SourcePos) {
     Value cur = lookup(a.target, a.target_pos, globals_);
     Value rhs = eval(*a.value, globals_);
-    globals_->names[a.target] =
-        ir_value(python_binary(a.op, require_ir(cur, a.target_pos, "operand"), require_ir(rhs, a.value->pos, "operand"),
-                               a.target_pos, errors()));
+    const ir::Expr value = python_binary(a.op, require_ir(cur, a.target_pos, "operand"),
+                                         require_ir(rhs, a.value->pos, "operand"), a.target_pos, errors());
+    globals_->names.set(a.target, ir_value(value));
   }
   void top(const ast::Return&, SourcePos pos) { fail(pos, "'return' outside function"); }
   void top(const ast::If&, SourcePos pos) {
@@ -206,11 +226,11 @@ class Lowerer {
     auto ns = find_module(im.module);
     if (!ns) fail(im.module_pos, unknown_module_message(im.module));
     if (!im.alias.empty()) {
-      globals_->names[im.alias] = Value{ModuleValue{*ns, im.alias}};
+      globals_->names.set(im.alias, Value{ModuleValue{*ns, im.alias}});
       return;
     }
     const std::string first = im.module.substr(0, im.module.find('.'));
-    globals_->names[first] = Value{ModuleValue{*find_module(first), first}};
+    globals_->names.set(first, Value{ModuleValue{*find_module(first), first}});
   }
   // `from m import a as b` binds exactly what `m.a` means.
   void top(const ast::ImportFrom& im, SourcePos pos) {
@@ -219,10 +239,12 @@ class Lowerer {
     if (im.names.empty()) {
       if (*ns == Namespace::Typing || *ns == Namespace::Future)
         fail(pos, fmt::format("'from {} import *' is not supported; import the names the program uses", im.module));
-      for (const auto& name : star_names(*ns)) globals_->names[name] = member(ModuleValue{*ns, im.module}, name, pos, pos);
+      for (const auto& name : star_names(*ns))
+        globals_->names.set(name, member(ModuleValue{*ns, im.module}, name, pos, pos));
     }
     for (const auto& n : im.names)
-      globals_->names[n.alias.empty() ? n.name : n.alias] = member(ModuleValue{*ns, im.module}, n.name, n.pos, n.pos);
+      globals_->names.set(n.alias.empty() ? n.name : n.alias,
+                          member(ModuleValue{*ns, im.module}, n.name, n.pos, n.pos));
   }
   static std::string unknown_module_message(const std::string& module) {
     return fmt::format("module '{}' has no meaning inside a kernel; a program may import only math, torch, "
@@ -336,12 +358,12 @@ class Lowerer {
 
   // `x: int`, `t: Tensor[int32, 1]`, `sel: BlockIndices[64, 64]`
   void declare(const ast::AnnAssign& a) {
-    if (globals_->names.count(a.target) || declared_at_.count(a.target))
+    if (globals_->names.contains(a.target) || declared_at_.count(a.target))
       fail(a.target_pos, fmt::format("'{}' is already defined", a.target));
     const ast::Expr& ann = *a.annotation;
     if (auto t = annotation_scalar_type(ann)) {
       program_.scalars.push_back({a.target, *t, a.target_pos});
-      globals_->names[a.target] = ir_value(ir::Var::make(a.target, *t, ir::VarKind::Scalar, a.target_pos));
+      globals_->names.set(a.target, ir_value(ir::Var::make(a.target, *t, ir::VarKind::Scalar, a.target_pos)));
       declared_at_[a.target] = {"runtime scalar", a.target_pos.line};
       return;
     }
@@ -361,7 +383,7 @@ class Lowerer {
       int rank = positive_int(*sub->indices[1], "the rank of a Tensor", 0, 8);
       ir::Capture cap{a.target, *dtype, rank, a.target_pos};
       program_.captures.push_back(cap);
-      globals_->names[a.target] = Value{TensorValue{cap}};
+      globals_->names.set(a.target, Value{TensorValue{cap, {}, rank == 0 ? element_of(cap, a.target_pos) : ir::Expr()}});
       declared_at_[a.target] = {"captured tensor", a.target_pos.line};
       return;
     }
@@ -376,7 +398,7 @@ class Lowerer {
       for (auto [v, e] : {std::pair{qb, sub->indices[0]}, std::pair{kb, sub->indices[1]}})
         if (v % 16 != 0) fail(e->pos, fmt::format("block sizes must be multiples of 16, got {}", v));
       program_.block_indices = ir::BlockIndices{a.target, qb, kb, a.target_pos};
-      globals_->names[a.target] = Value{BlockIndicesValue{a.target}};
+      globals_->names.set(a.target, Value{BlockIndicesValue{a.target}});
       declared_at_[a.target] = {"block index list", a.target_pos.line};
       return;
     }
@@ -410,9 +432,9 @@ class Lowerer {
 
   void lower_mod(const ModSignature& sig) {
     const char* name = ir::mod_name(sig.kind);
-    auto it = globals_->names.find(name);
-    if (it == globals_->names.end()) return;
-    const Value& fn = it->second;
+    const Value* found = globals_->names.find(name);
+    if (!found) return;
+    const Value& fn = *found;
     SourcePos def_pos = position_of(fn);
     if (!fn.callable()) fail(def_pos, fmt::format("{} must be a function, got {}", name, describe(fn)));
 
@@ -466,7 +488,7 @@ class Lowerer {
     const ast::Expr& head = std::holds_alternative<ast::Subscript>(ann.node) ? *std::get<ast::Subscript>(ann.node).value : ann;
     // `Tensor`, like the `Tensor[dtype, rank]` of declarations, needs no import.
     if (const auto* n = std::get_if<ast::Name>(&head.node);
-        n && !globals_->names.count(n->id) && find_named_only(Namespace::Torch, n->id) == NameKind::TensorType)
+        n && !globals_->names.contains(n->id) && find_named_only(Namespace::Torch, n->id) == NameKind::TensorType)
       return;
     Value v = eval(head, globals_);
     auto named = std::get_if<NamedOnlyValue>(&v.v);
@@ -534,13 +556,14 @@ class Lowerer {
     if (args.size() > params.size())
       fail(pos, fmt::format("{} takes {} positional argument{} but {} {} given", fname, params.size(),
                             params.size() == 1 ? "" : "s", args.size(), args.size() == 1 ? "was" : "were"));
-    auto frame = std::make_shared<Scope>();
+    ScopePtr frame = make_scope();
     frame->parent = f.closure;
-    frame->is_frame = true;
-    if (f.body) collect_locals(*f.body, frame->frame_locals);
+    auto locals = std::make_shared<std::set<std::string>>();
+    if (f.body) collect_locals(*f.body, *locals);
+    frame->frame_locals = std::move(locals);
     std::vector<bool> bound(params.size(), false);
     for (std::size_t i = 0; i < args.size(); ++i) {
-      frame->names[params[i].name] = std::move(args[i]);
+      frame->names.set(params[i].name, std::move(args[i]));
       bound[i] = true;
     }
     for (auto& [kw, v] : kwargs) {
@@ -549,13 +572,13 @@ class Lowerer {
       if (it == params.end()) fail(kw.pos, fmt::format("{} got an unexpected keyword argument '{}'", fname, kw.name));
       std::size_t i = it - params.begin();
       if (bound[i]) fail(kw.pos, fmt::format("{} got multiple values for argument '{}'", fname, kw.name));
-      frame->names[kw.name] = std::move(v);
+      frame->names.set(kw.name, std::move(v));
       bound[i] = true;
     }
     std::vector<std::string> missing;
     for (std::size_t i = 0; i < params.size(); ++i) {
       if (bound[i]) continue;
-      if (params[i].default_value) frame->names[params[i].name] = eval(*params[i].default_value, f.closure);
+      if (params[i].default_value) frame->names.set(params[i].name, eval(*params[i].default_value, f.closure));
       else missing.push_back("'" + params[i].name + "'");
     }
     if (!missing.empty()) {
@@ -606,19 +629,13 @@ class Lowerer {
     const Rest* next;
   };
 
-  // Binds a name in the scope that follows `scope`. A link that nothing else holds (no closure
-  // captured it, no branch still runs from it) is updated in place: a run of assignments is one
-  // map, not a chain of one link per statement that every name lookup walks (which made 100,000
-  // statements quadratic). A frame is never updated in place: it marks the function's locals.
+  // Binds a name in the scope that follows `scope`. A scope that something else holds (a closure
+  // captured it, a branch still runs from it) is copied first, which shares its names: a chain
+  // link per binding instead made every name lookup walk one link per closure made before it
+  // (quadratic in a run of `f = lambda: 0`).
   static void bind(ScopePtr& scope, const std::string& name, Value v) {
-    if (scope.use_count() == 1 && !scope->is_frame) {
-      scope->names[name] = std::move(v);
-      return;
-    }
-    auto s = std::make_shared<Scope>();
-    s->parent = std::move(scope);
-    s->names[name] = std::move(v);
-    scope = std::move(s);
+    if (scope.use_count() != 1) scope = make_scope(*scope);
+    scope->names.set(name, std::move(v));
   }
 
   // Runs statements [i, end) of block, then the rest; returns the returned value, or nothing
@@ -704,10 +721,6 @@ class Lowerer {
 
   static std::string unread_tensor_message(const TensorValue& t) {
     const ir::Capture& cap = t.capture;
-    if (cap.rank == 0)
-      return fmt::format("tensor '{}' has rank 0, and a tensor is read by indexing it; declare '{}: int' or '{}: "
-                         "float' (a runtime scalar) to pass one number",
-                         cap.name, cap.name, cap.name);
     if (!t.prefix.empty())
       return fmt::format("tensor '{}' has rank {} but is indexed with {} ind{}", cap.name, cap.rank, t.prefix.size(),
                          t.prefix.size() == 1 ? "ex" : "ices");
@@ -715,11 +728,16 @@ class Lowerer {
     return fmt::format("tensor '{}' must be indexed, e.g. {}[{}]", cap.name, cap.name, example.substr(0, 3 * cap.rank - 2));
   }
 
+  // The one element of a rank-0 capture: always in range, since the tensor has exactly one.
+  static ir::Expr element_of(const ir::Capture& cap, SourcePos pos) { return ir::Load::make(cap.name, cap.dtype, {}, pos); }
+
   // Methods PyTorch code calls on a captured tensor: moving or laying it out changes nothing
-  // here, and its rank is known.
+  // here, and its rank is known. A rank-0 tensor converted to a dtype (`offset.to(torch.float32)`)
+  // is the number converted.
   std::optional<Value> tensor_method(const TensorValue& t, const std::string& name, const ast::Call& call, SourcePos pos,
                                      const ScopePtr& scope) {
     static const std::set<std::string> unchanged = {"contiguous", "cuda", "cpu", "to", "detach", "clone"};
+    if (t.number && name == "to" && names_dtype(call, scope)) return std::nullopt;
     if (unchanged.count(name)) return Value{t};
     if (name == "dim") {
       if (!call.args.empty() || !call.keywords.empty()) fail(pos, "dim() takes no arguments");
@@ -734,6 +752,17 @@ class Lowerer {
       return shape_value(t, constant_int(dim, scope, "the dimension of size()"), dim.pos);
     }
     return std::nullopt;
+  }
+
+  // Whether `x.to(arg)` converts to a dtype (rather than moving to a device, which names may spell
+  // that mean nothing here: `q.device`).
+  bool names_dtype(const ast::Call& call, const ScopePtr& scope) {
+    if (call.args.size() != 1 || !call.keywords.empty()) return false;
+    try {
+      return std::holds_alternative<DTypeValue>(eval(*call.args[0], scope).v);
+    } catch (const dsl::CompileError&) {
+      return false;
+    }
   }
 
   std::int64_t constant_int(const ast::Expr& e, const ScopePtr& scope, const std::string& what) {
@@ -952,8 +981,9 @@ class Lowerer {
 
   Value lookup(const std::string& name, SourcePos pos, const ScopePtr& scope) {
     for (const Scope* s = scope.get(); s; s = s->parent.get()) {
-      if (auto it = s->names.find(name); it != s->names.end()) return it->second;
-      if (s->is_frame && std::find(s->frame_locals.begin(), s->frame_locals.end(), name) != s->frame_locals.end())
+      ++searched;
+      if (const Value* v = s->names.find(name)) return *v;
+      if (s->frame_locals && s->frame_locals->count(name))
         fail(pos, fmt::format("local variable '{}' is referenced before assignment", name));
     }
     if (auto b = find_builtin(Namespace::Bare, name)) return Value{BuiltinValue{*b, name}};
@@ -964,7 +994,7 @@ class Lowerer {
       fail(pos, fmt::format("recursion is not supported: '{}' calls itself", name));
     std::vector<std::string> candidates;
     for (const Scope* s = scope.get(); s; s = s->parent.get())
-      for (const auto& [n, v] : s->names) candidates.push_back(n);
+      s->names.for_each([&](const std::string& n, const Value&) { candidates.push_back(n); });
     for (auto& n : builtin_names(Namespace::Bare)) candidates.push_back(n);
     if (std::string provider = import_providing(name); !provider.empty())
       fail(pos, fmt::format("name '{}' is not defined; '{}' would provide it", name, provider));
@@ -995,7 +1025,11 @@ class Lowerer {
   Value eval_node(const ast::UnsupportedExpr& n, const ast::Expr& e, const ScopePtr&) {
     fail(e.pos, fmt::format("{} are not supported", n.what));
   }
-  Value eval_node(const ast::Name& n, const ast::Expr& e, const ScopePtr& scope) { return lookup(n.id, e.pos, scope); }
+  Value eval_node(const ast::Name& n, const ast::Expr& e, const ScopePtr& scope) {
+    Value v = lookup(n.id, e.pos, scope);
+    if (auto t = std::get_if<TensorValue>(&v.v); t && t->number) t->number = element_of(t->capture, e.pos);  // read here
+    return v;
+  }
 
   Value eval_node(const ast::Attribute& n, const ast::Expr& e, const ScopePtr& scope) {
     Value base = eval(*n.value, scope);
@@ -1003,7 +1037,7 @@ class Lowerer {
     if (auto t = std::get_if<TensorValue>(&base.v)) {
       if (n.attr == "ndim") return ir_value(ir::IntImm::make(t->capture.rank - static_cast<std::int64_t>(t->prefix.size()), e.pos));
       if (n.attr == "shape") return shape_tuple(*t, e.pos);
-      if (find_method(n.attr)) fail(n.attr_pos, unread_tensor_message(*t));  // offset.item(), table.abs()
+      if (find_method(n.attr) && !t->number) fail(n.attr_pos, unread_tensor_message(*t));  // table.abs()
     }
     if (auto x = base.expr()) {
       if (auto fn = find_method(n.attr)) return Value{BuiltinValue{*fn, n.attr, std::make_shared<const ir::Expr>(*x)}};
@@ -1128,7 +1162,7 @@ class Lowerer {
     auto name = std::get_if<ast::Name>(&n.callee->node);
     if (!name || name->id != "len") return std::nullopt;
     for (const Scope* s = scope.get(); s; s = s->parent.get())
-      if (s->names.count("len")) return std::nullopt;
+      if (s->names.contains("len")) return std::nullopt;
     if (n.args.size() != 1 || !n.keywords.empty()) fail(n.callee->pos, "len() takes exactly one argument");
     Value v = eval(*n.args[0], scope);
     if (auto t = std::get_if<TensorValue>(&v.v)) return shape_value(*t, 0, n.args[0]->pos);
@@ -1225,5 +1259,7 @@ void drop_unread_shape_values(ir::Program& program) {
 }
 
 ir::Program lower(const dsl::SourceFile& file, const ast::Module& module) { return Lowerer(file).run(module); }
+
+std::uint64_t scopes_searched() { return searched; }
 
 }  // namespace flexjit::compiler

@@ -3,14 +3,15 @@
 // with the scope it closes over), a builtin, a module (torch, math), a mask combinator built by
 // and_masks/or_masks, a captured tensor, block indices, or None. Lowering evaluates the program
 // symbolically over these values, inlining every call.
-#include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
 
 #include "compiler/builtins.hpp"
 #include "compiler/modules.hpp"
+#include "compiler/persistent_map.hpp"
 #include "ir/ir.hpp"
 #include "dsl/ast.hpp"
 
@@ -71,6 +72,9 @@ struct MaskCombinator {  // and_masks(m1, m2, ...) / or_masks(...): a callable m
 struct TensorValue {
   ir::Capture capture;
   std::vector<ir::Expr> prefix;  // indices given so far, one axis at a time: table[h][q_idx]
+  // A rank-0 tensor is also a number, as in PyTorch: the load of its one element, made where the
+  // name is read (null for a tensor with axes left to index).
+  ir::Expr number{};
 };
 
 struct BlockIndicesValue {
@@ -84,7 +88,12 @@ struct Value {
                TensorValue, BlockIndicesValue, NoneValue, NamedOnlyValue, DTypeValue, StringValue,
                std::shared_ptr<const TupleValue>, std::shared_ptr<const PartialValue>>
       v;
-  const ir::Expr* expr() const { return std::get_if<ir::Expr>(&v); }
+  // The number this value is: an expression, or a rank-0 tensor's element.
+  const ir::Expr* expr() const {
+    if (auto e = std::get_if<ir::Expr>(&v)) return e;
+    auto t = std::get_if<TensorValue>(&v);
+    return t && t->number ? &t->number : nullptr;
+  }
   const TupleValue* tuple() const {
     auto t = std::get_if<std::shared_ptr<const TupleValue>>(&v);
     return t ? t->get() : nullptr;
@@ -99,15 +108,21 @@ struct Value {
 // Describes a value for error messages: "a function", "module 'torch'", "tensor 'doc_ids'", ...
 std::string describe(const Value& v);
 
-// Scopes are chained: a module scope (mutable while the top level runs, so functions see
-// globals defined after them, as in Python), function frames, and one link per local binding.
+// Scopes are chained: the module scope (mutable while the top level runs, so functions see
+// globals defined after them, as in Python), then one scope per enclosing function, each the
+// names its function had bound when the closure was made. A function's scope changes as its
+// statements bind names; a closure keeps a copy, which shares the names (a PersistentMap), so the
+// chain is as long as the functions are nested, whatever the number of statements.
 struct Scope {
-  ScopePtr parent;
-  std::map<std::string, Value> names;
-  // A function frame's boundary: names the function assigns anywhere in its body are local
-  // throughout it (Python's rule), so reading one before its assignment is an error.
-  bool is_frame = false;
-  std::vector<std::string> frame_locals;
+  ScopePtr parent;  // the scope the function closes over; null for the module
+  PersistentMap<Value> names;
+  // The names the function assigns anywhere in its body: local throughout it (Python's rule), so
+  // reading one before its assignment is an error. Null for the module.
+  std::shared_ptr<const std::set<std::string>> frame_locals;
 };
+
+// A new scope. Closures hold scopes that hold closures, so a run of N closures is a chain N deep:
+// scopes made here are freed from a loop, not by N nested destructor calls.
+ScopePtr make_scope(Scope initial = {});
 
 }  // namespace flexjit::compiler

@@ -178,8 +178,21 @@ TEST(KvRange, RandomFloatAndQueryTermsContainEveryTrueKey) {
         default: return kv() + c(uniform(rng, -20, 20));
       }
     };
+    auto per_tile_float = [&]() -> Expr {  // a float known per tile: scalars, reads at b and h
+      switch (uniform(rng, 0, 4)) {
+        case 0: return ir::Var::make("x", ir::Type::Float, ir::VarKind::Scalar) * ir::FloatImm::make(8.0f);
+        case 1: return to_float(s) * ir::FloatImm::make(1.0f);
+        case 2: return load("tf", ir::DType::Float32, {bv()}) * ir::FloatImm::make(4.0f);
+        case 3: return ir::Var::make("x", ir::Type::Float, ir::VarKind::Scalar) * ir::FloatImm::make(k24 / 8.0f);
+        default:  // inf or NaN
+          return ir::Binary::make(ir::BinaryOp::Div, ir::Var::make("x", ir::Type::Float, ir::VarKind::Scalar),
+                                  ir::FloatImm::make(0.0f));
+      }
+    };
     auto bound = [&]() -> Expr {  // a float the kv side is compared with
-      switch (uniform(rng, 0, 7)) {
+      switch (uniform(rng, 0, 9)) {
+        case 8:
+        case 9: return per_tile_float();
         case 0: return ir::FloatImm::make(static_cast<float>(uniform(rng, -40, 200)) + 0.5f * uniform(rng, 0, 1));
         case 1: return ir::FloatImm::make(k24 + static_cast<float>(2 * uniform(rng, -60, 60)));
         case 2: return ir::FloatImm::make(-k24 + static_cast<float>(2 * uniform(rng, -60, 60)));
@@ -191,7 +204,9 @@ TEST(KvRange, RandomFloatAndQueryTermsContainEveryTrueKey) {
       }
     };
     auto query_term = [&]() -> Expr {
-      switch (uniform(rng, 0, 4)) {
+      switch (uniform(rng, 0, 6)) {
+        case 5: return cmp(op(), q(), load("ti", ir::DType::Int32, {bv()}) * c(uniform(rng, 1, 9)));
+        case 6: return load("tm", ir::DType::Bool, {hv()});
         case 0: return cmp(op(), q(), c(uniform(rng, -5, 90)));
         case 1: return cmp(op(), q() - s, c(uniform(rng, -5, 90)));
         case 2: return cmp(op(), fdiv(q(), c(uniform(rng, 1, 9))), s);
@@ -203,6 +218,9 @@ TEST(KvRange, RandomFloatAndQueryTermsContainEveryTrueKey) {
       switch (uniform(rng, 0, 3)) {
         case 0: return query_term();
         case 1: return cmp(op(), kv(), q() + c(uniform(rng, -20, 20)));
+        case 2:
+          if (uniform(rng, 0, 1)) return cmp(op(), kv(), load("tl", ir::DType::Int64, {hv()}) + c(uniform(rng, -3, 30)));
+          [[fallthrough]];
         default: {
           Expr a = to_float(kv_int()), b = bound();
           if (uniform(rng, 0, 1)) std::swap(a, b);
@@ -308,7 +326,6 @@ TEST(KvRange, NeighbourhoodSpansTheRowsInReach) {
 }
 
 TEST(KvRange, UnboundedMasksAreFull) {
-  EXPECT_TRUE(kv_range_is_full(kv_range(hand("prefix_lm"))));  // kv < prefix_len[b] reads a tensor
   EXPECT_TRUE(kv_range_is_full(kv_range(ir::Program{})));  // no mask_mod
   // A user scalar named like a range variable stays the user's: the variable kinds differ.
   ir::Program clash = mask_program("clash", kv() < int_scalar("Tkv"), {{"Tkv", ir::Type::Int, {}}});
@@ -380,6 +397,74 @@ TEST(KvRange, FloatBoundsAreExact) {
   const auto [lo, hi] = at(never, 0, 10, 100);
   EXPECT_GE(lo, hi);
   EXPECT_TRUE(kv_range_is_full(kv_range(mask_program("nan_ne", cmp(ir::CompareOp::NE, to_float(kv()), flt(NAN))))));
+}
+
+}  // namespace
+}  // namespace flexjit::analysis_test
+
+namespace flexjit::analysis_test {
+namespace {
+
+// Reads at b and h bound the keys per tile; reads at query positions still do not.
+TEST(KvRange, TensorReadsPerBatchAndHeadBound) {
+  World w;
+  w.B = 2;
+  w.Tkv = 1000;
+  std::int32_t prefix[2] = {100, 7};
+  w.env.tensors["prefix_len"] = {ir::DType::Int32, {2}, {}, prefix};
+  const Expr prefix_len = load("prefix_len", ir::DType::Int32, {bv()});
+  const ir::Capture capture{"prefix_len", ir::DType::Int32, 1, {}};
+  auto range = [&](const KvRange& r, std::int64_t b, std::int64_t q_lo, std::int64_t q_hi) {
+    return eval_kv_range(r, w, b, 0, q_lo, q_hi);
+  };
+  using P = std::pair<std::int64_t, std::int64_t>;
+  // Prefix LM, kv < prefix_len[b] or q >= kv: the prefix and the causal part.
+  const KvRange lm = kv_range(hand("prefix_lm"));
+  EXPECT_FALSE(kv_range_is_full(lm));
+  EXPECT_EQ(range(lm, 0, 10, 20), P(0, 100));
+  EXPECT_EQ(range(lm, 1, 10, 20), P(0, 21));
+  EXPECT_EQ(range(lm, 0, 500, 563), P(0, 564));
+  // Bidirectional prefix, q < prefix_len[b] or q >= kv: every key for tiles holding a prefix row.
+  const KvRange bi = kv_range(mask_program("prefix_rows", (q() < prefix_len) | (kv() <= q()), {}, {capture}));
+  EXPECT_EQ(range(bi, 0, 64, 127), P(0, 1000));
+  EXPECT_EQ(range(bi, 0, 128, 191), P(0, 192));
+  EXPECT_EQ(range(bi, 1, 0, 63), P(0, 1000));
+  EXPECT_EQ(range(bi, 1, 64, 127), P(0, 128));
+  // A rank-0 tensor bounds like a runtime scalar.
+  std::int64_t offset = 30;
+  w.env.tensors["offset"] = {ir::DType::Int64, {}, {}, &offset};
+  const KvRange ahead = kv_range(mask_program("ahead", (kv() <= q() + load("offset", ir::DType::Int64, {})) & (kv() >= q()),
+                                              {}, {{"offset", ir::DType::Int64, 0, {}}}));
+  EXPECT_EQ(range(ahead, 0, 100, 163), P(100, 194));
+  // A per-head bool: bidirectional heads see every key, the others are causal.
+  std::uint8_t bidirectional[2] = {0, 1};
+  w.env.tensors["bidirectional"] = {ir::DType::Bool, {2}, {}, bidirectional};
+  const KvRange head = kv_range(mask_program("per_head_flag", load("bidirectional", ir::DType::Bool, {hv()}) | (kv() <= q()),
+                                             {}, {{"bidirectional", ir::DType::Bool, 1, {}}}));
+  EXPECT_EQ(eval_kv_range(head, w, 0, 0, 10, 20), P(0, 21));
+  EXPECT_EQ(eval_kv_range(head, w, 0, 1, 10, 20), P(0, 1000));
+}
+
+TEST(KvRange, FloatScalarBoundsAreExact) {
+  auto to_float = [](Expr e) { return ir::Cast::make(ir::Type::Float, e); };
+  const ir::Scalar x{"x", ir::Type::Float, {}};
+  const Expr xv = ir::Var::make("x", ir::Type::Float, ir::VarKind::Scalar);
+  // q >= kv and q - kv < x: kv > q - ceil(x); q - kv <= x: kv >= q - floor(x).
+  const KvRange lt = kv_range(mask_program("float_window", (q() >= kv()) & cmp(ir::CompareOp::LT, to_float(q() - kv()), xv), {x}));
+  const KvRange le = kv_range(mask_program("float_window_le", (q() >= kv()) & cmp(ir::CompareOp::LE, to_float(q() - kv()), xv), {x}));
+  EXPECT_FALSE(kv_range_is_full(lt));
+  using P = std::pair<std::int64_t, std::int64_t>;
+  EXPECT_EQ(at(lt, 100, 163, 1000, {{"x", ir::Value::real(27.5f)}}), P(73, 164));
+  EXPECT_EQ(at(lt, 100, 163, 1000, {{"x", ir::Value::real(27.0f)}}), P(74, 164));
+  EXPECT_EQ(at(le, 100, 163, 1000, {{"x", ir::Value::real(27.5f)}}), P(73, 164));
+  EXPECT_EQ(at(le, 100, 163, 1000, {{"x", ir::Value::real(28.0f)}}), P(72, 164));
+  // NaN, inf and magnitudes from 2^24 on give every key the causal half allows.
+  for (float big : {NAN, INFINITY, 16777216.0f, 3e9f})
+    EXPECT_EQ(at(lt, 100, 163, 1000, {{"x", ir::Value::real(big)}}), P(0, 164)) << big;
+  // A query-only float term: rows below x see every key, the rest are causal.
+  const KvRange rows = kv_range(mask_program("float_rows", cmp(ir::CompareOp::LT, to_float(q()), xv) | (kv() <= q()), {x}));
+  EXPECT_EQ(at(rows, 64, 127, 1000, {{"x", ir::Value::real(64.5f)}}), P(0, 1000));
+  EXPECT_EQ(at(rows, 128, 191, 1000, {{"x", ir::Value::real(64.5f)}}), P(0, 192));
 }
 
 }  // namespace

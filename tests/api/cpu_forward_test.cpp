@@ -152,6 +152,31 @@ TEST(CpuForward, ValuesThatIndexOutOfBoundsAreArgumentErrors) {
   EXPECT_THROW(k.forward(a.view(a.q, Hq), a.view(a.k, Hkv), a.view(a.v, Hkv), a.out_view(), options), ArgumentError);
 }
 
+// Rank-0 tensors bound per call and read as numbers (`offset: Tensor[int64, 0]`).
+TEST(CpuForward, RankZeroTensorsReadAsNumbers) {
+  const Program p = Program::from_source(
+      "offset: Tensor[int64, 0]\n"
+      "temperature: Tensor[float32, 0]\n"
+      "def mask_mod(b, h, q_idx, kv_idx):\n"
+      "    return kv_idx <= q_idx + offset.item()\n"
+      "def score_mod(score, b, h, q_idx, kv_idx):\n"
+      "    return score / temperature - float(offset) * 0.01\n",
+      "rank0.py");
+  const Kernel k = engine().compile(p, {.head_dim = D, .dtype = f32, .device = Device::cpu()});
+  for (auto [offset, temperature] : {std::pair{std::int64_t{3}, 0.5f}, std::pair{std::int64_t{-2}, 2.0f}}) {
+    HostAttention a;
+    const ForwardOptions options{.lse = a.lse_view(),
+                                 .bind = {{"offset", TensorView::contiguous(&offset, DType::i64, {}, Device::cpu())},
+                                          {"temperature", TensorView::contiguous(&temperature, f32, {}, Device::cpu())}}};
+    k.forward(a.view(a.q, Hq), a.view(a.k, Hkv), a.view(a.v, Hkv), a.out_view(), options);
+    ir::Env env;
+    env.tensors["offset"] = {ir::DType::Int64, {}, {}, &offset};
+    env.tensors["temperature"] = {ir::DType::Float32, {}, {}, &temperature};
+    const test::ReferenceOutputs ref = a.reference(p, env);
+    EXPECT_LT(test::relative_l2(a.out, ref.out), 1e-5) << "offset " << offset;
+  }
+}
+
 TEST(CpuForward, CompileOptionsForTheGpuAreRefused) {
   const Program p = example("causal");
   EXPECT_THROW(engine().compile(p, {.dtype = f32, .arch = "sm_90a", .device = Device::cpu()}), ArgumentError);
