@@ -70,14 +70,5 @@ __device__ __forceinline__ void apply_tile_logits(float (&s)[MT][NN][4], const C
   }
 }
 
-// The logits of a tile of any class with one copy of the mods (mask and bounds checks): for a
-// family's peeled first tile, where a second copy of both variants would cost more compile time
-// than evaluating the mask on one tile of the query tile's walk.
-template <class Mods, int MT, int NN, class Context>
-__device__ __forceinline__ void apply_any_tile_logits(float (&s)[MT][NN][4], const Context& p, const AttnArgs& args,
-                                                      int b, int h, int row0, int col0) {
-  apply_logits<Mods, Mods::kHasMask, true>(s, p, args, b, h, row0, col0);
-}
-
 }  // namespace detail
 }  // namespace flexjit
