@@ -102,8 +102,8 @@ void launch_forward(const codegen::GeneratedKernel& kernel, jit::ContextFunction
                kernel.tensor_maps ? encode_maps : std::function<void()>());
 }
 
-void launch_entry(const std::string& entry, const std::string& compiled_arch, jit::ContextFunctions& functions,
-                  int device, const jit::LaunchConfig& config, void** args, const std::function<void()>& in_context) {
+void in_launch_context(const std::string& entry, const std::string& compiled_arch, int device,
+                       const std::function<void(CUcontext)>& body) {
   try {
     const int count = cached_device_count(facts());
     if (device < 0 || device >= count)
@@ -125,17 +125,22 @@ void launch_entry(const std::string& entry, const std::string& compiled_arch, ji
     } else {
       context = jit::primary_context(device);
     }
-    CUfunction fn = functions.get(context, device);
-    if (in_context) {
-      jit::ScopedContext scope(context);
-      in_context();
-    }
-    launch(context, fn, config, args);
+    jit::ScopedContext scope(context);
+    body(context);
   } catch (const jit::DriverUnavailable& e) {
     throw Error(fmt::format("{}: cannot launch: {}", entry, e.what()));
   } catch (const CudaError& e) {
     throw CudaError(fmt::format("{}: {}", entry, e.what()), e.code(), e.code_name());
   }
+}
+
+void launch_entry(const std::string& entry, const std::string& compiled_arch, jit::ContextFunctions& functions,
+                  int device, const jit::LaunchConfig& config, void** args, const std::function<void()>& in_context) {
+  in_launch_context(entry, compiled_arch, device, [&](CUcontext context) {
+    CUfunction fn = functions.get(context, device);
+    if (in_context) in_context();
+    launch(context, fn, config, args);
+  });
 }
 
 }  // namespace flexjit::api

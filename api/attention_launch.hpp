@@ -49,4 +49,10 @@ void launch_entry(const std::string& entry, const std::string& compiled_arch, ji
                   int device, const jit::LaunchConfig& config, void** args,
                   const std::function<void()>& in_context = {});
 
+// The part of launch_entry that several launches share: checks the device and its arch, picks the
+// context, and runs `body` with that context current (driver errors become flexjit errors naming
+// `entry`).
+void in_launch_context(const std::string& entry, const std::string& compiled_arch, int device,
+                       const std::function<void(CUcontext)>& body);
+
 }  // namespace flexjit::api

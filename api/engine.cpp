@@ -66,7 +66,8 @@ Kernel Engine::compile_cuda(const Program& program, const CompileOptions& option
     generated = api::generate(*source, retry);
     artifact = compile_or_explain(program, generated, state_->cache);
   }
-  return Kernel(std::make_shared<const Kernel::Impl>(source, std::move(generated), std::move(artifact), options.dtype));
+  return Kernel(
+      std::make_shared<const Kernel::Impl>(source, std::move(generated), std::move(artifact), options.dtype, state_));
 }
 
 EngineCounters Engine::counters() const {

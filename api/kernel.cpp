@@ -8,6 +8,7 @@
 #include "api/kernel_impl.hpp"
 #include "jit/ptxas_report.hpp"
 #include "api/attention_launch.hpp"
+#include "api/decode_launch.hpp"
 #include "api/cpu_forward.hpp"
 #include "api/generated_kernel_compile.hpp"
 #include "api/tile_map_launch.hpp"
@@ -120,16 +121,24 @@ void Kernel::forward(const TensorView& q, const TensorView& k, const TensorView&
                      const ForwardOptions& options) const {
   api::at_api_boundary(entry_name(), [&] {
     if (!impl_->device.is_cuda()) return api::cpu_forward(*impl_, {q, k, v, out}, options);
-    if (options.kv_lens || options.page_table)
-      throw UnsupportedError(fmt::format(
-          "{}: paged and ragged KV caches (kv_lens, page_table) run on the cpu only for now: compile the kernel with "
-          ".device = Device::cpu() (the CUDA decode kernels are not built yet)",
-          impl_->generated.entry));
     // Every check happens here, on the host, before the driver is touched.
+    if (options.kv_lens || options.page_table) {
+      const codegen::GeneratedKernel& g = impl_->generated;
+      api::DecodePlan plan = api::plan_decode(g.entry, g.params, impl_->program->ir, g.target.head_dim, impl_->dtype,
+                                              {q, k, v, out}, options);
+      api::launch_decode(impl_->decode_kernel(), plan, options.stream);
+      return;
+    }
     api::ForwardPlan plan =
         api::plan_forward(impl_->generated, impl_->program->ir, impl_->dtype, {q, k, v, out}, options);
     api::launch_forward(impl_->generated, impl_->functions, plan, options.stream);
   });
+}
+
+const api::DecodeKernel& Kernel::Impl::decode_kernel() const {
+  std::lock_guard lock(decode_mutex);
+  if (!decode) decode = api::compile_decode(*program, generated.target, engine->cache);
+  return *decode;
 }
 
 bool Kernel::needs_block_mask() const { return !impl_->generated.tile_map_entry.empty(); }

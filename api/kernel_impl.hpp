@@ -9,6 +9,7 @@
 #include "cpu/attention.hpp"
 #include "flexjit/engine.hpp"
 #include "flexjit/kernel.hpp"
+#include "api/decode_kernel.hpp"
 #include "api/program_impl.hpp"
 #include "jit/context_functions.hpp"
 #include "jit/kernel_cache.hpp"
@@ -21,9 +22,11 @@ struct Engine::State {
 };
 
 struct Kernel::Impl {
-  // A CUDA kernel: the generated source and its compiled image.
-  Impl(std::shared_ptr<const Program::Impl> p, codegen::GeneratedKernel g, jit::ArtifactPtr a, DType d)
-      : program(std::move(p)), generated(std::move(g)), artifact(a), dtype(d),
+  // A CUDA kernel: the generated source and its compiled image, and the engine whose cache
+  // compiles its decode kernel when one is first needed.
+  Impl(std::shared_ptr<const Program::Impl> p, codegen::GeneratedKernel g, jit::ArtifactPtr a, DType d,
+       std::shared_ptr<Engine::State> e)
+      : program(std::move(p)), generated(std::move(g)), artifact(a), dtype(d), engine(std::move(e)),
         functions(a, generated.entry, generated.shared_bytes),
         tile_map_functions(std::move(a), generated.tile_map_entry, 0) {}
 
@@ -38,6 +41,7 @@ struct Kernel::Impl {
   codegen::GeneratedKernel generated;  // empty for a cpu kernel
   jit::ArtifactPtr artifact;  // null for a cpu kernel
   DType dtype;
+  std::shared_ptr<Engine::State> engine;  // null for a cpu kernel
   Device device = Device::cuda();
   std::string cpu_name;  // cpu kernels: what messages call the kernel
   int cpu_head_dim = 0;
@@ -48,6 +52,10 @@ struct Kernel::Impl {
   // Kernel::ptx(), compiled on first use.
   mutable std::mutex ptx_mutex;
   mutable std::string ptx;
+  // The decode kernel (api/decode_kernel.hpp), compiled on the first call with a KV cache.
+  const api::DecodeKernel& decode_kernel() const;
+  mutable std::mutex decode_mutex;
+  mutable std::unique_ptr<api::DecodeKernel> decode;
 };
 
 }  // namespace flexjit

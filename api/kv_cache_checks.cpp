@@ -18,10 +18,13 @@ constexpr int kValueProblemsShown = 8;  // per tensor; a broken table could othe
 // dtype, rank, placement and the batch dimension of kv_lens or page_table. True when its values
 // can be read.
 bool check_int_tensor(const char* name, const TensorView& t, const char* dims, int rank,
-                      const std::optional<AttentionShape>& shape, Problems& problems) {
+                      const std::optional<AttentionShape>& shape, Memory memory, Problems& problems) {
   const std::size_t problems_before = problems.list().size();
   if (t.dtype != DType::i32) problems.add(fmt::format("{}: dtype must be i32, got {}", name, dtype_name(t.dtype)));
-  check_host_placement(name, t, 4, problems);
+  if (memory == Memory::cuda)
+    check_placement(name, t, shape ? shape->device : t.device, 4, problems);
+  else
+    check_host_placement(name, t, 4, problems);
   if (t.rank() != rank) {
     problems.add(fmt::format("{}: expected {} dim{} {}, got {}", name, rank, rank == 1 ? "" : "s", dims,
                              format_dims(t.shape)));
@@ -59,7 +62,7 @@ KvLayout kv_layout(const ForwardOptions& options) {
 }
 
 std::optional<KvCache> check_kv_cache(const ForwardOptions& options, std::optional<AttentionShape>& shape,
-                                      Problems& problems) {
+                                      Problems& problems, Memory memory) {
   if (!options.kv_lens && !options.page_table) return std::nullopt;
   const std::size_t problems_before = problems.list().size();
   bool readable = shape.has_value();
@@ -67,11 +70,11 @@ std::optional<KvCache> check_kv_cache(const ForwardOptions& options, std::option
     problems.add("page_table: needs kv_lens, the number of keys of each sequence");
     readable = false;
   } else {
-    readable = check_int_tensor("kv_lens", *options.kv_lens, "[B]", 1, shape, problems) && readable;
+    readable = check_int_tensor("kv_lens", *options.kv_lens, "[B]", 1, shape, memory, problems) && readable;
   }
   const TensorView* table = options.page_table ? &*options.page_table : nullptr;
   if (table) {
-    readable = check_int_tensor("page_table", *table, "[B, max_pages_per_seq]", 2, shape, problems) && readable;
+    readable = check_int_tensor("page_table", *table, "[B, max_pages_per_seq]", 2, shape, memory, problems) && readable;
     if (table->rank() == 2 && table->shape[1] < 1) {
       problems.add(fmt::format("page_table: max_pages_per_seq must be >= 1, got {}", table->shape[1]));
       readable = false;
@@ -90,12 +93,13 @@ std::optional<KvCache> check_kv_cache(const ForwardOptions& options, std::option
   if (!readable) return std::nullopt;
 
   KvCache cache;
-  cache.lens = gather_int32(*options.kv_lens);
   if (table) {
-    cache.pages = gather_int32(*table);
     cache.max_pages = static_cast<int>(table->shape[1]);
     shape->Tkv = cache.max_pages * shape->page_size;
   }
+  if (memory == Memory::cuda) return cache;  // the kernel checks the values
+  cache.lens = gather_int32(*options.kv_lens);
+  if (table) cache.pages = gather_int32(*table);
   {
     ValueProblems lens("kv_lens", problems);
     for (int b = 0; b < shape->B; ++b) {

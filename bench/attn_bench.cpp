@@ -5,6 +5,12 @@
 // TF/s = 4 * D * (unmasked (q, kv) pairs) / time, the pairs counted exactly on the host, so work
 // a kernel skips is never credited.
 //
+// Decode configs (decode_*): one query token per sequence against a KV cache (ForwardOptions::
+// kv_lens, and page_table for the *_paged64 twins), examples/decode_causal.py. They read their
+// cache once, so they report TB/s = bytes of K and V read (plus q and out) / time, and that
+// bandwidth as a fraction of the device-to-device copy bandwidth, measured once per run
+// (cuMemcpyDtoD: bytes read + bytes written / time).
+//
 //   attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWARPSxSTAGES[q]]
 //              [--family NAME] [--list]
 //
@@ -68,8 +74,9 @@ class DeviceBuffer {
   DeviceBuffer(const DeviceBuffer&) = delete;
 
   void* get() const { return reinterpret_cast<void*>(ptr_); }
-  void upload(const void* host, std::size_t bytes) {
-    if (g_gpu) check(driver().cuMemcpyHtoD(ptr_, host, bytes), "cuMemcpyHtoD");
+  CUdeviceptr address() const { return ptr_; }
+  void upload(const void* host, std::size_t bytes, std::size_t offset = 0) {
+    if (g_gpu) check(driver().cuMemcpyHtoD(ptr_ + offset, host, bytes), "cuMemcpyHtoD");
   }
   void download(void* host, std::size_t bytes) const {
     if (g_gpu) check(driver().cuMemcpyDtoH(host, ptr_, bytes), "cuMemcpyDtoH");
@@ -108,11 +115,20 @@ struct Setup {
   std::function<void(const flexjit::Kernel&, flexjit::ForwardOptions&)> prepare;
 };
 
+// Decode configs: one query token (Tq = 1) per sequence against a cache of at most Shape::T keys
+// per sequence, given to the kernel as ForwardOptions::kv_lens and, when paged, page_table.
+struct KvCacheLayout {
+  int page_size = 0;       // 0: k, v [B, Hkv, T, D]; else pages [num_pages, page_size, Hkv, D]
+  bool ragged = false;     // lengths drawn from [1, T] (ragged_lengths); else every sequence has T keys
+  std::string contiguous;  // the config of the same sequences in contiguous k, v: the peers' name
+};
+
 struct Config {
   std::string name;
   Shape s;
   std::string program;  // "examples/NAME.py" (read from the source tree) or a key of kInlinePrograms
-  std::function<Setup(const Shape&)> setup;
+  std::function<Setup(const Shape&)> setup;  // prefill configs
+  std::optional<KvCacheLayout> decode{};     // decode configs (they take no setup)
 };
 
 TensorView device_view(DeviceBuffer& b, DType dtype, std::vector<std::int64_t> shape) {
@@ -229,6 +245,25 @@ const std::map<std::string, std::string> kInlinePrograms = {
     {"bench/topk128_causal.py", kTopkProgram},
 };
 
+// Decode: 32 query heads over 8 kv heads, D = 128, bf16; each cache twice, in contiguous k, v and
+// in shuffled pages of 64 keys (bench/peers.py runs the peers on the contiguous one only).
+constexpr int kDecodePageSize = 64;
+
+std::vector<Config> decode_configs() {
+  std::vector<Config> out;
+  const auto add = [&](const std::string& name, int B, int kv_len, bool ragged) {
+    const Shape s{B, 32, 8, kv_len, 128, flexjit::bf16};
+    out.push_back({name, s, "examples/decode_causal.py", {}, KvCacheLayout{0, ragged, name}});
+    out.push_back({fmt::format("{}_paged{}", name, kDecodePageSize), s, "examples/decode_causal.py", {},
+                   KvCacheLayout{kDecodePageSize, ragged, name}});
+  };
+  add("decode_b8_kv65536", 8, 65536, false);
+  add("decode_b64_kv4096", 64, 4096, false);
+  add("decode_b1_kv131072", 1, 131072, false);
+  add("decode_b8_ragged65536", 8, 65536, true);
+  return out;
+}
+
 std::vector<Config> configs() {
   using flexjit::bf16;
   using flexjit::fp16;
@@ -236,7 +271,7 @@ std::vector<Config> configs() {
   const Shape d64{8, 16, 16, 4096, 64, bf16};
   const Shape long_seq{1, 16, 16, 32768, 128, bf16};
   const auto with_dtype = [](Shape s, DType t) { return s.dtype = t, s; };
-  return {
+  std::vector<Config> all = {
       {"dense", base, "bench/dense.py", dense_setup},
       {"causal", base, "examples/causal.py", causal_setup},
       {"sliding_window_1024", base, "examples/sliding_window.py", [](const Shape& s) { return window_setup(s, 1024); }},
@@ -258,6 +293,8 @@ std::vector<Config> configs() {
       {"dense_d256", {4, 16, 16, 4096, 256, bf16}, "bench/dense.py", dense_setup},
       {"causal_d256", {4, 16, 16, 4096, 256, bf16}, "examples/causal.py", causal_setup},
   };
+  for (Config& c : decode_configs()) all.push_back(std::move(c));
+  return all;
 }
 
 // Example programs are named by their path in the source tree, as the GPU tests do, so the
@@ -277,9 +314,11 @@ flexjit::Program load_program(const Config& c) {
 // ---------------------------------------------------------------------------------------------
 // Inputs: one pool of random 16-bit elements per dtype, roughly normal(0, 1) (sum of four
 // uniforms): never zeros, which can run faster than real data. Each tensor is uploaded from
-// its own offset, so no two tensors or sets are the same.
+// its own offset, so no two tensors or sets are the same. A tensor longer than the pool (a
+// decode config's KV cache, up to 1 GB) is uploaded in pool-sized chunks, each from its own offset.
 
 constexpr std::size_t kPoolSlack = std::size_t{1} << 20;
+constexpr std::size_t kMaxPoolElements = std::size_t{1} << 26;  // 128 MB per dtype
 
 const std::vector<std::uint16_t>& random_pool(DType dtype, std::size_t elements) {
   static std::map<DType, std::vector<std::uint16_t>> pools;
@@ -305,13 +344,15 @@ struct InputSet {
   DeviceBuffer q, k, v, out;
 };
 
-std::vector<InputSet> make_sets(const Shape& s, int count) {
-  const std::size_t nq = std::size_t{1} * s.B * s.Hq * s.T * s.D, nkv = std::size_t{1} * s.B * s.Hkv * s.T * s.D;
-  const std::vector<std::uint16_t>& pool = random_pool(s.dtype, std::max(nq, nkv));
+// `count` sets of q and out of nq elements, k and v of nkv.
+std::vector<InputSet> make_sets(DType dtype, std::size_t nq, std::size_t nkv, int count) {
+  const std::vector<std::uint16_t>& pool = random_pool(dtype, std::min(std::max(nq, nkv), kMaxPoolElements));
+  const std::size_t chunk = pool.size() - kPoolSlack;
   std::vector<InputSet> sets;
   std::size_t tensor = 0;
   const auto fill = [&](DeviceBuffer& b, std::size_t n) {
-    b.upload(pool.data() + (++tensor * 104729) % kPoolSlack, n * 2);
+    for (std::size_t done = 0; done < n; done += chunk)
+      b.upload(pool.data() + (++tensor * 104729) % kPoolSlack, std::min(chunk, n - done) * 2, done * 2);
   };
   for (int i = 0; i < count; ++i) {
     sets.push_back({DeviceBuffer(nq * 2), DeviceBuffer(nkv * 2), DeviceBuffer(nkv * 2), DeviceBuffer(nq * 2)});
@@ -321,6 +362,11 @@ std::vector<InputSet> make_sets(const Shape& s, int count) {
     sets.back().out.fill_bytes(0xFF);  // NaN: an element the kernel never writes shows up
   }
   return sets;
+}
+
+std::vector<InputSet> make_sets(const Shape& s, int count) {
+  const std::size_t nq = std::size_t{1} * s.B * s.Hq * s.T * s.D, nkv = std::size_t{1} * s.B * s.Hkv * s.T * s.D;
+  return make_sets(s.dtype, nq, nkv, count);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -344,13 +390,13 @@ struct Device {
   std::int64_t l2_bytes = 60ll << 20;  // the H200's, used when no device says otherwise
 };
 
-nlohmann::json run_config(const Config& c, const Options& opt, const Device& dev, flexjit::Engine& jit) {
-  const Shape& s = c.s;
-  nlohmann::json row = {{"cfg", c.name}, {"B", s.B},   {"Hq", s.Hq}, {"Hkv", s.Hkv},
-                        {"T", s.T},      {"D", s.D},   {"dtype", flexjit::dtype_name(s.dtype)}};
-  const flexjit::Program program = load_program(c);
-  const flexjit::CompileOptions compile_options{.head_dim = s.D, .dtype = s.dtype, .tile = opt.tile, .family = opt.family};
-  const flexjit::Kernel kernel = jit.compile(program, compile_options);
+flexjit::Kernel compile_config(const Config& c, const Options& opt, flexjit::Engine& jit) {
+  const flexjit::CompileOptions compile_options{.head_dim = c.s.D, .dtype = c.s.dtype, .tile = opt.tile, .family = opt.family};
+  return jit.compile(load_program(c), compile_options);
+}
+
+// The forward kernel's name, family and tile, and on a GPU its registers and local memory.
+void record_forward_kernel(const flexjit::Kernel& kernel, nlohmann::json& row) {
   row["entry"] = kernel.entry_name();
   row["family"] = kernel.family();
   const flexjit::TileShape tile = kernel.tile();
@@ -361,6 +407,47 @@ nlohmann::json run_config(const Config& c, const Options& opt, const Device& dev
     row["regs"] = res.registers;
     row["local_bytes"] = res.local_bytes;
   }
+}
+
+// Dry run: the calls check every argument on the host, then cannot launch. Anything else they
+// throw (an ArgumentError above all) is the config's failure.
+void dry_run(const std::function<void()>& calls) {
+  try {
+    calls();
+  } catch (const flexjit::ArgumentError&) {
+    throw;
+  } catch (const flexjit::Error& e) {
+    if (!std::strstr(e.what(), "cannot launch")) throw;
+  }
+}
+
+// Warms up for a fixed wall time, so clocks have risen and the module is loaded, then times each
+// of `reps` launches with CUDA events; launch(i) runs on input set i of `sets`. Milliseconds.
+std::vector<double> time_launches(int reps, std::size_t sets, const std::function<void(std::size_t)>& launch) {
+  const auto warm_start = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; std::chrono::steady_clock::now() - warm_start < std::chrono::milliseconds(300);) {
+    for (int j = 0; j < 5; ++j) launch(i++ % sets);
+    synchronize();
+  }
+  return bench::time_each_launch(reps, [&](int i) { launch(static_cast<std::size_t>(i) % sets); });
+}
+
+// Every one of the n output elements written and finite (the buffer started as NaN).
+void check_output(const DeviceBuffer& out, std::size_t n, DType dtype, nlohmann::json& row) {
+  std::vector<std::uint16_t> host(n);
+  out.download(host.data(), n * 2);
+  const std::uint16_t exponent = dtype == flexjit::bf16 ? 0x7f80 : 0x7c00;
+  const auto bad = std::count_if(host.begin(), host.end(), [&](std::uint16_t x) { return (x & exponent) == exponent; });
+  row["ok"] = bad == 0;
+  if (bad) row["error"] = fmt::format("{} of {} output elements not finite", bad, n);
+}
+
+nlohmann::json run_config(const Config& c, const Options& opt, const Device& dev, flexjit::Engine& jit) {
+  const Shape& s = c.s;
+  nlohmann::json row = {{"cfg", c.name}, {"B", s.B},   {"Hq", s.Hq}, {"Hkv", s.Hkv},
+                        {"T", s.T},      {"D", s.D},   {"dtype", flexjit::dtype_name(s.dtype)}};
+  const flexjit::Kernel kernel = compile_config(c, opt, jit);
+  record_forward_kernel(kernel, row);
 
   Setup setup = c.setup(s);
   // Masks that read captured tensors: build the block mask once per mask, as an engine would
@@ -401,48 +488,169 @@ nlohmann::json run_config(const Config& c, const Options& opt, const Device& dev
     }
     row["prepare_ms"] = median(t);
   }
-  const auto launch = [&](InputSet& x) {
+  const auto launch = [&](std::size_t i) {
+    InputSet& x = sets[i];
     kernel.forward(device_view(x.q, s.dtype, {s.B, s.Hq, s.T, s.D}), device_view(x.k, s.dtype, {s.B, s.Hkv, s.T, s.D}),
                    device_view(x.v, s.dtype, {s.B, s.Hkv, s.T, s.D}), device_view(x.out, s.dtype, {s.B, s.Hq, s.T, s.D}),
                    fwd);
   };
 
-  if (!g_gpu) {  // dry run: prepare and forward check every argument, then cannot launch
-    try {
+  if (!g_gpu) {
+    dry_run([&] {
       if (setup.prepare) setup.prepare(kernel, fwd);
-      launch(sets[0]);
-    } catch (const flexjit::ArgumentError&) {
-      throw;
-    } catch (const flexjit::Error& e) {
-      if (!std::strstr(e.what(), "cannot launch")) throw;
-    }
+      launch(0);
+    });
     row["ok"] = true;
     return row;
   }
 
-  // Warm up for a fixed wall time, so clocks have risen and the module is loaded.
-  const auto warm_start = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; std::chrono::steady_clock::now() - warm_start < std::chrono::milliseconds(300);) {
-    for (int j = 0; j < 5; ++j) launch(sets[i++ % sets.size()]);
-    synchronize();
-  }
-
-  const std::vector<double> ms =
-      bench::time_each_launch(opt.reps, [&](int i) { launch(sets[static_cast<std::size_t>(i) % sets.size()]); });
+  const std::vector<double> ms = time_launches(opt.reps, sets.size(), launch);
   const double med = median(ms);
   row["ms"] = med;
   row["ms_min"] = *std::min_element(ms.begin(), ms.end());
   row["tflops"] = 4.0 * s.D * static_cast<double>(pairs) / med / 1e9;
-
-  // Every output element written and finite (the buffer started as NaN).
-  const std::size_t n = std::size_t{1} * s.B * s.Hq * s.T * s.D;
-  std::vector<std::uint16_t> out(n);
-  sets[0].out.download(out.data(), n * 2);
-  const std::uint16_t exponent = s.dtype == flexjit::bf16 ? 0x7f80 : 0x7c00;
-  const auto bad = std::count_if(out.begin(), out.end(), [&](std::uint16_t x) { return (x & exponent) == exponent; });
-  row["ok"] = bad == 0;
-  if (bad) row["error"] = fmt::format("{} of {} output elements not finite", bad, n);
+  check_output(sets[0].out, std::size_t{1} * s.B * s.Hq * s.T * s.D, s.dtype, row);
   return row;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decode against a KV cache.
+
+// A ragged batch: lengths in [1, max_len] drawn by the LCG of bench/documents.hpp, so that
+// bench/peers.py (ragged_lengths) gives the peers the same sequences.
+std::vector<std::int32_t> ragged_lengths(int B, int max_len) {
+  std::vector<std::int32_t> lens;
+  std::uint64_t x = 0;
+  for (int b = 0; b < B; ++b) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    lens.push_back(1 + static_cast<std::int32_t>((x >> 33) % static_cast<std::uint64_t>(max_len)));
+  }
+  return lens;
+}
+
+// Pages for sequences of these lengths, handed out in a shuffled order as by a cache that has
+// served many requests, so that each sequence's pages are scattered over the pool. Row b lists
+// sequence b's pages; entries past its last page are -1 (never read: docs/api.md).
+struct PageTable {
+  std::vector<std::int32_t> entries;  // [B, max_pages], row-major
+  int max_pages = 0, num_pages = 0;
+};
+
+PageTable shuffled_page_table(const std::vector<std::int32_t>& lens, int max_len, int page_size) {
+  const auto pages_for = [page_size](int keys) { return (keys + page_size - 1) / page_size; };
+  PageTable t;
+  t.max_pages = pages_for(max_len);
+  for (const std::int32_t n : lens) t.num_pages += pages_for(n);
+  std::vector<std::int32_t> order(static_cast<std::size_t>(t.num_pages));
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937(7));
+  t.entries.assign(lens.size() * static_cast<std::size_t>(t.max_pages), -1);
+  std::size_t next = 0;
+  for (std::size_t b = 0; b < lens.size(); ++b) {
+    std::int32_t* row = &t.entries[b * static_cast<std::size_t>(t.max_pages)];
+    for (int p = 0; p < pages_for(lens[b]); ++p) row[p] = order[next++];
+  }
+  return t;
+}
+
+// One query token per sequence, its last (offsets[b] = kv_lens[b] - 1): examples/decode_causal.py
+// then keeps every key, as the peers' unmasked decode does. No block mask: a call with a KV cache
+// takes none (the decode kernel classifies its keys itself).
+nlohmann::json run_decode_config(const Config& c, const Options& opt, const Device& dev,
+                                 std::optional<double> copy_tbps, flexjit::Engine& jit) {
+  const Shape& s = c.s;
+  const KvCacheLayout& cache = *c.decode;
+  constexpr int Tq = 1;
+  const bool paged = cache.page_size > 0;
+  nlohmann::json row = {{"cfg", c.name},
+                        {"kind", "decode"},
+                        {"B", s.B},
+                        {"Hq", s.Hq},
+                        {"Hkv", s.Hkv},
+                        {"Tq", Tq},
+                        {"kv_len", s.T},
+                        {"D", s.D},
+                        {"dtype", flexjit::dtype_name(s.dtype)},
+                        {"kv_layout", paged ? fmt::format("paged{}", cache.page_size) : "contiguous"},
+                        {"ragged", cache.ragged},
+                        {"contiguous_cfg", cache.contiguous}};
+  // Kernel's tile and resources are the forward kernel's, not those of the decode kernel that a
+  // call with a KV cache runs: none are recorded.
+  const flexjit::Kernel kernel = compile_config(c, opt, jit);
+
+  const std::vector<std::int32_t> lens =
+      cache.ragged ? ragged_lengths(s.B, s.T) : std::vector<std::int32_t>(static_cast<std::size_t>(s.B), s.T);
+  const std::int64_t keys = std::accumulate(lens.begin(), lens.end(), std::int64_t{0});
+  // What any decode kernel must move: each sequence's keys and values once, q, and out.
+  const std::int64_t element = flexjit::dtype_size(s.dtype);
+  const std::int64_t bytes = element * (2 * keys * s.Hkv * s.D + 2ll * s.B * s.Hq * Tq * s.D);
+  row["kv_keys"] = keys;
+  row["pairs"] = keys * s.Hq * Tq;
+  row["bytes"] = bytes;
+
+  std::vector<DeviceBuffer> buffers;  // kv_lens, offsets, the page table
+  const auto upload_i32 = [&](const std::vector<std::int32_t>& host, std::vector<std::int64_t> shape) {
+    buffers.push_back(upload_vector(host));
+    return device_view(buffers.back(), flexjit::i32, std::move(shape));
+  };
+  std::vector<std::int32_t> offsets = lens;
+  for (std::int32_t& o : offsets) o -= Tq;
+  flexjit::ForwardOptions fwd{.bind = {{"offsets", upload_i32(offsets, {s.B})}}};
+  fwd.kv_lens = upload_i32(lens, {s.B});
+  std::vector<std::int64_t> kv_shape = {s.B, s.Hkv, s.T, s.D};
+  if (paged) {
+    const PageTable table = shuffled_page_table(lens, s.T, cache.page_size);
+    fwd.page_table = upload_i32(table.entries, {s.B, table.max_pages});
+    kv_shape = {table.num_pages, cache.page_size, s.Hkv, s.D};
+    row["num_pages"] = table.num_pages;
+  }
+
+  // At least two sets, together more than twice the L2 (a cache here is 0.5 to 2 GB: two).
+  const std::size_t nq = std::size_t{1} * s.B * s.Hq * Tq * s.D;
+  const std::size_t nkv = static_cast<std::size_t>(kv_shape[0] * kv_shape[1] * kv_shape[2] * kv_shape[3]);
+  const std::int64_t set_bytes = element * static_cast<std::int64_t>(2 * nq + 2 * nkv);
+  const int sets_needed = static_cast<int>(std::max<std::int64_t>(2, 2 * dev.l2_bytes / set_bytes + 1));
+  std::vector<InputSet> sets = make_sets(s.dtype, nq, nkv, sets_needed);
+  row["sets"] = sets_needed;
+
+  const auto launch = [&](std::size_t i) {
+    InputSet& x = sets[i];
+    kernel.forward(device_view(x.q, s.dtype, {s.B, s.Hq, Tq, s.D}), device_view(x.k, s.dtype, kv_shape),
+                   device_view(x.v, s.dtype, kv_shape), device_view(x.out, s.dtype, {s.B, s.Hq, Tq, s.D}), fwd);
+  };
+  if (!g_gpu) {
+    dry_run([&] { launch(0); });
+    row["ok"] = true;
+    return row;
+  }
+
+  const std::vector<double> ms = time_launches(opt.reps, sets.size(), launch);
+  const double med = median(ms);
+  row["ms"] = med;
+  row["us"] = 1e3 * med;
+  row["ms_min"] = *std::min_element(ms.begin(), ms.end());
+  row["tbps"] = static_cast<double>(bytes) / med / 1e9;
+  if (copy_tbps) row["copy_fraction"] = static_cast<double>(bytes) / med / 1e9 / *copy_tbps;
+  check_output(sets[0].out, nq, s.dtype, row);
+  return row;
+}
+
+// The decode configs' roofline: the device-to-device copy bandwidth, bytes read + bytes written
+// over the time, median of `reps` copies of `bytes` after a few untimed ones.
+struct CopyBandwidth {
+  double tbps = 0;
+  std::size_t bytes = std::size_t{2} << 30;
+  int reps = 20;
+};
+
+CopyBandwidth measure_copy_bandwidth() {
+  CopyBandwidth r;
+  DeviceBuffer src(r.bytes), dst(r.bytes);
+  const auto copy = [&](int) { check(driver().cuMemcpyDtoD(dst.address(), src.address(), r.bytes), "cuMemcpyDtoD"); };
+  for (int i = 0; i < 3; ++i) copy(i);
+  synchronize();
+  r.tbps = 2.0 * static_cast<double>(r.bytes) / median(bench::time_each_launch(r.reps, copy)) / 1e9;
+  return r;
 }
 
 std::string cell(const nlohmann::json& row, const char* key, const char* format) {
@@ -519,22 +727,42 @@ int main(int argc, char** argv) {
   fmt::print("device: {}, L2 {} MB; {} reps per config, median of per-launch CUDA events\n", dev.name,
              dev.l2_bytes >> 20, opt.reps);
 
+  // Once per run, before the decode configs allocate their caches.
+  std::optional<CopyBandwidth> copy;
+  if (g_gpu && std::any_of(selected.begin(), selected.end(), [](const Config& c) { return c.decode.has_value(); })) {
+    try {
+      copy = measure_copy_bandwidth();
+      fmt::print("copy bandwidth: {:.2f} TB/s (cuMemcpyDtoD of {} GiB: bytes read + bytes written / time, "
+                 "median of {})\n",
+                 copy->tbps, copy->bytes >> 30, copy->reps);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "attn_bench: copy bandwidth not measured: {}\n", e.what());
+    }
+  }
+
   flexjit::Engine jit;
   nlohmann::json rows = nlohmann::json::array();
   int failures = 0;
   for (const Config& c : selected) {
     nlohmann::json row;
     try {
-      row = run_config(c, opt, dev, jit);
+      row = c.decode ? run_decode_config(c, opt, dev, copy ? std::optional(copy->tbps) : std::nullopt, jit)
+                     : run_config(c, opt, dev, jit);
     } catch (const std::exception& e) {
       row = {{"cfg", c.name}, {"ok", false}, {"error", e.what()}};
+      if (c.decode) row["kind"] = "decode";
     }
     if (!row.value("ok", false)) ++failures;
     if (row.contains("error")) fmt::print(stderr, "{}: {}\n", c.name, row["error"].get<std::string>());
-    fmt::print("{:<22} {:>9} ms {:>7} TF/s  tile {:<11} regs {:>4}  local {:>4} B{}\n", c.name,
-               cell(row, "ms", "{:.4f}"), cell(row, "tflops", "{:.1f}"), row.value("tile", std::string("-")),
-               cell(row, "regs", "{:.0f}"), cell(row, "local_bytes", "{:.0f}"),
-               row.contains("prepare_ms") ? fmt::format("  prepare {:.3f} ms", row["prepare_ms"].get<double>()) : "");
+    if (c.decode) {
+      fmt::print("{:<29} {:>9} us {:>6} TB/s {:>5} of copy bandwidth\n", c.name, cell(row, "us", "{:.1f}"),
+                 cell(row, "tbps", "{:.2f}"), cell(row, "copy_fraction", "{:.2f}"));
+    } else {
+      fmt::print("{:<22} {:>9} ms {:>7} TF/s  tile {:<11} regs {:>4}  local {:>4} B{}\n", c.name,
+                 cell(row, "ms", "{:.4f}"), cell(row, "tflops", "{:.1f}"), row.value("tile", std::string("-")),
+                 cell(row, "regs", "{:.0f}"), cell(row, "local_bytes", "{:.0f}"),
+                 row.contains("prepare_ms") ? fmt::format("  prepare {:.3f} ms", row["prepare_ms"].get<double>()) : "");
+    }
     std::fflush(stdout);
     rows.push_back(std::move(row));
   }
@@ -543,7 +771,8 @@ int main(int argc, char** argv) {
   fmt::print("kernels: {} compiled, {} from the disk cache, {} from memory\n", counts.compiles, counts.disk_hits,
              counts.memory_hits);
   if (!opt.json_path.empty()) {
-    const nlohmann::json doc = {{"device", dev.name}, {"reps", opt.reps}, {"dry_run", !g_gpu}, {"rows", rows}};
+    nlohmann::json doc = {{"device", dev.name}, {"reps", opt.reps}, {"dry_run", !g_gpu}, {"rows", rows}};
+    if (copy) doc["copy_bandwidth"] = {{"tbps", copy->tbps}, {"bytes", copy->bytes}, {"reps", copy->reps}};
     std::ofstream(opt.json_path) << doc.dump(1) << "\n";
   }
   if (failures) fmt::print(stderr, "attn_bench: {} config(s) failed\n", failures);

@@ -1,12 +1,19 @@
-"""Merges attn_bench's JSON and peers.py's JSON into one markdown table, with the issue's targets:
+"""Merges attn_bench's JSON and peers.py's JSON into markdown tables, with the issue's targets.
 
+Prefill configs, ratios of TF/s (each side counting its own unmasked pairs; both sides build the
+same documents; the random top-k selections differ by their seeds, not by their density):
   - dense and causal configs (those SDPA runs): >= 1.0x SDPA FLASH (FlashAttention-2)
   - other masked configs: >= 0.8x FlexAttention
   - every config: >= 0.5x the best peer
   - no local memory (register spills) in the kernel
 
-Ratios are of TF/s, each side counting its own unmasked pairs (both sides build the same
-documents; the random top-k selections differ by their seeds, not by their density).
+Decode configs (decode_*: one query token against a KV cache), ratios of time (both sides move
+the same bytes); the peers run on the contiguous cache only, so a paged config is set against the
+peers' figures of its contiguous twin:
+  - every config: >= 4x FlexAttention
+  - contiguous configs: >= 1.0x the faster SDPA backend (FA2, cuDNN)
+  - long KV (every sequence 65536 keys or more): >= 70% of the copy bandwidth attn_bench measured
+  - paged configs: within 1.1x of our time on the contiguous cache
 
     python3 bench/compare.py OURS.json [PEERS.json]
 """
@@ -14,31 +21,28 @@ import json
 import sys
 
 FA2, CUDNN, FLEX = "FLASH_ATTENTION", "CUDNN_ATTENTION", "flex"
+DECODE_X_FLEX, DECODE_X_SDPA, DECODE_COPY_FRACTION, PAGED_OVER_CONTIGUOUS = 4.0, 1.0, 0.70, 1.1
+LONG_KV = 65536
 
 
-def load_rows(path):
+def load(path):
     with open(path) as f:
         doc = json.load(f)
-    return doc["rows"] if isinstance(doc, dict) else doc
+    return doc if isinstance(doc, dict) else {"rows": doc}
 
 
 def fmt(x, spec):
     return "-" if x is None else format(x, spec)
 
 
-def main(argv):
-    if len(argv) not in (2, 3):
-        sys.exit(__doc__)
-    ours = load_rows(argv[1])
-    peers = {}
-    for r in load_rows(argv[2]) if len(argv) == 3 else []:
-        if "tflops" in r:
-            peers[(r["cfg"], r["sys"])] = r
+def flags(checks):
+    misses = [text for ok, text in checks if not ok]
+    return "MISS: " + "; ".join(misses) if misses else ("ok" if checks else "not timed")
 
+
+def prefill_table(ours, peers, checks_out, notes):
     print("| config | ms | TF/s | flex TF/s | FA2 TF/s | cuDNN TF/s | x flex | x FA2 | x best | regs / local B | targets |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    met = missed = 0
-    notes = []
     mask_times = []  # flex's create_block_mask, and our prepare step where a config has one
     for r in ours:
         name = r["cfg"]
@@ -60,15 +64,12 @@ def main(argv):
                 checks.append((x_best >= 0.5, f"best {x_best:.2f}x (>= 0.5)"))
         if r.get("local_bytes") is not None:
             checks.append((r["local_bytes"] == 0, f"local {r['local_bytes']} B"))
-        met += sum(ok for ok, _ in checks)
-        missed += sum(not ok for ok, _ in checks)
-        misses = [text for ok, text in checks if not ok]
-        flags = "MISS: " + "; ".join(misses) if misses else ("ok" if checks else "not timed")
+        checks_out += checks
 
         regs = f"{r['regs']} / {r['local_bytes']}" if r.get("regs") is not None else "-"
         print(f"| {name} | {fmt(r.get('ms'), '.3f')} | {fmt(tf, '.1f')} | {fmt(peer_tf.get(FLEX), '.1f')} | "
               f"{fmt(peer_tf.get(FA2), '.1f')} | {fmt(peer_tf.get(CUDNN), '.1f')} | {fmt(x_flex, '.2f')} | "
-              f"{fmt(x_fa2, '.2f')} | {fmt(x_best, '.2f')} | {regs} | {flags} |")
+              f"{fmt(x_fa2, '.2f')} | {fmt(x_best, '.2f')} | {regs} | {flags(checks)} |")
 
         flex_row = peers.get((name, FLEX))
         if flex_row and r.get("pairs") and abs(flex_row["pairs"] / r["pairs"] - 1) > 1e-3:
@@ -77,10 +78,89 @@ def main(argv):
         if flex_row and flex_row.get("block_mask_ms") is not None:
             mask_times.append(f"{name} {flex_row['block_mask_ms']:.2f}"
                               + (f" (ours {r['prepare_ms']:.2f})" if r.get("prepare_ms") is not None else ""))
-    print()
-    print(f"targets: {met} met, {missed} missed" + ("" if peers else " (no peer figures: only spills checked)"))
     if mask_times:
         notes.append("create_block_mask, warm, ms: " + ", ".join(mask_times))
+
+
+def decode_table(ours, ours_by_name, peers, checks_out, notes):
+    print("| config | us | TB/s | of copy | / contiguous | flex us | FA2 us | cuDNN us | x flex | x SDPA | targets |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in ours:
+        name = r["cfg"]
+        twin = r.get("contiguous_cfg", name)  # the peers' config, and our own contiguous run
+        paged = twin != name
+        us = r.get("us")
+        peer_us = {s: 1e3 * peers[(twin, s)]["ms"] for s in (FLEX, FA2, CUDNN) if (twin, s) in peers}
+        sdpa = min((peer_us[s] for s in (FA2, CUDNN) if s in peer_us), default=None)
+        ratio = lambda p: p / us if us and p else None
+        x_flex, x_sdpa = ratio(peer_us.get(FLEX)), ratio(sdpa)
+        contiguous_us = ours_by_name.get(twin, {}).get("us") if paged else None
+        over_contiguous = us / contiguous_us if us and contiguous_us else None
+        fraction = r.get("copy_fraction")
+
+        checks = []  # (met, text)
+        if "error" in r:
+            checks.append((False, "error: " + r["error"][:80]))
+        elif us is not None:
+            if x_flex is not None:
+                checks.append((x_flex >= DECODE_X_FLEX, f"flex {x_flex:.2f}x (>= {DECODE_X_FLEX})"))
+            if x_sdpa is not None and not paged:
+                checks.append((x_sdpa >= DECODE_X_SDPA, f"SDPA {x_sdpa:.2f}x (>= {DECODE_X_SDPA})"))
+            if fraction is not None and not r.get("ragged") and r.get("kv_len", 0) >= LONG_KV:
+                checks.append((fraction >= DECODE_COPY_FRACTION,
+                               f"copy bandwidth {fraction:.0%} (>= {DECODE_COPY_FRACTION:.0%})"))
+            if over_contiguous is not None:
+                checks.append((over_contiguous <= PAGED_OVER_CONTIGUOUS,
+                               f"paged {over_contiguous:.2f}x contiguous (<= {PAGED_OVER_CONTIGUOUS})"))
+        checks_out += checks
+
+        print(f"| {name} | {fmt(us, '.1f')} | {fmt(r.get('tbps'), '.2f')} | {fmt(fraction, '.0%')} | "
+              f"{fmt(over_contiguous, '.2f')} | {fmt(peer_us.get(FLEX), '.1f')} | {fmt(peer_us.get(FA2), '.1f')} | "
+              f"{fmt(peer_us.get(CUDNN), '.1f')} | {fmt(x_flex, '.2f')} | {fmt(x_sdpa, '.2f')} | {flags(checks)} |")
+
+        if paged:
+            continue  # its peers are the contiguous row's, noted there
+        for s in (FLEX, FA2, CUDNN):
+            p = peers.get((twin, s))
+            if p and r.get("bytes") and p["bytes"] != r["bytes"]:
+                notes.append(f"{name}: bytes differ (ours {r['bytes']}, {s} {p['bytes']})")
+            if p and p.get("kv_heads_expanded"):
+                notes.append(f"{name}: {s} refused GQA ({p.get('gqa_error', '?')[:60]}) and ran on k, v with their "
+                             f"heads repeated, reading {r['Hq'] // r['Hkv']}x the bytes credited to it")
+            if p and p.get("block_mask_ms") is not None:
+                notes.append(f"{name}: flex's block mask of the sequence lengths, create_block_mask warm: "
+                             f"{p['block_mask_ms']:.2f} ms")
+
+
+def main(argv):
+    if len(argv) not in (2, 3):
+        sys.exit(__doc__)
+    doc = load(argv[1])
+    ours = doc["rows"]
+    peers = {}
+    for r in load(argv[2])["rows"] if len(argv) == 3 else []:
+        if "ms" in r:
+            peers[(r["cfg"], r["sys"])] = r
+
+    decode = [r for r in ours if r.get("kind") == "decode"]
+    prefill = [r for r in ours if r.get("kind") != "decode"]
+    checks, notes = [], []
+    if prefill:
+        prefill_table(prefill, peers, checks, notes)
+    if decode:
+        if prefill:
+            print()
+        copy = doc.get("copy_bandwidth")
+        measured = (f"copy bandwidth {copy['tbps']:.2f} TB/s (cuMemcpyDtoD of {copy['bytes'] / 2**30:.0f} GiB, "
+                    f"bytes read + written / time, median of {copy['reps']})" if copy else "copy bandwidth not measured")
+        print(f"Decode: {measured}; TB/s = bytes of K and V of every sequence, q and out / time")
+        print()
+        decode_table(decode, {r["cfg"]: r for r in decode}, peers, checks, notes)
+    met = sum(ok for ok, _ in checks)
+    own = (["spills"] if prefill else []) + (["copy bandwidth", "paged / contiguous"] if decode else [])
+    print()
+    print(f"targets: {met} met, {len(checks) - met} missed"
+          + ("" if peers else f" (no peer figures: only {', '.join(own)} checked)"))
     for n in notes:
         print(f"- {n}")
 

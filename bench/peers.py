@@ -7,6 +7,14 @@ plain dense or causal, SDPA with the FlashAttention-2 and cuDNN backends. Forwar
 Times are triton.testing.do_bench medians (it clears the L2 cache before each call).
 TF/s = 4 * D * unmasked (q, kv) pairs / time, the pairs counted from the mask itself.
 block_mask_ms: create_block_mask for the config's mask, warm (what flex needs per new mask).
+
+Decode configs (decode_*): one query token per sequence against a contiguous KV cache, q [B, 32,
+1, 128], k, v [B, 8, KV, 128], every key kept (flex without a block mask, SDPA with enable_gqa;
+a backend that refuses GQA runs on k and v with their heads repeated, and its row says so).
+A ragged batch is padded to the cache's KV keys: flex gets a block mask of each sequence's
+length, SDPA does not run. TB/s = bytes of the keys and values of every sequence's length, q and
+out / time, as attn_bench counts them. attn_bench's paged twins (*_paged64) have no peer run of
+their own: naming one in --only runs its contiguous config, which compare.py sets them against.
 """
 import argparse
 import json
@@ -136,6 +144,28 @@ def median_ms(fn):
     return triton.testing.do_bench(fn, warmup=50, rep=300, return_mode="median")
 
 
+# The rates a row can report, amount / ms / 1e9: TF/s of FLOPs (prefill), TB/s of bytes (decode).
+RATES = {"tflops": ("TF/s", "6.1f"), "tbps": ("TB/s", "6.2f")}
+
+
+def record(rows, shape, system, fn, rate, amount, **extra):
+    """Times fn (its first call, then the do_bench median) and appends the row, with
+    rate = amount / time (a key of RATES); a backend that refuses the shape leaves an error row."""
+    try:
+        t0 = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        first = time.perf_counter() - t0
+        ms = median_ms(fn)
+        row = dict(shape, sys=system, ms=ms, first_call_s=first, **{rate: amount / ms / 1e9}, **extra)
+    except Exception as e:  # recorded; the others still run
+        row = dict(shape, sys=system, error=f"{type(e).__name__}: {str(e)[:200]}")
+    rows.append(row)
+    unit, spec = RATES[rate]
+    figures = f"{row['ms']:8.3f} ms {row[rate]:{spec}} {unit}" if "ms" in row else row["error"]
+    print(f"{shape['cfg']:22s} {system:16s} {figures}", flush=True)
+
+
 def run(cfg, rows):
     name, B, Hq, Hkv, T, D, dtype, mask_mod, score_mod, sdpa = cfg
     q = torch.randn(B, Hq, T, D, device=DEV, dtype=dtype)
@@ -147,32 +177,81 @@ def run(cfg, rows):
     shape = dict(cfg=name, B=B, Hq=Hq, Hkv=Hkv, T=T, D=D, dtype=DTYPE_NAMES[dtype], pairs=pairs,
                  density=pairs / (B * Hq * T * T))
 
-    def record(system, fn, **extra):
-        try:
-            t0 = time.perf_counter()
-            fn()
-            torch.cuda.synchronize()
-            first = time.perf_counter() - t0
-            ms = median_ms(fn)
-            row = dict(shape, sys=system, ms=ms, tflops=flop / ms / 1e9, first_call_s=first, **extra)
-        except Exception as e:  # a backend that refuses a shape: recorded, the others still run
-            row = dict(shape, sys=system, error=f"{type(e).__name__}: {str(e)[:200]}")
-        rows.append(row)
-        figures = f"{row['ms']:8.3f} ms {row['tflops']:6.1f} TF/s" if "ms" in row else row["error"]
-        print(f"{name:22s} {system:16s} {figures}", flush=True)
-
     block_mask, mask_ms = None, None
     if mask_mod is not None:
         make = lambda: create_block_mask(mask_mod, None, None, T, T, device=DEV)
         block_mask = make()
         mask_ms = median_ms(make)
-    record("flex", lambda: flex(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=gqa),
-           block_mask_ms=mask_ms)
+    record(rows, shape, "flex", lambda: flex(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=gqa),
+           "tflops", flop, block_mask_ms=mask_ms)
     if sdpa is not None:
         for backend in (SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION):
             with sdpa_kernel([backend]):  # only this backend, or the call fails
-                record(str(backend).split(".")[-1],
-                       lambda: F.scaled_dot_product_attention(q, k, v, is_causal=sdpa == "causal", enable_gqa=gqa))
+                record(rows, shape, str(backend).split(".")[-1],
+                       lambda: F.scaled_dot_product_attention(q, k, v, is_causal=sdpa == "causal", enable_gqa=gqa),
+                       "tflops", flop)
+    del q, k, v, block_mask
+    torch.cuda.empty_cache()
+
+
+# Decode: 32 query heads over 8 kv heads, D = 128, bf16 (bench/attn_bench.cpp, decode_configs).
+PAGED_SUFFIX = "_paged64"  # attn_bench's paged twin of each decode config
+
+
+def ragged_lengths(B, max_len):
+    """Sequence lengths in [1, max_len], drawn by the LCG of document_cuts so that
+    bench/attn_bench.cpp (ragged_lengths) draws the same ones."""
+    x, lens = 0, []
+    for _ in range(B):
+        x = (x * 6364136223846793005 + 1442695040888963407) % 2**64
+        lens.append(1 + (x >> 33) % max_len)
+    return lens
+
+
+def decode_configs():
+    """(name, B, KV, lens): lens[b] keys of sequence b, in a cache padded to KV keys."""
+    return [
+        ("decode_b8_kv65536", 8, 65536, [65536] * 8),
+        ("decode_b64_kv4096", 64, 4096, [4096] * 64),
+        ("decode_b1_kv131072", 1, 131072, [131072]),
+        ("decode_b8_ragged65536", 8, 65536, ragged_lengths(8, 65536)),
+    ]
+
+
+def run_decode(cfg, rows):
+    name, B, KV, lens = cfg
+    Hq, Hkv, D, dtype = 32, 8, 128, torch.bfloat16
+    ragged = any(n != KV for n in lens)
+    q = torch.randn(B, Hq, 1, D, device=DEV, dtype=dtype)
+    k = torch.randn(B, Hkv, KV, D, device=DEV, dtype=dtype)
+    v = torch.randn(B, Hkv, KV, D, device=DEV, dtype=dtype)
+    keys = sum(lens)
+    nbytes = dtype.itemsize * (2 * keys * Hkv * D + 2 * B * Hq * D)
+    shape = dict(cfg=name, kind="decode", B=B, Hq=Hq, Hkv=Hkv, Tq=1, kv_len=KV, D=D, dtype=DTYPE_NAMES[dtype],
+                 kv_keys=keys, pairs=keys * Hq, bytes=nbytes)
+
+    block_mask, mask_ms = None, None  # no block mask: every key of a full-length cache is kept
+    if ragged:
+        lengths = torch.tensor(lens, device=DEV)
+        within = lambda b, h, q_idx, kv_idx: kv_idx < lengths[b]
+        make = lambda: create_block_mask(within, B, None, 1, KV, device=DEV)
+        block_mask = make()
+        mask_ms = median_ms(make)
+    record(rows, shape, "flex", lambda: flex(q, k, v, block_mask=block_mask, enable_gqa=True), "tbps", nbytes,
+           block_mask_ms=mask_ms)
+    if not ragged:  # SDPA's FA2 and cuDNN backends take no per-sequence length
+        for backend in (SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION):
+            system = str(backend).split(".")[-1]
+            with sdpa_kernel([backend]):
+                record(rows, shape, system, lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),
+                       "tbps", nbytes)
+                if "error" in rows[-1]:
+                    # A backend that refuses GQA gets k and v with their heads repeated: it then reads
+                    # Hq / Hkv times the bytes credited to it, and its row says so.
+                    kx, vx = (t.repeat_interleave(Hq // Hkv, dim=1) for t in (k, v))
+                    record(rows, shape, system, lambda: F.scaled_dot_product_attention(q, kx, vx), "tbps", nbytes,
+                           kv_heads_expanded=True, gqa_error=rows[-1]["error"])
+                    del kx, vx
     del q, k, v, block_mask
     torch.cuda.empty_cache()
 
@@ -182,19 +261,21 @@ def main():
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--only", help="comma-separated config names")
     args = ap.parse_args()
-    cfgs = configs()
+    cfgs = [(run, c) for c in configs()] + [(run_decode, c) for c in decode_configs()]
     if args.only:
-        wanted = set(args.only.split(","))
-        unknown = wanted - {c[0] for c in cfgs}
+        # A paged decode config is timed on its contiguous twin (see the top of this file).
+        wanted = {n[: -len(PAGED_SUFFIX)] if n.startswith("decode_") and n.endswith(PAGED_SUFFIX) else n
+                  for n in args.only.split(",")}
+        unknown = wanted - {c[0] for _, c in cfgs}
         if unknown:
             sys.exit(f"peers.py: unknown config(s): {', '.join(sorted(unknown))}")
-        cfgs = [c for c in cfgs if c[0] in wanted]
+        cfgs = [(fn, c) for fn, c in cfgs if c[0] in wanted]
     print(f"torch {torch.__version__}, triton {triton.__version__}, {torch.cuda.get_device_name()}", flush=True)
     meta = dict(torch=torch.__version__, triton=triton.__version__, device=torch.cuda.get_device_name())
     rows = []
-    for cfg in cfgs:
+    for fn, cfg in cfgs:
         try:
-            run(cfg, rows)
+            fn(cfg, rows)
         except Exception as e:  # e.g. create_block_mask failing: the other configs still run
             rows.append(dict(cfg=cfg[0], sys="flex", error=f"{type(e).__name__}: {str(e)[:200]}"))
             print(f"{cfg[0]:22s} failed: {rows[-1]['error']}", flush=True)

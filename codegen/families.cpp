@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/decode/family.hpp"
 #include "codegen/sm80_fwd/family.hpp"
 #include "codegen/sm90_fwd/family.hpp"
 #include "flexjit/error.hpp"
@@ -17,6 +18,7 @@ namespace {
 const KernelFamily* const kFamilies[] = {
     &sm90_fwd::family(),
     &sm80_fwd::family(),
+    &decode::family(),
 };
 
 std::string target_text(const compiler::KernelTarget& target) {
@@ -28,6 +30,9 @@ std::string target_text(const compiler::KernelTarget& target) {
 const KernelFamily& named_family(const compiler::KernelTarget& target, const ir::Program& program) {
   for (const KernelFamily* f : kFamilies) {
     if (target.family != f->name()) continue;
+    if (f->pass() != target.pass)
+      throw UnsupportedError(fmt::format("kernel family {} runs the {} pass, not {}", f->name(),
+                                         compiler::pass_name(f->pass()), target_text(target)));
     const std::string why = f->refusal(target, program);
     if (!why.empty())
       throw UnsupportedError(fmt::format("kernel family {} cannot run {}: {}", f->name(), target_text(target), why));
@@ -49,6 +54,7 @@ const KernelFamily& select_family(const compiler::KernelTarget& target, const ir
   if (!target.family.empty()) return named_family(target, program);
   std::vector<std::string> reasons;
   for (const KernelFamily* f : kFamilies) {
+    if (f->pass() != target.pass) continue;
     std::string why = f->refusal(target, program);
     if (why.empty()) return *f;
     reasons.push_back(fmt::format("{}: {}", f->name(), why));

@@ -15,6 +15,8 @@ class KernelFamily {
  public:
   virtual ~KernelFamily() = default;
   virtual const char* name() const = 0;
+  // The one pass it generates; select_family looks only at the families of the target's pass.
+  virtual compiler::KernelPass pass() const = 0;
   // Empty when the family can generate a kernel for the target and program; otherwise why it
   // cannot ("head dim 100 is not a multiple of 16"), for the error that lists every family's
   // reason.

@@ -5,6 +5,7 @@
 // config and the extern "C" entry (plus the tile-map builder's when the plan has one).
 #include <string>
 
+#include "codegen/cuda_writer.hpp"
 #include "codegen/generated_kernel.hpp"
 #include "compiler/plan.hpp"
 
@@ -23,5 +24,12 @@ struct ForwardEntry {
 };
 
 GeneratedKernel generate_forward(const compiler::KernelPlan& plan, const ForwardEntry& entry);
+
+// The first lines of every generated translation unit: where it comes from, what it computes
+// (`what`: "Forward attention", "Decode against a KV cache"), the family and its tile, the math
+// mode, the naming rule, then the #includes of `headers`.
+void write_preamble(CudaWriter& w, const compiler::KernelPlan& plan, const std::string& what,
+                    const std::string& family, const std::string& description,
+                    const std::vector<std::string>& headers);
 
 }  // namespace flexjit::codegen

@@ -39,6 +39,10 @@ struct GeneratedKernel {
   int tile_map_threads = 0;
   bool tile_map_per_batch = false;   // the mask reads b: one map per batch entry
   bool tile_map_per_head = false;    // the mask reads h: one map per query head
+  // Decode kernels: the entry that merges the splits' partial rows (templates/decode), with its
+  // threads per CTA; empty for the forward families.
+  std::string combine_entry;
+  int combine_threads = 0;
   // The tile to generate again with when ptxas reports spills for this one (a family whose
   // table's choices are tight on registers for heavy mods); none when there is no smaller tile.
   // Engine::compile follows it only when CompileOptions::tile was not given.

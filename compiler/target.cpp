@@ -8,6 +8,7 @@ const char* element_cuda_type(ElementType t) { return t == ElementType::BF16 ? "
 const char* pass_name(KernelPass p) {
   switch (p) {
     case KernelPass::Forward: return "forward";
+    case KernelPass::Decode: return "decode";
   }
   return "?";
 }

@@ -11,8 +11,10 @@ enum class ElementType { BF16, FP16 };
 const char* element_name(ElementType t);       // "bf16", "fp16"
 const char* element_cuda_type(ElementType t);  // "flexjit::bf16_t", "flexjit::fp16_t"
 
-enum class KernelPass { Forward };
-const char* pass_name(KernelPass p);  // "forward"
+// Forward: the whole attention of a query tile (forward families). Decode: a few query tokens per
+// sequence against a KV cache with per-sequence lengths, dense or paged (the decode family).
+enum class KernelPass { Forward, Decode };
+const char* pass_name(KernelPass p);  // "forward", "decode"
 
 // How the generated mods compute with floats (CompileOptions::math; codegen/float_math.hpp has the
 // spellings). Exact: every operation rounded on its own, as the CPU back ends compute. Fast: the

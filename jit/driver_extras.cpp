@@ -39,4 +39,13 @@ int current_context_device() {
   return static_cast<int>(dev);
 }
 
+int device_attribute(int ordinal, CUdevice_attribute attribute) {
+  const DriverApi& api = driver();
+  CUdevice dev = 0;
+  check(api.cuDeviceGet(&dev, ordinal), "cuDeviceGet");
+  int value = 0;
+  check(api.cuDeviceGetAttribute(&value, attribute, dev), "cuDeviceGetAttribute");
+  return value;
+}
+
 }  // namespace flexjit::jit

@@ -13,4 +13,7 @@ int current_context_device();
 // The current context (nullptr when none).
 CUcontext current_context();
 
+// An attribute of device `ordinal` (CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, ...).
+int device_attribute(int ordinal, CUdevice_attribute attribute);
+
 }  // namespace flexjit::jit

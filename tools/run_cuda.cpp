@@ -74,7 +74,7 @@ CudaRun run_on_cuda(const Program& program, AttentionData& d, const HostBindings
   const TensorView tq = q.view(dtype, {d.B, d.Hq, d.Tq, d.D});
   const TensorView tk = k.view(dtype, d.kv_shape());
   const TensorView tv = v.view(dtype, d.kv_shape());
-  // A KV cache: its options as device tensors (the CUDA kernels refuse them for now, naming why).
+  // A KV cache: its options as device tensors (the decode kernel reads them there).
   DeviceBuffer kv_lens, page_table;
   if (!d.kv_lens.empty()) {
     kv_lens = DeviceBuffer(d.kv_lens.size() * 4);
@@ -89,10 +89,11 @@ CudaRun run_on_cuda(const Program& program, AttentionData& d, const HostBindings
   const TensorView to = out.view(dtype, {d.B, d.Hq, d.Tq, d.D});
   options.lse = lse.view(DType::f32, {d.B, d.Hq, d.Tq});
 
-  // Masks that read captured tensors: build the block mask once, as an engine would per batch.
+  // Masks that read captured tensors: build the block mask once, as an engine would per batch
+  // (decode against a KV cache classifies its key chunks itself and takes none).
   DeviceBuffer mask_storage;
   BlockMask mask;
-  if (attn.needs_block_mask()) {
+  if (attn.needs_block_mask() && d.kv_lens.empty()) {
     const std::size_t bytes = attn.block_mask_bytes(d.B, d.Hq, d.Tq, d.Tkv);
     mask_storage = DeviceBuffer(bytes);
     const TensorView storage = mask_storage.view(DType::u8, {static_cast<std::int64_t>(bytes)});

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "codegen/mma_sync_target.hpp"
 #include "codegen/forward_source.hpp"
 #include "codegen/sm80_fwd/tiles.hpp"
 
@@ -11,17 +12,10 @@ namespace {
 class Sm80Forward final : public KernelFamily {
  public:
   const char* name() const override { return "sm80_fwd"; }
+  compiler::KernelPass pass() const override { return compiler::KernelPass::Forward; }
 
   std::string refusal(const compiler::KernelTarget& t, const ir::Program&) const override {
-    if (t.pass != compiler::KernelPass::Forward) return "forward pass only";
-    if (t.head_dim < 16 || t.head_dim > 256 || t.head_dim % 16 != 0)
-      return fmt::format("head dim {} is not supported: it must be a multiple of 16 between 16 and 256", t.head_dim);
-    const std::optional<int> arch = compiler::arch_number(t.arch);
-    if (!arch) return fmt::format("architecture '{}' is not of the form sm_XY (e.g. sm_80, sm_90a)", t.arch);
-    if (*arch < 80)
-      return fmt::format("architecture '{}' is not supported: flexjit kernels need sm_80 or newer "
-                         "(cp.async, bf16 tensor cores)", t.arch);
-    return "";
+    return mma_sync_refusal(t);
   }
 
   GeneratedKernel generate(const compiler::KernelPlan& plan) const override {

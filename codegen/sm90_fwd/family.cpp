@@ -12,9 +12,9 @@ namespace {
 class Sm90Forward final : public KernelFamily {
  public:
   const char* name() const override { return "sm90_fwd"; }
+  compiler::KernelPass pass() const override { return compiler::KernelPass::Forward; }
 
   std::string refusal(const compiler::KernelTarget& t, const ir::Program& program) const override {
-    if (t.pass != compiler::KernelPass::Forward) return "forward pass only";
     if (t.arch != "sm_90a") return fmt::format("architecture '{}' is not sm_90a (wgmma, TMA)", t.arch);
     if (!sm90::serves_head_dim(t.head_dim)) return fmt::format("head dim {} is not 64, 128 or 256", t.head_dim);
     std::string tile = tile_refusal(t);

@@ -73,8 +73,9 @@ class Kernel {
   // values of a bound tensor never recompiles.
   // A cpu kernel takes the same arguments in host memory (Device::cpu(), any strides, element
   // aligned; bound tensors on the host too) and returns once out and lse are written.
-  // A KV cache (ForwardOptions::kv_lens, page_table; cpu kernels only for now) gives each sequence
-  // its own length, and with a page table k and v are pages [num_pages, page_size, Hkv, D].
+  // A KV cache (ForwardOptions::kv_lens, page_table) gives each sequence its own length, and with
+  // a page table k and v are pages [num_pages, page_size, Hkv, D]. A CUDA kernel runs such calls
+  // on its decode kernel, compiled on the first of them (through the engine's caches).
   void forward(const TensorView& q, const TensorView& k, const TensorView& v, const TensorView& out,
                const ForwardOptions& options = {}) const;
 

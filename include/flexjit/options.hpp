@@ -51,9 +51,10 @@ struct CompileOptions {
   // is a flexjit::UnsupportedError naming the broken constraint. Must stay empty for a cpu kernel.
   std::optional<TileShape> tile{};
   // The kernel family by name. Empty: the first that serves the arch, head dim, dtype and program,
-  // in order of preference: "sm90_fwd" (sm_90a, head dim 64 or 128: TMA + wgmma), then
+  // in order of preference: "sm90_fwd" (sm_90a, head dim 64, 128 or 256: TMA + wgmma), then
   // "sm80_fwd" (sm_80 and newer: mma.sync). Naming one a target it cannot serve is a
-  // flexjit::UnsupportedError saying why. Must stay empty for a cpu kernel.
+  // flexjit::UnsupportedError saying why. Calls with a KV cache (ForwardOptions::kv_lens) run on
+  // the "decode" family whatever this says. Must stay empty for a cpu kernel.
   std::string family = "";
   // Where forward runs. Device::cuda() (the default; the ordinal is not used: a kernel runs on
   // whichever device its tensors are on, if that device has `arch`): generated CUDA compiled with
@@ -85,8 +86,9 @@ struct ForwardOptions {
   // its kv range and evaluates the mask on each. cpu kernels take none.
   const BlockMask* block_mask = nullptr;
 
-  // A KV cache of sequences with lengths of their own (decode, ragged batches). cpu kernels only
-  // for now: a CUDA kernel given either throws flexjit::UnsupportedError.
+  // A KV cache of sequences with lengths of their own (decode, ragged batches). For a CUDA kernel
+  // both are device memory next to q, read by the decode kernel only (docs/api.md, "Decode": a
+  // bad length or page gives its sequence NaN rows); for a cpu kernel, host memory, checked first.
   // kv_lens: int32 [B], the number of keys of each sequence (0: its rows see no key, out = 0
   //   and lse = -inf, or the sink's value when the program has one).
   //   Alone, k and v keep their shape [B, Hkv, Tkv, D] and sequence b uses its first kv_lens[b]

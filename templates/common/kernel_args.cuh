@@ -38,6 +38,43 @@ struct AttnArgs {
   int tm_unused;
 };
 
+// Decode against a KV cache (templates/decode/attention_decode.cuh). q, o [B, Hq, Tq, D] and lse
+// [B, Hq, Tq] as in AttnArgs; sequence b has kv_lens[b * lens_stride] keys. Dense k and v are
+// [B, Hkv, capacity, D] (k_b, k_h, k_t: batch, head and token strides); paged ones (page_table
+// not null) are [num_pages, page_size, Hkv, D] (k_b, k_h, k_t: page, head and slot strides), key j
+// of sequence b in page page_table[b * pt_b + (j / page_size) * pt_p]. The host never reads
+// kv_lens or page_table: a length outside [0, capacity] or a page outside [0, num_pages) that a
+// sequence reaches makes its rows NaN, and no byte outside k and v is read.
+// A CTA covers rows_per_cta of the group * Tq (query head, new token) rows of one kv head (grid.y:
+// kv head * row_groups + row group) and split grid.x of `splits` ranges of its keys. With more than
+// one split, each writes its normalised partial O and its LSE to part_o [splits, B, Hq, Tq, D] and
+// part_lse [splits, B, Hq, Tq] (fp32), and the combine kernel merges them into o and lse.
+struct DecodeArgs {
+  const void* q;
+  const void* k;
+  const void* v;
+  void* o;
+  float* lse;
+  float* part_o;
+  float* part_lse;
+  const int* kv_lens;
+  const int* page_table;
+  long long lens_stride, pt_b, pt_p;
+  int B, Hq, Hkv, Tq;
+  int group;         // Hq / Hkv
+  int capacity;      // keys a sequence can hold: Tkv (dense) or max_pages * page_size
+  int page_size, num_pages, max_pages;
+  int rows_per_cta;  // <= decode::kRows
+  int row_groups;    // CTAs per kv head along grid.y
+  int splits;        // grid.x
+  long long q_b, q_h, q_t;
+  long long k_b, k_h, k_t;
+  long long v_b, v_h, v_t;
+  long long o_b, o_h, o_t;
+  float scale;       // natural scale applied to <q, k>
+  float scale_log2;  // scale * log2(e)
+};
+
 // A CUDA tensor map (CUtensorMap: 128 opaque bytes, 64-byte aligned) for the copy engine (TMA),
 // encoded on the host with cuTensorMapEncodeTiled (api/tma_maps.cpp) and passed by value.
 struct alignas(64) TmaDescriptor {

@@ -132,21 +132,5 @@ TEST(KvCacheChecks, ContiguousLengthsStayWithinTkv) {
   EXPECT_EQ(c.out[0], 1.f);
 }
 
-TEST(KvCacheChecks, CudaKernelsRefuseThemForNow) {
-  const Args a = good_args();
-  ForwardOptions o = a.options();
-  std::vector<std::int32_t> lens = {1, 1};
-  o.kv_lens = TensorView::contiguous(lens.data(), i32, {2});
-  const std::string message =
-      alibi_kernel().entry_name() +
-      ": paged and ragged KV caches (kv_lens, page_table) run on the cpu only for now: compile the kernel with "
-      ".device = Device::cpu() (the CUDA decode kernels are not built yet)";
-  EXPECT_THROW(alibi_kernel().forward(a.q, a.k, a.v, a.out, o), UnsupportedError);
-  EXPECT_EQ(error_of([&] { alibi_kernel().forward(a.q, a.k, a.v, a.out, o); }), message);
-  o.kv_lens.reset();
-  o.page_table = TensorView::contiguous(lens.data(), i32, {2, 1});
-  EXPECT_EQ(error_of([&] { alibi_kernel().forward(a.q, a.k, a.v, a.out, o); }), message);
-}
-
 }  // namespace
 }  // namespace flexjit::test

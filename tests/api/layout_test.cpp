@@ -1,4 +1,4 @@
-// The bytes the launcher hands the kernel: AttnArgs and TileMapArgs laid out by NVRTC as by the
+// The bytes the launcher hands the kernel: AttnArgs, TileMapArgs and DecodeArgs laid out by NVRTC as by the
 // host compiler, and Params packed by the generator's layout.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -41,6 +41,7 @@ TEST(Layout, KernelArgsMatchTheHost) {
   std::string src = "#include \"common/kernel_args.cuh\"\n";
   src += same_layout_as_host<AttnArgs>("AttnArgs");
   src += same_layout_as_host<TileMapArgs>("TileMapArgs");
+  src += same_layout_as_host<DecodeArgs>("DecodeArgs");
   expect_nvrtc_accepts(src);
   static_assert(offsetof(AttnArgs, B) == 40 && offsetof(AttnArgs, q_b) == 64 && offsetof(AttnArgs, scale) == 160);
   static_assert(offsetof(TileMapArgs, Tq) == 16 && offsetof(TileMapArgs, Hm) == 32);

@@ -1,0 +1,29 @@
+// One forward call against a KV cache on a CUDA kernel (ForwardOptions::kv_lens, page_table), in
+// two halves like the forward's: plan_decode checks every argument on the host (no driver call,
+// and the values of kv_lens and page_table are never read there); launch_decode picks the split
+// count from the device, enqueues the decode kernel and, with more than one split, the combine
+// kernel over a stream-ordered workspace.
+#pragma once
+
+#include "api/attention_launch.hpp"
+#include "api/decode_kernel.hpp"
+#include "templates/common/kernel_args.cuh"
+
+namespace flexjit::api {
+
+struct DecodePlan {
+  DecodeArgs args{};
+  PackedParams params;
+  int device = 0;
+  int kv_heads_x_row_groups = 0;  // grid.y
+};
+
+// Throws flexjit::ArgumentError naming each problem, or UnsupportedError for a block-sparse
+// program whose lists the decode kernel cannot share between the rows it packs. `entry` names the
+// kernel in messages. The params are packed by `layout`, the program's (the same for every pass).
+DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& layout, const ir::Program& program,
+                       int head_dim, DType dtype, const ForwardTensors& tensors, const ForwardOptions& options);
+
+void launch_decode(const DecodeKernel& kernel, DecodePlan& plan, void* stream);
+
+}  // namespace flexjit::api

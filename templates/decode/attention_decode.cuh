@@ -1,0 +1,521 @@
+// flexjit: decode against a KV cache (sm_80+, mma.sync m16n8k16, cp.async, ldmatrix): a few new
+// query tokens per sequence against keys that live in pages (vLLM's layout) or in a dense block
+// with a length per sequence. Memory-bound by design: every K/V byte is read once per CTA and
+// serves all the query rows packed into it.
+//
+// GQA packing: a CTA takes up to decode::kRows (query head, new token) rows of one kv head, as one
+// m16 tile (row r of the group's group * Tq rows is head hk * group + r / Tq, token r % Tq).
+// Split-KV: grid.x cuts each sequence's keys into `splits` ranges of whole chunks; with more than
+// one split, each CTA writes a normalised partial O and its LSE, and decode_combine merges them.
+// Inside a CTA each of the decode::kWarps warps walks its own chunks (every kWarps-th one) through
+// its own cp.async ring, so the main loop needs no block barrier; a chunk is up to 32 keys, one
+// per lane: each lane finds its key's row (through the page table) and the warp copies the rows
+// with 16-byte vectors. At the end the warps merge their (max, sum, O) in shared memory.
+//
+// The mods are the forward's (docs/design.md, "The Mods contract"): kv_range bounds the keys of
+// every packed head, classify skips EMPTY chunks and the mask on FULL ones, a block list (top-k)
+// gives the keys when the program has one (then every row of a CTA shares one list: the host
+// packs accordingly). The mods never see a key >= kv_lens[b] or a query row >= Tq.
+//
+// The generator wraps both as, for example:
+//   extern "C" __global__ void __launch_bounds__(Cfg::kThreads, 1)
+//   flexjit_decode(const __grid_constant__ flexjit::DecodeArgs args,
+//                  const __grid_constant__ Mods::Params params) {
+//     flexjit::attention_decode<Mods, Cfg>(args, params);
+//   }
+// launched with grid (splits, Hkv * row_groups, B), block Cfg::kThreads, dynamic shared memory
+// Cfg::kSmemBytes; and decode_combine with grid ceil(B * Hq * Tq / decode::kCombineRows), decode::kCombineThreads.
+#pragma once
+
+#include "common/attention_common.cuh"
+#include "common/mods_traits.cuh"
+#include "common/online_softmax.cuh"
+#include "decode/tiles.cuh"
+
+namespace flexjit {
+
+template <int kHeadDim_, int kBlockN_, int kStages_, class Element_>
+struct DecodeConfig {
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kBlockN = kBlockN_;
+  static constexpr int kStages = kStages_;
+  using Element = Element_;
+  static constexpr bool kIsBf16 = ElementTraits<Element_>::kIsBf16;
+  static constexpr int kRows = decode::kRows;
+  static constexpr int kWarps = decode::kWarps;
+  static constexpr int kThreads = kWarps * 32;
+  // Q fragments stay in registers up to D = 128; above, the 128 O accumulators need the room.
+  static constexpr bool kQInRegs = kHeadDim <= 128;
+  static constexpr int kSmemStride = decode::decode_smem_stride(kHeadDim);
+  static constexpr int kSmemBytes = decode::decode_smem_bytes(kHeadDim, kBlockN, kStages);
+};
+
+namespace detail {
+
+constexpr unsigned kFullWarp = 0xffffffffu;
+
+// The logits of one chunk in place (the raw dot products of one m16 x BN tile): each thread holds
+// rows g (index 0, 1) and g + 8 (index 2, 3) of the packed rows, columns 2t, 2t + 1 of each n8
+// block. key_of_lane is this lane's key of the chunk (-1: none), so column c's key is lane c's.
+template <class Mods, bool kMask, int NN, class Context>
+__device__ __forceinline__ void decode_logits(float (&s)[1][NN][4], const Context& ctx_a, const Context& ctx_b,
+                                              int b, const int (&head)[2], const int (&token)[2],
+                                              const bool (&row_ok)[2], int key_of_lane, int t, float scale) {
+#pragma unroll
+  for (int nt = 0; nt < NN; ++nt) {
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      const int key = __shfl_sync(kFullWarp, key_of_lane, nt * 8 + 2 * t + c);
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {
+        const Context& ctx = hf == 0 ? ctx_a : ctx_b;
+        float& x = s[0][nt][2 * hf + c];
+        bool keep = row_ok[hf] && key >= 0;
+        if constexpr (kMask) keep = keep && Mods::mask(ctx, b, head[hf], token[hf], key);
+        if constexpr (Mods::kHasScoreMod) {
+          x = keep ? Mods::score(ctx, x * scale, b, head[hf], token[hf], key) * kLog2e : neg_inf();
+        } else {
+          x = keep ? x : neg_inf();
+        }
+      }
+    }
+  }
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+template <class Mods, class Cfg>
+__device__ __forceinline__ void attention_decode(const DecodeArgs& a, const typename Mods::Params& p) {
+  constexpr int D = Cfg::kHeadDim;
+  constexpr int BN = Cfg::kBlockN;
+  constexpr int S = Cfg::kStages;
+  constexpr int W = Cfg::kWarps;
+  constexpr int R = Cfg::kRows;
+  constexpr int kThreads = Cfg::kThreads;
+  constexpr bool kBf16 = Cfg::kIsBf16;
+  constexpr int KD = D / 16;  // k16 steps over the head dim (QK^T)
+  constexpr int ND = D / 8;   // n8 tiles over the head dim (PV output)
+  constexpr int NN = BN / 8;  // n8 tiles over the keys (S)
+  constexpr int KN = BN / 16; // k16 steps over the keys (PV)
+  constexpr int kRowBytes = Cfg::kSmemStride * 2;
+  constexpr unsigned kChunkBytes = BN * kRowBytes;
+  constexpr unsigned kSlotBytes = 2 * kChunkBytes;
+  constexpr bool kList = detail::BlockListOf<Mods>::value;
+  static_assert(D % 16 == 0 && D >= 16 && D <= 256, "head dim must be a multiple of 16 in [16, 256]");
+  static_assert(BN % 16 == 0 && BN >= 16 && BN <= 32, "a chunk has 16 or 32 keys (one per lane)");
+  static_assert(R == 16 && S >= 2 && kThreads == 128, "one m16 tile of rows, 4 warps, a double-buffered ring");
+
+  extern __shared__ __align__(128) unsigned char flexjit_smem[];
+  const unsigned sQ = smem_u32(flexjit_smem);
+  const unsigned sRings = sQ + R * kRowBytes;
+
+  const int tid = threadIdx.x;
+  const int warp = tid >> 5;
+  const int lane = tid & 31;
+  const int g = lane >> 2;
+  const int t = lane & 3;
+  const int split = blockIdx.x;
+  const int b = blockIdx.z;
+  const int hk = blockIdx.y / a.row_groups;
+  const int r0 = (blockIdx.y % a.row_groups) * a.rows_per_cta;  // first packed row of this CTA
+  const int nrows = min2(a.rows_per_cta, a.group * a.Tq - r0);
+  const int head0 = hk * a.group;
+  // Packed row r of this CTA (0 <= r < nrows): its query head and token.
+  auto head_of = [&](int r) { return head0 + (r0 + r) / a.Tq; };
+  auto token_of = [&](int r) { return (r0 + r) % a.Tq; };
+
+  // ---- the sequence: its length, and (split 0) every page the length reaches. A bad value makes
+  // this sequence's rows NaN; nothing outside k and v is read either way.
+  int len = __ldg(a.kv_lens + b * a.lens_stride);
+  bool bad = len < 0 || len > a.capacity;
+  if (bad) len = 0;
+  const bool paged = a.page_table != nullptr;
+  const int* pt_row = paged ? a.page_table + b * a.pt_b : nullptr;
+  if (paged && split == 0) {
+    const int pages = (len + a.page_size - 1) / a.page_size;
+    for (int i = tid; i < pages; i += kThreads) {
+      const int page = __ldg(pt_row + i * a.pt_p);
+      bad = bad || page < 0 || page >= a.num_pages;
+    }
+  }
+
+  // ---- Q: the packed rows into shared memory (rows >= nrows zero-filled).
+  {
+    const unsigned short* gq = static_cast<const unsigned short*>(a.q) + b * a.q_b;
+    constexpr int kVectors = R * (D / 8);
+#pragma unroll
+    for (int it = 0; it < (kVectors + kThreads - 1) / kThreads; ++it) {
+      const int i = tid + it * kThreads;
+      if (kVectors % kThreads == 0 || i < kVectors) {
+        const int r = i / (D / 8), ch = i % (D / 8);
+        const bool ok = r < nrows;
+        const unsigned short* src = ok ? gq + head_of(r) * a.q_h + token_of(r) * a.q_t + ch * 8 : gq;
+        cp_async_16(sQ + r * kRowBytes + ch * 16, src, ok);
+      }
+    }
+    cp_async_commit();
+  }
+
+  // ---- this thread's two rows (g and g + 8) and their per-CTA values of the mods.
+  int head[2], token[2];
+  bool row_ok[2];
+#pragma unroll
+  for (int hf = 0; hf < 2; ++hf) {
+    const int r = g + 8 * hf;
+    row_ok[hf] = r < nrows;
+    head[hf] = head_of(row_ok[hf] ? r : 0);
+    token[hf] = token_of(row_ok[hf] ? r : 0);
+  }
+  const typename detail::CtaOf<Mods>::type ctx_a = detail::CtaOf<Mods>::make(p, b, head[0]);
+  const typename detail::CtaOf<Mods>::type ctx_b = detail::CtaOf<Mods>::make(p, b, head[1]);
+
+  // ---- the keys any packed row can attend to: the union of each packed head's kv range, each
+  // for the tokens of that head in this CTA.
+  const int h_first = head_of(0), h_last = head_of(nrows - 1);
+  auto tokens_of_head = [&](int h, int& qa, int& qb) {
+    const int first_row = (h - head0) * a.Tq;
+    qa = max2(0, r0 - first_row);
+    qb = min2(a.Tq, r0 + nrows - first_row);
+  };
+  int lo = len, hi = 0;
+  for (int h = h_first; h <= h_last; ++h) {
+    int qa, qb;
+    tokens_of_head(h, qa, qb);
+    int l = 0, e = len;
+    Mods::kv_range(p, b, h, qa, qb, len, &l, &e);
+    lo = min2(lo, max2(l, 0));
+    hi = max2(hi, min2(e, len));
+  }
+  if (hi <= lo) lo = hi = 0;
+  // A chunk's class over every packed head: EMPTY or FULL only when it is so for all of them.
+  auto classify = [&](int k0, int k1) {
+    if constexpr (!Mods::kHasMask) {
+      return static_cast<int>(FULL);
+    } else {
+      bool empty = true, full = true;
+      for (int h = h_first; h <= h_last; ++h) {
+        int qa, qb;
+        tokens_of_head(h, qa, qb);
+        const int c = Mods::classify(p, b, h, qa, qb, k0, k1);
+        empty = empty && c == EMPTY;
+        full = full && c == FULL;
+      }
+      return static_cast<int>(empty ? EMPTY : full ? FULL : PARTIAL);
+    }
+  };
+
+  // ---- chunks. Dense: chunk c holds keys [base + c * BN, + BN) of the kv range. Block list: the
+  // listed blocks' keys one after another (every row of the CTA shares the list of h_first,
+  // query block 0: the host guarantees Tq <= the list's query block).
+  int list_count = 0;
+  if constexpr (kList) list_count = hi > lo ? Mods::block_list_count(p, b, h_first, 0) : 0;
+  const int base = (lo / BN) * BN;
+  int chunks = hi > lo ? (hi - base + BN - 1) / BN : 0;
+  if constexpr (kList) chunks = (list_count * Mods::kBlockListKv + BN - 1) / BN;
+  const int per_split = (chunks + a.splits - 1) / a.splits;
+  const int c_begin = min2(chunks, split * per_split);
+  const int c_end = min2(chunks, c_begin + per_split);
+
+  // This lane's key in chunk c, or -1.
+  auto lane_key = [&](int c) {
+    if (lane >= BN) return -1;
+    if constexpr (kList) {
+      constexpr int KB = Mods::kBlockListKv;
+      const int v = c * BN + lane;
+      const int i = v / KB;
+      if (i >= list_count) return -1;
+      const int first = Mods::block_list_entry(p, b, h_first, 0, i);
+      if (first < 0 || first >= len) return -1;
+      for (int j = 0; j < i; ++j)  // a block listed twice is visited once
+        if (Mods::block_list_entry(p, b, h_first, 0, j) == first) return -1;
+      const int key = first + v % KB;
+      return key >= lo && key < hi ? key : -1;
+    } else {
+      const int key = base + c * BN + lane;
+      return key >= lo && key < hi ? key : -1;
+    }
+  };
+
+  const unsigned short* gK = static_cast<const unsigned short*>(a.k) + (paged ? 0 : b * a.k_b) + hk * a.k_h;
+  const unsigned short* gV = static_cast<const unsigned short*>(a.v) + (paged ? 0 : b * a.v_b) + hk * a.v_h;
+  const unsigned sRing = sRings + warp * S * kSlotBytes;
+
+  // Copies the chunk's BN rows (row r from lane r's offset; rows without a key zero-filled).
+  auto copy_rows = [&](unsigned s_chunk, const unsigned short* g_base, long long offset, int key) {
+    constexpr int kPerRow = D / 8;  // 16-byte vectors per row
+    constexpr int kVectors = BN * kPerRow;
+#pragma unroll
+    for (int it = 0; it < (kVectors + 31) / 32; ++it) {
+      const int i = lane + it * 32;
+      const int r = (i / kPerRow) & 31;
+      const long long row_offset = __shfl_sync(detail::kFullWarp, offset, r);
+      const bool ok = __shfl_sync(detail::kFullWarp, key, r) >= 0;
+      if (kVectors % 32 == 0 || i < kVectors) {
+        const int ch = i % kPerRow;
+        cp_async_16(s_chunk + r * kRowBytes + ch * 16, ok ? g_base + row_offset + ch * 8 : g_base, ok);
+      }
+    }
+  };
+
+  // Issues this warp's next chunk that is not EMPTY into `slot` (K, then V: two commit groups;
+  // two empty groups when none is left, so that the wait counts stay fixed). Gives the chunk's
+  // class (-1: none) and this lane's key in it.
+  int next = c_begin + warp;
+  auto issue = [&](int slot, int& cls, int& key) {
+    cls = -1;
+    for (; next < c_end; next += W) {
+      if constexpr (kList) {
+        cls = PARTIAL;
+      } else {
+        cls = classify(max2(base + next * BN, lo), min2(base + next * BN + BN, hi));
+      }
+      if (cls != EMPTY) break;
+      cls = -1;
+    }
+    key = -1;
+    if (cls < 0) {
+      cp_async_commit();
+      cp_async_commit();
+      return;
+    }
+    key = lane_key(next);
+    next += W;
+    long long k_off = 0, v_off = 0;
+    if (key >= 0 && paged) {
+      const int page = __ldg(pt_row + (key / a.page_size) * a.pt_p);
+      const int slot_in_page = key % a.page_size;
+      if (page < 0 || page >= a.num_pages) {
+        bad = true;
+        key = -1;
+      } else {
+        k_off = page * a.k_b + slot_in_page * a.k_t;
+        v_off = page * a.v_b + slot_in_page * a.v_t;
+      }
+    } else if (key >= 0) {
+      k_off = key * a.k_t;
+      v_off = key * a.v_t;
+    }
+    const unsigned s_k = sRing + slot * kSlotBytes;
+    copy_rows(s_k, gK, k_off, key);
+    cp_async_commit();
+    copy_rows(s_k + kChunkBytes, gV, v_off, key);
+    cp_async_commit();
+  };
+
+  // Ring positions (warp-uniform class, per-lane key); position 0 is the chunk being computed.
+  int ring_cls[S], ring_key[S];
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) issue(s, ring_cls[s], ring_key[s]);
+  ring_cls[S - 1] = ring_key[S - 1] = -1;
+
+  cp_async_wait<2 * (S - 1)>();  // Q has landed (this thread's part)
+  __syncthreads();               // ... and everybody's
+
+  const unsigned q_off = (lane & 15) * kRowBytes + (lane >> 4) * 16;
+  const unsigned k_lane = ((lane & 7) + ((lane >> 4) << 3)) * kRowBytes + ((lane >> 3) & 1) * 16;
+  const unsigned v_lane = (lane & 15) * kRowBytes + (lane >> 4) * 16;
+  unsigned qf[Cfg::kQInRegs ? KD : 1][4];
+  if constexpr (Cfg::kQInRegs) {
+#pragma unroll
+    for (int kk = 0; kk < KD; ++kk) ldmatrix_x4(sQ + q_off + kk * 32, qf[kk][0], qf[kk][1], qf[kk][2], qf[kk][3]);
+  }
+
+  float o[1][ND][4];
+  float m_run[1][2], l_run[1][2];
+#pragma unroll
+  for (int nd = 0; nd < ND; ++nd)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) o[0][nd][e] = 0.f;
+  m_run[0][0] = m_run[0][1] = neg_inf();
+  l_run[0][0] = l_run[0][1] = 0.f;
+  const float factor = Mods::kHasScoreMod ? 1.f : a.scale_log2;
+
+  int slot = 0;
+#pragma unroll 1
+  while (ring_cls[0] >= 0) {
+    const int cls = ring_cls[0];
+    const int key = ring_key[0];
+    cp_async_wait<2 * S - 3>();  // K of the current chunk has landed (this lane's part)
+    __syncwarp();                // ... and the warp's; the slot consumed last time is free
+    issue(slot == 0 ? S - 1 : slot - 1, ring_cls[S - 1], ring_key[S - 1]);
+
+    // ---- S = Q K^T
+    float s[1][NN][4];
+#pragma unroll
+    for (int nt = 0; nt < NN; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) s[0][nt][e] = 0.f;
+    const unsigned kbase = sRing + slot * kSlotBytes + k_lane;
+#pragma unroll
+    for (int kk = 0; kk < KD; ++kk) {
+      unsigned qa[4];
+      if constexpr (Cfg::kQInRegs) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) qa[e] = qf[kk][e];
+      } else {
+        ldmatrix_x4(sQ + q_off + kk * 32, qa[0], qa[1], qa[2], qa[3]);
+      }
+#pragma unroll
+      for (int np = 0; np < NN / 2; ++np) {
+        unsigned b0, b1, b2, b3;
+        ldmatrix_x4(kbase + np * 16 * kRowBytes + kk * 32, b0, b1, b2, b3);
+        mma_16816<kBf16>(s[0][2 * np], qa, b0, b1);
+        mma_16816<kBf16>(s[0][2 * np + 1], qa, b2, b3);
+      }
+    }
+
+    // ---- mods, online softmax, P to 16 bits
+    if (Mods::kHasMask && cls == PARTIAL) {
+      detail::decode_logits<Mods, Mods::kHasMask>(s, ctx_a, ctx_b, b, head, token, row_ok, key, t, a.scale);
+    } else {
+      detail::decode_logits<Mods, false>(s, ctx_a, ctx_b, b, head, token, row_ok, key, t, a.scale);
+    }
+    detail::online_softmax_step(s, o, m_run, l_run, factor);
+    unsigned pa[KN][1][4];
+    detail::pack_probabilities<kBf16>(s, pa);
+
+    cp_async_wait<2 * S - 2>();  // V of the current chunk has landed
+    __syncwarp();
+
+    // ---- O += P V
+    const unsigned vbase = sRing + slot * kSlotBytes + kChunkBytes + v_lane;
+#pragma unroll
+    for (int kn = 0; kn < KN; ++kn) {
+#pragma unroll
+      for (int dp = 0; dp < ND / 2; ++dp) {
+        unsigned b0, b1, b2, b3;
+        ldmatrix_x4_trans(vbase + kn * 16 * kRowBytes + dp * 32, b0, b1, b2, b3);
+        mma_16816<kBf16>(o[0][2 * dp], pa[kn][0], b0, b1);
+        mma_16816<kBf16>(o[0][2 * dp + 1], pa[kn][0], b2, b3);
+      }
+    }
+
+#pragma unroll
+    for (int s2 = 0; s2 < S - 1; ++s2) {
+      ring_cls[s2] = ring_cls[s2 + 1];
+      ring_key[s2] = ring_key[s2 + 1];
+    }
+    ring_cls[S - 1] = ring_key[S - 1] = -1;
+    slot = slot + 1 == S ? 0 : slot + 1;
+  }
+
+  // ---- merge the warps: each writes its rows' running max, sum and O (fp32) over the rings.
+  const bool any_bad = __syncthreads_or(bad);  // also: every warp is done with its ring
+  float* merge_o = reinterpret_cast<float*>(flexjit_smem + R * kRowBytes);
+  float* merge_m = merge_o + W * R * D;
+  float* merge_l = merge_m + W * R;
+#pragma unroll
+  for (int hf = 0; hf < 2; ++hf) {
+    const int row = g + 8 * hf;
+    const float l = quad_sum(l_run[0][hf]);
+    if (t == 0) {
+      merge_m[warp * R + row] = m_run[0][hf];
+      merge_l[warp * R + row] = l;
+    }
+    float* dst = merge_o + (warp * R + row) * D + 2 * t;
+#pragma unroll
+    for (int nd = 0; nd < ND; ++nd) {
+      dst[nd * 8] = o[0][nd][2 * hf];
+      dst[nd * 8 + 1] = o[0][nd][2 * hf + 1];
+    }
+  }
+  __syncthreads();
+
+  // Thread tid merges columns [part * CW, + CW) of packed row tid / 8.
+  constexpr int kParts = kThreads / R;
+  constexpr int CW = D / kParts;
+  static_assert(D % (2 * kParts) == 0, "each thread merges whole column pairs");
+  const int row = tid / kParts;
+  const int part = tid % kParts;
+  if (row >= nrows) return;
+  float m = neg_inf();
+#pragma unroll
+  for (int w = 0; w < W; ++w) m = fmax2(m, merge_m[w * R + row]);
+  const float m_base = m == neg_inf() ? 0.f : m;
+  float weight[W], l = 0.f;
+#pragma unroll
+  for (int w = 0; w < W; ++w) {
+    weight[w] = fast_exp2(merge_m[w * R + row] - m_base);  // 0 for a warp that kept nothing
+    l += merge_l[w * R + row] * weight[w];
+  }
+  float acc[CW];
+#pragma unroll
+  for (int c = 0; c < CW; ++c) {
+    acc[c] = 0.f;
+#pragma unroll
+    for (int w = 0; w < W; ++w) acc[c] += merge_o[(w * R + row) * D + part * CW + c] * weight[w];
+  }
+
+  const int h = head_of(row), q = token_of(row);
+  const float nan = __int_as_float(0x7fc00000);
+  if (a.splits == 1) {
+    // The whole row: sink, normalisation and LSE as detail::finish_row does for the forward.
+    float oscale = 1.f;
+    if constexpr (Mods::kHasSink) {
+      const float sink2 = Mods::sink(p, b, h) * kLog2e;
+      const float mf = fmax2(m, sink2);
+      const float mb = mf == neg_inf() ? 0.f : mf;
+      oscale = fast_exp2(m - mb);
+      l = l * oscale + fast_exp2(sink2 - mb);
+      m = mf;
+    }
+    const bool any = l != 0.f;  // NaN counts as kept, so it reaches out and lse
+    float lse = any ? (m + fast_log2(l)) * kLn2 : neg_inf();
+    float inv = any ? oscale / l : 0.f;
+    if (any_bad) lse = inv = nan;
+    unsigned short* gO = static_cast<unsigned short*>(a.o) + b * a.o_b + h * a.o_h + q * a.o_t + part * CW;
+#pragma unroll
+    for (int c = 0; c < CW; c += 2)
+      *reinterpret_cast<unsigned*>(gO + c) = pack2<kBf16>(acc[c] * inv, acc[c + 1] * inv);
+    if (a.lse != nullptr && part == 0) a.lse[(static_cast<i64>(b) * a.Hq + h) * a.Tq + q] = lse;
+  } else {
+    // A partial row: normalised O and its LSE without the sink (decode_combine adds it once).
+    const bool any = l != 0.f;
+    float lse = any ? (m + fast_log2(l)) * kLn2 : neg_inf();
+    float inv = any ? 1.f / l : 0.f;
+    if (any_bad) lse = inv = nan;
+    const i64 part_row = ((static_cast<i64>(split) * a.B + b) * a.Hq + h) * a.Tq + q;
+    float* dst = a.part_o + part_row * D + part * CW;
+#pragma unroll
+    for (int c = 0; c < CW; c += 2) *reinterpret_cast<float2*>(dst + c) = make_float2(acc[c] * inv, acc[c + 1] * inv);
+    if (part == 0) a.part_lse[part_row] = lse;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Merges the splits' partial rows by their LSE (plus the learned sink, once), one warp per row.
+template <class Mods, class Cfg>
+__device__ __forceinline__ void decode_combine(const DecodeArgs& a, const typename Mods::Params& p) {
+  constexpr int D = Cfg::kHeadDim;
+  constexpr bool kBf16 = Cfg::kIsBf16;
+  const int lane = threadIdx.x & 31;
+  const i64 rows = static_cast<i64>(a.B) * a.Hq * a.Tq;
+  const i64 row = static_cast<i64>(blockIdx.x) * decode::kCombineRows + (threadIdx.x >> 5);
+  if (row >= rows) return;
+  const int q = static_cast<int>(row % a.Tq);
+  const int h = static_cast<int>((row / a.Tq) % a.Hq);
+  const int b = static_cast<int>(row / (static_cast<i64>(a.Tq) * a.Hq));
+
+  // In the log2 domain. fmax2 passes over a NaN partial, whose weight then carries it on.
+  float m = neg_inf();
+  for (int s = 0; s < a.splits; ++s) m = fmax2(m, a.part_lse[s * rows + row] * kLog2e);
+  float sink2 = neg_inf();
+  if constexpr (Mods::kHasSink) sink2 = Mods::sink(p, b, h) * kLog2e;
+  const float mf = fmax2(m, sink2);
+  const float mb = mf == neg_inf() ? 0.f : mf;
+  float l = fast_exp2(sink2 - mb);  // 0 without a sink
+  for (int s = 0; s < a.splits; ++s) l += fast_exp2(a.part_lse[s * rows + row] * kLog2e - mb);
+  const bool any = l != 0.f;
+  const float inv = any ? 1.f / l : 0.f;
+  unsigned short* gO = static_cast<unsigned short*>(a.o) + b * a.o_b + h * a.o_h + q * a.o_t;
+  for (int d = lane; d < D; d += 32) {
+    float acc = 0.f;
+    for (int s = 0; s < a.splits; ++s)
+      acc += a.part_o[(s * rows + row) * D + d] * fast_exp2(a.part_lse[s * rows + row] * kLog2e - mb);
+    gO[d] = from_float<kBf16>(acc * inv);
+  }
+  if (a.lse != nullptr && lane == 0) a.lse[row] = any ? (mb + fast_log2(l)) * kLn2 : neg_inf();
+}
+
+}  // namespace flexjit
