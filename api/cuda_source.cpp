@@ -1,23 +1,42 @@
-// generate_cuda_source: Engine::compile's first half (program -> generated CUDA), for reading the
-// source without running NVRTC.
+// generate_cuda_source, generate_decode_cuda_source: Engine::compile's first half (program ->
+// generated CUDA), for reading the source without running NVRTC.
 #include <fmt/format.h>
 
 #include "flexjit/engine.hpp"
 #include "flexjit/error.hpp"
 #include "api/boundary.hpp"
+#include "api/decode_kernel.hpp"
 #include "api/generate.hpp"
 #include "api/generated_kernel_compile.hpp"
 
 namespace flexjit {
 
-std::string generate_cuda_source(const Program& program, const CompileOptions& options, bool with_templates) {
+namespace {
+
+// A CUDA kernel's source, forward or decode, optionally with its templates inlined.
+template <class Generate>
+std::string cuda_source_of(const Program& program, const CompileOptions& options, bool with_templates,
+                           Generate&& generate) {
   return api::at_api_boundary(program.name(), [&] {
     if (!options.device.is_cuda())
       throw ArgumentError(fmt::format("{}: a cpu kernel has no CUDA source (leave CompileOptions::device at "
                                       "Device::cuda())",
                                       program.name()));
-    const codegen::GeneratedKernel generated = api::generate(detail::ProgramAccess::impl(program), options);
+    const codegen::GeneratedKernel generated = generate(detail::ProgramAccess::impl(program));
     return with_templates ? api::expand_includes(generated.source) : generated.source;
+  });
+}
+
+}  // namespace
+
+std::string generate_cuda_source(const Program& program, const CompileOptions& options, bool with_templates) {
+  return cuda_source_of(program, options, with_templates,
+                        [&](const Program::Impl& p) { return api::generate(p, options); });
+}
+
+std::string generate_decode_cuda_source(const Program& program, const CompileOptions& options, bool with_templates) {
+  return cuda_source_of(program, options, with_templates, [&](const Program::Impl& p) {
+    return api::generate_decode(p, api::forward_target(options));
   });
 }
 

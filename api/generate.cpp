@@ -8,7 +8,7 @@
 
 namespace flexjit::api {
 
-codegen::GeneratedKernel generate(const Program::Impl& program, const CompileOptions& options) {
+compiler::KernelTarget forward_target(const CompileOptions& options) {
   compiler::KernelTarget target;
   target.head_dim = options.head_dim;
   target.dtype = element_type(options.dtype);
@@ -18,6 +18,11 @@ codegen::GeneratedKernel generate(const Program::Impl& program, const CompileOpt
   if (options.tile)
     target.tile = compiler::TileRequest{options.tile->block_m, options.tile->block_n, options.tile->warps,
                                         options.tile->stages, options.tile->q_in_registers};
+  return target;
+}
+
+codegen::GeneratedKernel generate(const Program::Impl& program, const CompileOptions& options) {
+  const compiler::KernelTarget target = forward_target(options);
   try {
     return codegen::generate_kernel(program.ir, target, &program.file);
   } catch (const UnsupportedError& e) {

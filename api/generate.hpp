@@ -8,6 +8,9 @@
 
 namespace flexjit::api {
 
+// The forward target CompileOptions ask for (the default arch when none is given).
+compiler::KernelTarget forward_target(const CompileOptions& options);
+
 // Throws flexjit::UnsupportedError, prefixed with the program's name, for a target no kernel
 // family serves.
 codegen::GeneratedKernel generate(const Program::Impl& program, const CompileOptions& options);

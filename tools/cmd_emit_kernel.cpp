@@ -20,6 +20,7 @@ struct KernelOptions {
   std::string family;
   Math math = Math::fast;
   bool expand = false;
+  bool decode = false;
   std::string output;
 
   CompileOptions compile_options() const {
@@ -50,10 +51,12 @@ void add_emit_kernel_commands(CLI::App* emit, int& exit_code) {
   auto* cuda = emit->add_subcommand("cuda", "the generated CUDA source of the forward kernel");
   add_kernel_options(cuda, *opts);
   cuda->add_flag("--expand", opts->expand, "inline the kernel templates it includes");
+  cuda->add_flag("--decode", opts->decode, "the decode kernel (calls with a KV cache, --kv-lens) instead");
   cuda->callback([opts, &exit_code] {
     exit_code = run_reporting_errors([&] {
       const Program program = Program::from_file(opts->file);
-      std::cout << generate_cuda_source(program, opts->compile_options(), opts->expand);
+      std::cout << (opts->decode ? generate_decode_cuda_source(program, opts->compile_options(), opts->expand)
+                                 : generate_cuda_source(program, opts->compile_options(), opts->expand));
       return kExitOk;
     });
   });

@@ -58,5 +58,10 @@ class Engine {
 // Kernel::cuda_source() is then what ran.
 std::string generate_cuda_source(const Program& program, const CompileOptions& options = {},
                                  bool with_templates = false);
+// The CUDA source of the decode kernel that a forward call with a KV cache
+// (ForwardOptions::kv_lens) runs for a kernel compiled with these options (the family and tile
+// options do not apply to it). Throws as generate_cuda_source does.
+std::string generate_decode_cuda_source(const Program& program, const CompileOptions& options = {},
+                                        bool with_templates = false);
 
 }  // namespace flexjit

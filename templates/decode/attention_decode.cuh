@@ -258,10 +258,23 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
     }
   };
 
+  // This lane's key in chunk c and, paged, the page holding it (0 without a key). Its loads (the
+  // page table; the block list) are started one chunk ahead of the copies that need them (`ahead`),
+  // so that the warp does not wait a memory latency with nothing in flight.
+  struct LaneRow {
+    int chunk, key, page;
+  };
+  auto lane_row = [&](int c) {
+    LaneRow r{c, c < c_end ? lane_key(c) : -1, 0};
+    if (paged && r.key >= 0) r.page = __ldg(pt_row + (r.key / a.page_size) * a.pt_p);
+    return r;
+  };
+  int next = c_begin + warp;
+  LaneRow ahead = lane_row(next);
+
   // Issues this warp's next chunk that is not EMPTY into `slot` (K, then V: two commit groups;
   // two empty groups when none is left, so that the wait counts stay fixed). Gives the chunk's
   // class (-1: none) and this lane's key in it.
-  int next = c_begin + warp;
   auto issue = [&](int slot, int& cls, int& key) {
     cls = -1;
     for (; next < c_end; next += W) {
@@ -279,18 +292,19 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
       cp_async_commit();
       return;
     }
-    key = lane_key(next);
+    const LaneRow row = ahead.chunk == next ? ahead : lane_row(next);
     next += W;
+    ahead = lane_row(next);
+    key = row.key;
     long long k_off = 0, v_off = 0;
     if (key >= 0 && paged) {
-      const int page = __ldg(pt_row + (key / a.page_size) * a.pt_p);
       const int slot_in_page = key % a.page_size;
-      if (page < 0 || page >= a.num_pages) {
+      if (row.page < 0 || row.page >= a.num_pages) {
         bad = true;
         key = -1;
       } else {
-        k_off = page * a.k_b + slot_in_page * a.k_t;
-        v_off = page * a.v_b + slot_in_page * a.v_t;
+        k_off = row.page * a.k_b + slot_in_page * a.k_t;
+        v_off = row.page * a.v_b + slot_in_page * a.v_t;
       }
     } else if (key >= 0) {
       k_off = key * a.k_t;
