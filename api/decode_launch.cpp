@@ -21,10 +21,15 @@ namespace {
 constexpr float kLog2e = 1.4426950408889634f;
 constexpr long long kGridYMax = 65535;
 constexpr long long kGridXMax = 2147483647;
-// Splits stop where a split would get fewer chunks than this per warp: the merge would cost more
-// than the parallelism gains.
-constexpr int kMinChunksPerWarp = 4;
+// Splits stop where a split would get fewer chunks than this per warp (8192 keys per split at
+// 32 keys a chunk): below, each CTA's fixed cost (Q, the kv range, the merge, the partial row)
+// shows (B = 1, 131072 keys: 152 us with 16 splits, 212 us with 64; bench/NOTES.md).
+constexpr int kMinChunksPerWarp = 64;
 constexpr int kMaxSplits = 256;
+// Waves of CTAs to aim for: more than one lets the short sequences of a ragged batch finish while
+// the long ones still have splits in the queue (8 ragged sequences of up to 65536 keys: 347 us
+// with one wave, 282 us with four).
+constexpr int kWaves = 4;
 
 // What the split heuristic asks of a device, once per process.
 struct DeviceShape {
@@ -47,11 +52,11 @@ DeviceShape device_shape(int device) {
   return it->second;
 }
 
-// Enough CTAs for one full wave of the device, as long as each split keeps a few chunks per warp
-// of the longest sequence the cache can hold (the lengths themselves stay on the device).
+// Enough CTAs for kWaves full waves of the device, as long as each split keeps kMinChunksPerWarp
+// chunks per warp of the longest sequence the cache can hold (the lengths stay on the device).
 int choose_splits(const DecodeKernel& k, const DecodeArgs& a, int grid_yz, const DeviceShape& dev) {
   const int per_sm = std::max(1, dev.shared_per_multiprocessor / (k.generated.shared_bytes + 1024));
-  const long long wave = static_cast<long long>(dev.multiprocessors) * per_sm;
+  const long long wave = static_cast<long long>(dev.multiprocessors) * per_sm * kWaves;
   if (grid_yz >= wave) return 1;
   const long long chunks = (static_cast<long long>(a.capacity) + k.generated.tile.block_n - 1) / k.generated.tile.block_n;
   const long long by_work = std::max(1LL, chunks / (static_cast<long long>(kMinChunksPerWarp) * k.generated.tile.warps));
