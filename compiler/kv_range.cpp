@@ -308,10 +308,16 @@ class Solver {
   // neighbours, and the conversion is monotone, so the atom holds for the Ints on one side of
   // them. Elsewhere (NaN, inf, larger) every key. f is never NaN where the guard holds, so the
   // atom's negation is the negated comparison there.
+  //
+  // f may also depend on the query when it is monotone in q_idx (`kv_idx < q_idx * 0.5 + 3.0`,
+  // `kv_idx > q_idx - w`): the guard then asks for both ends of the tile, and the roundings of f
+  // count as monotone (see guarded_roundings_), so the bounds are taken at the tile's ends.
   Range int_against_tile_float(CompareOp op, bool neg, const Expr& x, const Expr& f) {
-    if (mentions_q_(f) || !invariant(f)) return unbounded();
-    const Expr ceil = ir::Call::make(ir::Intrinsic::CeilToInt, {f});
-    const Expr floor = ir::Call::make(ir::Intrinsic::FloorToInt, {f});
+    if (!invariant(f)) return unbounded();
+    const bool per_query = mentions_q_(f);
+    if (per_query && mono(f) == Mono::Unknown) return unbounded();
+    const Expr ceil = guarded_rounding(ir::Intrinsic::CeilToInt, f);
+    const Expr floor = guarded_rounding(ir::Intrinsic::FloorToInt, f);
     Range r;
     switch (neg ? negate(op) : op) {
       case CompareOp::LT: r = solve_compare(CompareOp::LT, x, ceil); break;
@@ -321,10 +327,24 @@ class Solver {
       case CompareOp::EQ: r = meet(solve_compare(CompareOp::GE, x, ceil), solve_compare(CompareOp::LE, x, floor)); break;
       case CompareOp::NE: return unbounded();
     }
+    if (!per_query) return guarded(small_float(f), r);
+    return guarded(ir::Binary::make(BinaryOp::And, small_float(subst_lo_.mutate(f)), small_float(subst_hi_.mutate(f))), r);
+  }
+
+  // |f| <= kExactIntInFloat (false for NaN).
+  static Expr small_float(const Expr& f) {
     const double limit = static_cast<double>(kExactIntInFloat);
-    const Expr small = ir::Binary::make(BinaryOp::And, ir::Compare::make(CompareOp::GE, f, ir::FloatImm::make(-limit)),
-                                        ir::Compare::make(CompareOp::LE, f, ir::FloatImm::make(limit)));
-    return guarded(small, r);
+    return ir::Binary::make(BinaryOp::And, ir::Compare::make(CompareOp::GE, f, ir::FloatImm::make(-limit)),
+                            ir::Compare::make(CompareOp::LE, f, ir::FloatImm::make(limit)));
+  }
+
+  // floor / ceil of f, used only where a guard holds f within +-kExactIntInFloat at both ends of
+  // the tile. There every f(q) of the tile is finite and between the ends (float_mono), so the
+  // rounding is monotone in q_idx too. A rounding the program wrote itself is not: it may meet NaN.
+  Expr guarded_rounding(ir::Intrinsic fn, const Expr& f) {
+    Expr r = ir::Call::make(fn, {f});
+    guarded_roundings_.emplace(r.get(), r);
+    return r;
   }
 
   // Whether |y| <= kExactIntInFloat for every query of the tile (null when that cannot be told).
@@ -443,6 +463,8 @@ class Solver {
   Mono mono_node(const Expr& e) {
     if (!mentions_q_(e)) return Mono::Const;
     if (is_param(e, ir::kParamQ)) return Mono::Inc;
+    if (e.type() == Type::Float) return float_mono(e);
+    if (guarded_roundings_.count(e.get())) return mono(e.as<ir::Call>()->args[0]);
     if (auto u = e.as<ir::Unary>(); u && u->op == ir::UnaryOp::Neg) return flip(mono(u->a));
     auto n = e.as<ir::Binary>();
     if (!n) return Mono::Unknown;
@@ -460,6 +482,39 @@ class Solver {
       case BinaryOp::FloorDiv: {  // floor(x / c) keeps x's direction for c > 0
         auto c = imm(n->b);
         if (!c || *c == 0) return Mono::Unknown;
+        return *c > 0 ? mono(n->a) : flip(mono(n->a));
+      }
+      default: return Mono::Unknown;
+    }
+  }
+
+  // Monotonicity in q_idx of a Float expression built from Ints converted to float, + and -, and
+  // * or / by a finite nonzero constant. Each of those, rounded, is monotone in every operand, and
+  // where the expression is finite at both ends of a query tile so is every operand (a sum or
+  // product is finite only when its operands are), so by induction every value over the tile is
+  // finite and lies between the two ends. min / max (fminf skips a NaN) and the rest: Unknown.
+  Mono float_mono(const Expr& e) {
+    if (auto c = e.as<ir::Cast>()) return c->value.type() == Type::Int ? mono(c->value) : Mono::Unknown;
+    if (auto u = e.as<ir::Unary>(); u && u->op == ir::UnaryOp::Neg) return flip(mono(u->a));
+    auto n = e.as<ir::Binary>();
+    if (!n) return Mono::Unknown;
+    auto factor = [](const Expr& k) -> std::optional<float> {
+      auto f = k.as<ir::FloatImm>();
+      if (!f || !std::isfinite(f->value) || f->value == 0.0f) return std::nullopt;
+      return f->value;
+    };
+    switch (n->op) {
+      case BinaryOp::Add: return combine(mono(n->a), mono(n->b));
+      case BinaryOp::Sub: return combine(mono(n->a), flip(mono(n->b)));
+      case BinaryOp::Mul: {
+        auto c = factor(n->b) ? factor(n->b) : factor(n->a);
+        if (!c) return Mono::Unknown;
+        const Mono m = mono(factor(n->b) ? n->a : n->b);
+        return *c > 0 ? m : flip(m);
+      }
+      case BinaryOp::Div: {
+        auto c = factor(n->b);
+        if (!c) return Mono::Unknown;
         return *c > 0 ? mono(n->a) : flip(mono(n->a));
       }
       default: return Mono::Unknown;
@@ -574,6 +629,7 @@ class Solver {
   Memo<std::optional<std::int64_t>> blocks_;
   Memo<Mono> monos_;
   Memo<bool> loads_;
+  std::unordered_map<const ir::Node*, Expr> guarded_roundings_;  // holds the node: its address stays unique
   std::int64_t unit_block_ = 0;  // nonzero while solving for kv // unit_block_
 };
 

@@ -17,7 +17,9 @@
 // An Int converted to float and compared with a float constant is solved exactly
 // (compiler/int_float_compare.hpp); against a float known per tile (a float scalar, an element
 // read per (b, h)) or another converted Int, as Ints where that side is below 2^24 in magnitude
-// (a Select on that), every key elsewhere. An atom without kv_idx that reads no tensor at a query
+// (a Select on that), every key elsewhere. The float may depend on the query when it is
+// monotone in q_idx (Ints converted to float, + -, * or / by a finite nonzero constant:
+// `kv_idx < q_idx * 0.5 + 3.0`); the guard is then on its values at both ends of the tile. An atom without kv_idx that reads no tensor at a query
 // position (q_idx < 5, h >= 2, q_idx < prefix_len[b], a bool scalar) is every key or none per
 // tile: a Select on whether some query of the tile may satisfy it, from its sides' extremes.
 //

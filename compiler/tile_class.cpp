@@ -29,6 +29,10 @@ TileClass classify_tile(const ir::Program& p, const TileQuery& t) {
     else if (auto b = std::get_if<bool>(&value)) env.set(name, bi_const(*b));
     // float scalars are not analysed: left unbound
   }
+  for (const auto& [name, value] : t.rank0_tensors) {
+    if (auto i = std::get_if<std::int64_t>(&value)) env.rank0_ints[name] = iv_point(*i);
+    else if (auto b = std::get_if<bool>(&value)) env.rank0_bools[name] = bi_const(*b);
+  }
   return tile_class_of(ir::bool_bounds(p.mask_mod->body, env));
 }
 

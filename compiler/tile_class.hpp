@@ -30,6 +30,9 @@ struct TileQuery {
   std::int64_t k0 = 0, k1 = 0;
   std::int64_t Tq = 0, Tkv = 0;
   std::map<std::string, ScalarValue> scalars;  // runtime scalar values by name (missing: unknown)
+  // The element of each rank-0 captured tensor by name (`offset = torch.tensor(5)`), as the call
+  // binds it (missing: its dtype's range). Float elements are not analysed.
+  std::map<std::string, ScalarValue> rank0_tensors;
 };
 
 // Block-sparse BlockIndices do not take part: this is the element mask only. No mask_mod: Full.

@@ -396,10 +396,23 @@ void Folder::expr_stmt(const pt::ExprStmtX& s, ast::Block& out) {
     }
     user_error(file_, t.expr->pos, std::string("cannot assign to ") + describe(*t.expr));
   };
+  // In a tuple target, the first item that is not a name is what is unsupported: the message
+  // names it (tuple unpacking itself is supported) and points at it.
+  SourcePos unsupported_at = pos(s.first);
+  auto in_tuple = [](const std::string& what) -> std::string {
+    if (what == "assignment to a tuple") return "nested tuple unpacking";
+    return "unpacking into " + what.substr(std::string("assignment to ").size());
+  };
   auto target_of = [&](const pt::ExprList& l) -> std::string {
     if (!is_tuple(l)) return check_target(l.items.front(), false);
-    for (const auto& item : l.items) check_target(item, true);
-    return "assignment to a tuple";
+    std::string first_unsupported;
+    for (const auto& item : l.items) {
+      const std::string what = check_target(item, true);
+      if (what.empty() || !first_unsupported.empty()) continue;
+      first_unsupported = in_tuple(what);
+      if (&l == &s.first) unsupported_at = fold(item).expr->pos;
+    }
+    return first_unsupported.empty() ? "assignment to a tuple" : first_unsupported;
   };
 
   if (s.ann) {
@@ -465,7 +478,7 @@ void Folder::expr_stmt(const pt::ExprStmtX& s, ast::Block& out) {
       const auto& a = std::get<ast::Attribute>(target.expr->node);
       out.push_back(stmt(target.expr->pos, ast::AttributeAssign{a.value, a.attr, a.attr_pos, value}));
     } else {
-      out.push_back(stmt(pos(s.first), ast::UnsupportedStmt{what}));
+      out.push_back(stmt(unsupported_at, ast::UnsupportedStmt{what}));
     }
     return;
   }

@@ -104,7 +104,10 @@ class Walker {
       auto it = env_.ints.find(n->name);
       return it != env_.ints.end() ? it->second : iv_full();
     }
-    if (auto n = e.as<ir::Load>()) return load_range(n->dtype);
+    if (auto n = e.as<ir::Load>()) {
+      if (auto it = env_.rank0_ints.find(n->tensor); n->indices.empty() && it != env_.rank0_ints.end()) return it->second;
+      return load_range(n->dtype);
+    }
     if (auto n = e.as<ir::Cast>()) {
       if (n->value.type() == Type::Bool) return iv_from_bool(bools(n->value));
       if (n->value.type() == Type::Int) return ints(n->value);
@@ -157,6 +160,9 @@ class Walker {
     }
     if (auto n = e.as<ir::Select>()) return bi_select(bools(n->cond), bools(n->t), bools(n->f));
     if (auto n = e.as<ir::Let>()) return with_let(*n, [&] { return bools(n->body); });
+    if (auto n = e.as<ir::Load>()) {
+      if (auto it = env_.rank0_bools.find(n->tensor); n->indices.empty() && it != env_.rank0_bools.end()) return it->second;
+    }
     return bi_unknown();  // Bool loads
   }
 

@@ -3,7 +3,8 @@
 //
 // int_bounds(e, env) returns an interval holding every value e can take when each variable
 // ranges over its interval in env; bool_bounds(e, env) says whether e can be false / true.
-// Sound, never exact: unbound variables, float subexpressions, Loads (their dtype's range) and
+// Sound, never exact: unbound variables, float subexpressions, Loads (their dtype's range, or a
+// rank-0 tensor's value when the env has it) and
 // unhandled ops widen to "anything", and correlations are lost (x - x is not 0).
 //
 // Each IR op maps to exactly one primitive of interval.cuh, so the generated Mods::classify can
@@ -25,6 +26,10 @@ using flexjit::IntInterval;
 struct BoundsEnv {
   std::unordered_map<std::string, IntInterval> ints;    // Int vars: b, h, q_idx, kv_idx, int scalars
   std::unordered_map<std::string, BoolInterval> bools;  // Bool scalars
+  // Rank-0 captured tensors by name, when their one element is known (a Load without indices reads
+  // it); any other Load is its dtype's range. The kernel's tile-map classifier reads them the same.
+  std::unordered_map<std::string, IntInterval> rank0_ints;
+  std::unordered_map<std::string, BoolInterval> rank0_bools;
 
   BoundsEnv& set(const std::string& name, IntInterval v) {
     ints[name] = v;

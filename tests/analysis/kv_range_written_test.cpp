@@ -38,6 +38,8 @@ std::vector<MissionMask> mission_masks() {
             "def causal(q, k):\n    return q >= k\n\ndef mask_mod(b, h, q_idx, kv_idx):\n    return causal(q_idx, kv_idx)\n"},
            {"combinator",
             "def causal(b, h, q, k):\n    return q >= k\n\nmask_mod = and_masks(causal, causal)\n"},
+           {"repeated subexpression",
+            "def mask_mod(b, h, q_idx, kv_idx):\n    return (q_idx - kv_idx >= 0) & ~(q_idx - kv_idx < 0)\n"},
        }},
       {"sliding window",
        "def mask_mod(b, h, q_idx, kv_idx):\n    return (q_idx >= kv_idx) & (q_idx - kv_idx < window)\n",
@@ -47,7 +49,12 @@ std::vector<MissionMask> mission_masks() {
            {"repeated subexpression",
             "def mask_mod(b, h, q_idx, kv_idx):\n    return (q_idx - kv_idx >= 0) & (q_idx - kv_idx < window)\n"},
            {"chained comparison", "def mask_mod(b, h, q_idx, kv_idx):\n    return 0 <= q_idx - kv_idx < window\n"},
+           {"helper function",
+            "def in_window(d):\n    return (d >= 0) & (d < window)\n\n"
+            "def mask_mod(b, h, q_idx, kv_idx):\n    return in_window(q_idx - kv_idx)\n"},
            {"float bound", "def mask_mod(b, h, q_idx, kv_idx):\n    return (q_idx >= kv_idx) & (q_idx - kv_idx < window * 1.0)\n"},
+           {"float bound that reads the query",
+            "def mask_mod(b, h, q_idx, kv_idx):\n    return (kv_idx <= q_idx) & (kv_idx > q_idx - window * 1.0)\n"},
            {"generator",
             "def sliding_window(w):\n    def inner(b, h, q_idx, kv_idx):\n        dist = q_idx - kv_idx\n"
             "        return (dist >= 0) & (dist < w)\n    return inner\n\nmask_mod = sliding_window(window)\n"},
@@ -60,6 +67,11 @@ std::vector<MissionMask> mission_masks() {
            {"float on the left", "def mask_mod(b, h, q_idx, kv_idx):\n    return (q_idx >= kv_idx) & (27.01 > q_idx - kv_idx)\n"},
            {"float helper",
             "W = 28.0\n\ndef mask_mod(b, h, q_idx, kv_idx):\n    d = q_idx - kv_idx\n    return (d >= 0.0) & (d < W)\n"},
+           {"float helper function",
+            "def near(d, w=28.0):\n    return d < w\n\ndef mask_mod(b, h, q_idx, kv_idx):\n"
+            "    return (q_idx >= kv_idx) & near(q_idx - kv_idx)\n"},
+           {"float bound written twice",
+            "def mask_mod(b, h, q_idx, kv_idx):\n    return (q_idx >= kv_idx) & (q_idx - kv_idx < 28.0) & (q_idx - kv_idx < 28.0)\n"},
        }},
       {"two-sided window",
        "def mask_mod(b, h, q_idx, kv_idx):\n    return (q_idx - kv_idx <= window) & (kv_idx - q_idx <= window)\n",
@@ -83,6 +95,19 @@ std::vector<MissionMask> mission_masks() {
            {"combinators",
             "def causal(b, h, q, k):\n    return q >= k\n\ndef near(b, h, q, k):\n    return q - k < window\n\n"
             "def attention_sink(b, h, q, k):\n    return k < 4\n\nmask_mod = and_masks(causal, or_masks(near, attention_sink))\n"},
+           {"repeated subexpression",
+            "def mask_mod(b, h, q_idx, kv_idx):\n"
+            "    return (q_idx >= kv_idx) & ((q_idx - kv_idx < window) | (kv_idx < 4)) & (q_idx - kv_idx >= 0)\n"},
+       }},
+      {"growing prefix",
+       "def mask_mod(b, h, q_idx, kv_idx):\n    return kv_idx < (q_idx + 1) // 2 + 3\n",
+       {
+           {"float slope", "def mask_mod(b, h, q_idx, kv_idx):\n    return kv_idx < q_idx * 0.5 + 3.0\n"},
+           {"float slope in a generator",
+            "def generate_growing(ratio=0.5, extra=3.0):\n    def growing(b, h, q_idx, kv_idx):\n"
+            "        limit = q_idx * ratio + extra\n        return kv_idx < limit\n    return growing\n\n"
+            "mask_mod = generate_growing()\n"},
+           {"true division", "def mask_mod(b, h, q_idx, kv_idx):\n    return kv_idx - 3 < q_idx / 2\n"},
        }},
       {"prefix LM",
        "def mask_mod(b, h, q_idx, kv_idx):\n    return (kv_idx < prefix) | (q_idx >= kv_idx)\n",
@@ -93,6 +118,12 @@ std::vector<MissionMask> mission_masks() {
            {"combinator",
             "def causal(b, h, q, k):\n    return q >= k\n\ndef prefix_mask(b, h, q, k):\n    return k < prefix\n\n"
             "mask_mod = or_masks(prefix_mask, causal)\n"},
+           {"helper function",
+            "def in_prefix(k):\n    return k < prefix\n\ndef mask_mod(b, h, q_idx, kv_idx):\n"
+            "    return in_prefix(kv_idx) | (q_idx >= kv_idx)\n"},
+           {"repeated subexpression",
+            "def mask_mod(b, h, q_idx, kv_idx):\n"
+            "    return (kv_idx < prefix) | (q_idx >= kv_idx) | ((kv_idx < prefix) & (q_idx >= kv_idx))\n"},
        }},
       {"chunked causal",
        "def mask_mod(b, h, q_idx, kv_idx):\n    return (q_idx // 64 == kv_idx // 64) & (q_idx >= kv_idx)\n",
@@ -103,6 +134,9 @@ std::vector<MissionMask> mission_masks() {
            {"repeated subexpression",
             "def mask_mod(b, h, q_idx, kv_idx):\n    return (q_idx // 64 == kv_idx // 64) & (kv_idx // 64 <= q_idx // 64)"
             " & (q_idx >= kv_idx)\n"},
+           {"helper function",
+            "def chunk(i):\n    return i // 64\n\ndef mask_mod(b, h, q_idx, kv_idx):\n"
+            "    return (chunk(q_idx) == chunk(kv_idx)) & (q_idx >= kv_idx)\n"},
        }},
       {"dilated window",
        "def mask_mod(b, h, q_idx, kv_idx):\n    return (q_idx >= kv_idx) & (q_idx - kv_idx < window) & ((q_idx - kv_idx) % 3 == 0)\n",
@@ -110,6 +144,9 @@ std::vector<MissionMask> mission_masks() {
            {"distance used three times",
             "def mask_mod(b, h, q_idx, kv_idx):\n    distance = q_idx - kv_idx\n"
             "    return 0 <= distance < window and distance % 3 == 0\n"},
+           {"helper function",
+            "def dilated(d, every=3):\n    return (d % every) == 0\n\ndef mask_mod(b, h, q_idx, kv_idx):\n"
+            "    return (q_idx >= kv_idx) & (q_idx - kv_idx < window) & dilated(q_idx - kv_idx)\n"},
        }},
       {"2D neighbourhood",
        "def mask_mod(b, h, q_idx, kv_idx):\n"

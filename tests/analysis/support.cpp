@@ -303,6 +303,12 @@ compiler::TileQuery query(const World& w, std::int64_t b, std::int64_t h, const 
   tq.Tq = w.Tq;
   tq.Tkv = w.Tkv;
   tq.scalars = w.scalars;
+  for (const auto& [name, binding] : w.env.tensors) {  // rank-0 tensors: the element the call binds
+    if (!binding.shape.empty() || ir::value_type(binding.dtype) == ir::Type::Float) continue;
+    const ir::Value v = ir::evaluate(ir::Load::make(name, binding.dtype, {}), w.env);
+    if (v.type == ir::Type::Int) tq.rank0_tensors[name] = v.as_int();
+    else tq.rank0_tensors[name] = v.as_bool();
+  }
   return tq;
 }
 

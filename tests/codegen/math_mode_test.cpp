@@ -103,3 +103,19 @@ TEST(MathMode, FastPtxUsesTheApproximateInstructions) {
 }
 
 }  // namespace
+
+namespace {
+
+// tanh_approx is the user asking for the hardware instruction (a soft-cap written as a custom op
+// around tanh.approx.f32): it is that instruction in both modes, where torch.tanh is it only in fast.
+TEST(MathMode, TanhApproxIsTheInstructionInBothModes) {
+  const char* const program =
+      "def score_mod(score, b, h, q_idx, kv_idx):\n"
+      "    return 30.0 * tanh_approx(score / 30.0)\n";
+  for (MathMode math : {MathMode::Fast, MathMode::Exact}) {
+    const jit::CompileResult r = jit::compile(api::compile_request(generate(program, math), jit::OutputKind::ptx));
+    EXPECT_TRUE(has(std::string(r.image.begin(), r.image.end()), "tanh.approx.f32")) << compiler::math_mode_name(math);
+  }
+}
+
+}  // namespace
