@@ -1,5 +1,5 @@
 // Kernel: the generated source for reading, what NVRTC made of it, and forward() = check
-// everything, then launch (or, for a cpu kernel, run on the host).
+// everything, then launch (or, for a cpu kernel, run on the host); backward() on cpu kernels.
 #include <fmt/format.h>
 
 #include "flexjit/error.hpp"
@@ -10,6 +10,7 @@
 #include "api/attention_launch.hpp"
 #include "api/decode_launch.hpp"
 #include "api/cpu_forward.hpp"
+#include "api/cpu_backward.hpp"
 #include "api/generated_kernel_compile.hpp"
 #include "api/tile_map_launch.hpp"
 
@@ -132,6 +133,18 @@ void Kernel::forward(const TensorView& q, const TensorView& k, const TensorView&
     api::ForwardPlan plan =
         api::plan_forward(impl_->generated, impl_->program->ir, impl_->dtype, {q, k, v, out}, options);
     api::launch_forward(impl_->generated, impl_->functions, plan, options.stream);
+  });
+}
+
+void Kernel::backward(const TensorView& q, const TensorView& k, const TensorView& v, const TensorView& out,
+                      const TensorView& lse, const TensorView& dout, const TensorView& dq, const TensorView& dk,
+                      const TensorView& dv, const BackwardOptions& options) const {
+  api::at_api_boundary(entry_name(), [&] {
+    // The sm80 backward family (issue 14) comes next; until then a CUDA kernel says where to go.
+    if (impl_->device.is_cuda())
+      throw UnsupportedError(fmt::format(
+          "{}: the backward runs on cpu kernels only for now (compile with .device = Device::cpu())", entry_name()));
+    api::cpu_backward(*impl_, {q, k, v, out, lse, dout, dq, dk, dv}, options);
   });
 }
 

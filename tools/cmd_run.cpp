@@ -1,6 +1,6 @@
 // `flexjit run FILE ...`: attention on .npy inputs (or random ones with --demo) on the GPU or the
 // CPU, writing .npy outputs and, for --demo, a short report with the error against the CPU
-// reference.
+// reference. With --dout, the backward too (tools/run_backward.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,6 +15,7 @@
 #include "tools/commands.hpp"
 #include "tools/distinct_paths.hpp"
 #include "tools/npy.hpp"
+#include "tools/run_backward.hpp"
 #include "tools/run_cuda.hpp"
 #include "tools/run_inputs.hpp"
 
@@ -24,6 +25,7 @@ namespace {
 struct RunOptions {
   std::string file, q, k, v, out, lse, kv_lens, page_table;
   std::vector<std::string> binds;
+  BackwardFiles backward;
   std::string dtype = "bf16";
   std::optional<float> scale;
   std::string device;  // "", "cuda" or "cpu"
@@ -88,11 +90,15 @@ void check_demo_sizes(const RunOptions& o) {
 
 void check_output_paths(const RunOptions& o) {
   std::vector<NamedPath> inputs = {{"the program", o.file}, {"--q", o.q}, {"--k", o.k}, {"--v", o.v},
-                                   {"--kv-lens", o.kv_lens}, {"--page-table", o.page_table}};
+                                   {"--kv-lens", o.kv_lens}, {"--page-table", o.page_table},
+                                   {"--dout", o.backward.dout}};
   for (const std::string& b : o.binds)
     if (const auto eq = b.find('='); eq != std::string::npos && b.ends_with(".npy"))
       inputs.push_back({"--bind " + b.substr(0, eq), b.substr(eq + 1)});
-  require_distinct_outputs(inputs, {{"--out", o.out}, {"--lse", o.lse}});
+  std::vector<NamedPath> outputs = {{"--out", o.out}, {"--lse", o.lse}, {"--dq", o.backward.dq},
+                                    {"--dk", o.backward.dk}, {"--dv", o.backward.dv}};
+  for (const NamedPath& g : o.backward.grad_outputs()) outputs.push_back(g);
+  require_distinct_outputs(inputs, outputs);
 }
 
 struct Errors {
@@ -150,6 +156,7 @@ int run(const RunOptions& o) {
 
   std::vector<float> out, lse;
   if (device == "cuda") {
+    if (o.backward.requested()) refuse_backward_on_cuda(program, data, dtype, o.math);
     CudaRun r = run_on_cuda(program, data, bindings, dtype, o.math, o.scale, o.demo ? o.iters : 0);
     out = std::move(r.out);
     lse = std::move(r.lse);
@@ -174,6 +181,7 @@ int run(const RunOptions& o) {
     if (!r.backend_note.empty()) std::cerr << "note: " << r.backend_note << "\n";
     out = std::move(r.out);
     lse = std::move(r.lse);
+    if (o.backward.requested()) run_backward_on_cpu(program, data, bindings, o.scale, out, lse, o.backward);
     if (o.demo) {
       std::cout << fmt::format("flexjit run --demo {}\n", o.file);
       line("device", fmt::format("cpu ({} back end)", r.backend));
@@ -228,6 +236,16 @@ void add_run_command(CLI::App& app, int& exit_code) {
                          ->needs(kv_lens);
   cmd->add_option("--out", o->out, "output .npy (float32 [B, Hq, Tq, D])");
   cmd->add_option("--lse", o->lse, "log-sum-exp output .npy (float32 [B, Hq, Tq])");
+  auto* dout = cmd->add_option("--dout", o->backward.dout,
+                               "run the backward too: d loss / d out, float16/32/64 .npy [B, Hq, Tq, D]");
+  auto* dq = cmd->add_option("--dq", o->backward.dq, "gradient output .npy (float32, the shape of q)")->needs(dout);
+  auto* dk = cmd->add_option("--dk", o->backward.dk, "gradient output .npy (float32, the shape of k)")->needs(dout);
+  auto* dv = cmd->add_option("--dv", o->backward.dv, "gradient output .npy (float32, the shape of v)")->needs(dout);
+  dout->needs(dq)->needs(dk)->needs(dv)->excludes(kv_lens);
+  cmd->add_option("--grad", o->backward.grads,
+                  "NAME=FILE.npy: the gradient of captured float tensor NAME (float32, its shape)")
+      ->take_all()
+      ->needs(dout);
   cmd->add_option("--bind", o->binds, "NAME=VALUE for a runtime scalar, NAME=FILE.npy for a captured tensor")
       ->take_all();
   cmd->add_option("--dtype", o->dtype, "element type on the GPU (inputs are converted)")
@@ -242,7 +260,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
       ->excludes(k)
       ->excludes(v)
       ->excludes(kv_lens)
-      ->excludes(page_table);
+      ->excludes(page_table)
+      ->excludes(dout);
   cmd->add_option("--B", o->B, "--demo: batch size")->capture_default_str()->check(kAtLeastOne);
   cmd->add_option("--H", o->H, "--demo: query heads")->capture_default_str()->check(kAtLeastOne);
   cmd->add_option("--T", o->T, "--demo: sequence length")->capture_default_str()->check(kAtLeastOne);

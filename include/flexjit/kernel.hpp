@@ -79,6 +79,17 @@ class Kernel {
   void forward(const TensorView& q, const TensorView& k, const TensorView& v, const TensorView& out,
                const ForwardOptions& options = {}) const;
 
+  // The training backward: given the inputs of a forward call, its out and lse (both needed) and
+  // dout = d loss / d out, writes dq = d loss / d q, dk and dv (shapes of q, k and v, the kernel's
+  // dtype, overwritten) and, for each tensor named in options.grads (float tensors read by
+  // score_mod or sink), d loss / d tensor. GQA: dk and dv of a kv head sum over its query heads.
+  // Checked like forward (an ArgumentError names each problem before anything runs). cpu kernels
+  // only for now: a CUDA kernel throws UnsupportedError. No KV cache (ForwardOptions::kv_lens).
+  //   out, dout, dq [B, Hq, Tq, D]   dk, dv [B, Hkv, Tkv, D]   lse float32 [B, Hq, Tq], contiguous
+  void backward(const TensorView& q, const TensorView& k, const TensorView& v, const TensorView& out,
+                const TensorView& lse, const TensorView& dout, const TensorView& dq, const TensorView& dk,
+                const TensorView& dv, const BackwardOptions& options = {}) const;
+
   // True when the mask reads captured tensors, so that a block mask (build_block_mask) lets
   // forward skip the tiles it masks entirely; false for index-arithmetic masks, which need none.
   bool needs_block_mask() const;

@@ -1,5 +1,5 @@
 #pragma once
-// Options of Engine::compile and Kernel::forward, meant for designated initializers:
+// Options of Engine::compile, Kernel::forward and Kernel::backward, meant for designated initializers:
 //   jit.compile(program, {.head_dim = 128, .dtype = flexjit::bf16});
 //   attn.forward(q, k, v, out, {.lse = lse, .stream = s, .bind = {{"window", 1024}}});
 #include <cstdint>
@@ -101,6 +101,21 @@ struct ForwardOptions {
   // sequence's Tkv), and q_idx is the row of q, 0 <= q_idx < Tq.
   std::optional<TensorView> kv_lens{};
   std::optional<TensorView> page_table{};
+};
+
+// Options of Kernel::backward: the forward call's bindings and scale (the gradients are those of
+// the attention those gave), and where the captured tensors' gradients go.
+struct BackwardOptions {
+  // A CUstream for CUDA kernels (which have no backward yet); not used by cpu kernels, whose
+  // backward returns when every gradient is written.
+  void* stream = nullptr;
+  // Every runtime scalar and captured tensor the program declares, by name, as for forward.
+  std::map<std::string, Binding> bind{};
+  // The forward call's scale; default 1 / sqrt(head_dim). Must be finite and > 0.
+  std::optional<float> scale{};
+  // Captured float tensors read by score_mod or sink -> an f32 tensor of the bound tensor's shape
+  // that receives d loss / d tensor (overwritten). Tensors not named here get no gradient computed.
+  std::map<std::string, TensorView> grads{};
 };
 
 // Options of Kernel::build_block_mask: the same bindings a forward call gets (the mask reads

@@ -1,0 +1,90 @@
+#include "api/backward_checks.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+#include "api/binding_resolve.hpp"
+#include "cpu/gradient_captures.hpp"
+
+namespace flexjit::api {
+namespace {
+
+// An output whose elements share memory would have some written twice.
+void check_no_overlap(const std::string& what, const TensorView& t, const char* elements, Problems& problems) {
+  if (!t.strides.empty() && t.strides.size() != t.shape.size()) return;  // reported by the placement check
+  for (int d = 0; d < t.rank(); ++d)
+    if (t.shape[static_cast<std::size_t>(d)] > 1 && t.stride(d) == 0)
+      problems.add(fmt::format("{}: stride 0 in dimension {} would make {} overlap", what, d, elements));
+}
+
+std::string joined(const std::set<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// Why `name` cannot have a gradient, or "" when it can.
+std::string no_gradient_reason(const ir::Program& p, const std::string& name, const std::set<std::string>& allowed) {
+  if (allowed.count(name)) return "";
+  const bool declared = p.find_capture(name) || (p.find_scalar(name) && !p.find_scalar(name)->is_shape_value()) ||
+                        (p.block_indices && p.block_indices->name == name);
+  if (!declared)
+    return fmt::format("'{}' is not declared by the program ({})", name,
+                       allowed.empty() ? "none of its tensors has a gradient"
+                                       : "tensors with gradients: " + joined(allowed));
+  const ir::Capture* c = p.find_capture(name);
+  if (!c || ir::value_type(c->dtype) != ir::Type::Float)
+    return fmt::format("'{}' is {}: only float tensors read by score_mod or sink have gradients", name,
+                       declared_kind(p, name));
+  if (cpu::mod_reads(p.mask_mod, name))
+    return fmt::format("'{}' ({}) is read by mask_mod only, and a mask has no gradient", name, declared_kind(p, name));
+  return fmt::format("'{}' ({}) is read by neither score_mod nor sink, so it has no gradient", name,
+                     declared_kind(p, name));
+}
+
+}  // namespace
+
+void check_backward_tensors(const BackwardTensors& t, const std::optional<AttentionShape>& shape, DType dtype,
+                            Problems& problems) {
+  const struct {
+    const char* name;
+    const TensorView* t;
+    const char* like;  // whose shape it has
+    const TensorView* model;
+    bool output;
+  } tensors[] = {{"dout", &t.dout, "q", &t.q, false},
+                 {"dq", &t.dq, "q", &t.q, true},
+                 {"dk", &t.dk, "k", &t.k, true},
+                 {"dv", &t.dv, "k", &t.k, true}};
+  for (const auto& x : tensors) {
+    if (x.t->dtype != dtype)
+      problems.add(
+          fmt::format("{}: dtype {} does not match the kernel's {}", x.name, dtype_name(x.t->dtype), dtype_name(dtype)));
+    check_host_placement(x.name, *x.t, dtype_size(x.t->dtype), problems);
+    if (shape && x.t->shape != x.model->shape)
+      problems.add(fmt::format("{}: expected the shape of {} {}, got {}", x.name, x.like, format_dims(x.model->shape),
+                               format_dims(x.t->shape)));
+    if (x.output) check_no_overlap(x.name, *x.t, "rows", problems);
+  }
+}
+
+void check_gradient_targets(const ir::Program& program, const std::map<std::string, TensorView>& grads,
+                            const ir::Env& env, Problems& problems) {
+  const std::set<std::string> allowed = cpu::gradient_captures(program);
+  for (const auto& [name, g] : grads) {
+    if (const std::string why = no_gradient_reason(program, name, allowed); !why.empty()) {
+      problems.add("grads: " + why);
+      continue;
+    }
+    const std::string what = fmt::format("grads '{}'", name);
+    if (g.dtype != DType::f32) problems.add(fmt::format("{}: dtype must be f32, got {}", what, dtype_name(g.dtype)));
+    check_host_placement(what, g, 4, problems);
+    if (const auto bound = env.tensors.find(name); bound != env.tensors.end() && bound->second.shape != g.shape)
+      problems.add(fmt::format("{}: expected the shape of the bound tensor {}, got {}", what,
+                               format_dims(bound->second.shape), format_dims(g.shape)));
+    check_no_overlap(what, g, "elements", problems);
+  }
+}
+
+}  // namespace flexjit::api

@@ -1,0 +1,66 @@
+#include "api/cpu_backward.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "api/binding_resolve.hpp"
+#include "api/forward_checks.hpp"
+#include "api/host_tensor_copy.hpp"
+#include "cpu/attention_backward.hpp"
+#include "flexjit/error.hpp"
+
+namespace flexjit::api {
+
+void cpu_backward(const Kernel::Impl& kernel, const BackwardTensors& t, const BackwardOptions& options) {
+  const std::string& name = kernel.cpu_name;
+  const ir::Program& program = kernel.program->ir;
+  Problems problems;
+  const std::optional<AttentionShape> shape =
+      check_attention_tensors(t.q, t.k, t.v, t.out, std::optional<TensorView>(t.lse), options.scale,
+                              kernel.cpu_head_dim, kernel.dtype, problems, Memory::host);
+  check_backward_tensors(t, shape, kernel.dtype, problems);
+  const ir::Env env = resolve_bindings(program, options.bind, Device::cpu(), problems);
+  if (shape) check_block_indices(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
+  check_gradient_targets(program, options.grads, env, problems);
+  problems.raise_if_any(name);
+
+  const std::vector<float> q = gather_as_float(t.q), k = gather_as_float(t.k), v = gather_as_float(t.v);
+  const std::vector<float> out = gather_as_float(t.out), lse = gather_as_float(t.lse), dout = gather_as_float(t.dout);
+  cpu::CpuAttentionInputs in;
+  in.q = q.data();
+  in.k = k.data();
+  in.v = v.data();
+  in.B = shape->B, in.Hq = shape->Hq, in.Hkv = shape->Hkv, in.Tq = shape->Tq, in.Tkv = shape->Tkv, in.D = shape->D;
+  if (options.scale) in.scale = *options.scale;
+  in.bindings = &env;
+
+  std::vector<float> dq(q.size()), dk(k.size()), dv(v.size());
+  std::map<std::string, std::vector<float>> captures;
+  cpu::CpuGradients grads;
+  grads.dq = dq.data(), grads.dk = dk.data(), grads.dv = dv.data();
+  for (const auto& [capture, view] : options.grads) {
+    std::vector<float>& buffer = captures[capture];
+    buffer.resize(static_cast<std::size_t>(view.numel()));
+    grads.captures[capture] = buffer.data();
+  }
+  try {
+    cpu::cpu_attention_backward(program, in, {out.data(), lse.data(), dout.data()}, grads, kernel.cpu_backend);
+  } catch (const UnsupportedError& e) {
+    throw UnsupportedError(fmt::format("{}: {}", name, e.what()));  // score_mod or sink has no derivative
+  } catch (const Error&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    // Shapes, bindings and block lists were checked above; what is left is what the values index.
+    throw ArgumentError(fmt::format("{}: {}", name, e.what()));
+  }
+  scatter_from_float(dq, t.dq);
+  scatter_from_float(dk, t.dk);
+  scatter_from_float(dv, t.dv);
+  for (const auto& [capture, view] : options.grads) scatter_from_float(captures.at(capture), view);
+}
+
+}  // namespace flexjit::api
