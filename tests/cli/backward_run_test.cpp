@@ -14,47 +14,17 @@
 #include "api/program_impl.hpp"
 #include "flexjit/flexjit.hpp"
 #include "tests/support/reference_backward.hpp"
-#include "tests/tools/npy_files.hpp"
+#include "tests/cli/cli_process.hpp"
 
 namespace flexjit::test {
 namespace {
 
 using tools::test::temp_path;
-using tools::test::write_raw;
 
 constexpr int B = 2, Hq = 4, Hkv = 2, Tq = 9, Tkv = 13, D = 8, kWindow = 5;
 
 std::string f32_npy(const std::string& name, const std::vector<std::int64_t>& shape, const std::vector<float>& values) {
-  std::string dims;
-  for (std::int64_t s : shape) dims += std::to_string(s) + ",";
-  return write_raw(name, "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }",
-                   std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
-}
-
-struct CliRun {
-  int status = -1;
-  std::string output;  // stdout and stderr
-};
-
-CliRun flexjit_run(const std::string& args) {
-  const std::string log = temp_path("backward-run.log");
-  const std::string command = std::string("cd '") + FLEXJIT_SOURCE_DIR + "' && '" + FLEXJIT_CLI + "' run " + args +
-                              " > '" + log + "' 2>&1";
-  const int raw = std::system(command.c_str());
-  CliRun r;
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  std::ifstream in(log);
-  std::stringstream text;
-  text << in.rdbuf();
-  r.output = text.str();
-  return r;
-}
-
-std::vector<float> normal(std::size_t n, std::mt19937& rng) {
-  std::normal_distribution<float> dist(0.f, 1.f);
-  std::vector<float> x(n);
-  for (float& e : x) e = dist(rng);
-  return x;
+  return write_npy(name, "<f4", shape, values);
 }
 
 struct Files {
