@@ -17,11 +17,11 @@ std::string value_spelling(const ir::Var& v) {
     if (v.type == ir::Type::Bool) return fmt::format("(p.{} != 0)", compiler::scalar_member(v.name));
     return "p." + compiler::scalar_member(v.name);
   }
-  return "v_" + v.name;  // b, h, q_idx, kv_idx, score; q_lo, q_hi, Tkv in kv_range
+  return "v_" + v.name;  // b, h, q_idx, kv_idx, score; q_lo, q_hi, Tkv in kv_range; k_lo, k_hi, Tq in q_range
 }
 
-// In kv_range the tile's query bounds and Tkv are variables too.
-std::string kv_range_spelling(const ir::Var& v) {
+// In kv_range and q_range the tile's bounds and the extent (Tkv, Tq) are variables too.
+std::string range_spelling(const ir::Var& v) {
   if (v.var_kind == ir::VarKind::Tile) return "v_" + v.name;
   return value_spelling(v);
 }
@@ -67,6 +67,7 @@ class ModsEmitter {
     sink();
     classify();
     kv_range();
+    q_range();
     block_list();
     tile_map();
     w_.dedent();
@@ -298,26 +299,41 @@ class ModsEmitter {
     w_.line("// The keys [lo, hi) that queries [q0, q1) can attend to, in closed form from mask_mod.");
     w_.line("__device__ static void kv_range(const Params& p, int b_, int h_, int q0, int q1, int Tkv_, int* lo,");
     w_.line("                                int* hi) {");
+    range_body(plan_.kv_range, plan_.kv_range_full, compiler::kKvRangeAxes, "q0", "q1", "Tkv_");
+  }
+
+  // The transposed range, for the backward pass (optional in the Mods contract).
+  void q_range() {
+    w_.line();
+    w_.line("// The queries [lo, hi) that attend to some key of [k0, k1), in closed form from mask_mod.");
+    w_.line("__device__ static void q_range(const Params& p, int b_, int h_, int k0, int k1, int Tq_, int* lo, int* hi) {");
+    range_body(plan_.q_range, plan_.q_range_full, compiler::kQRangeAxes, "k0", "k1", "Tq_");
+  }
+
+  // A closed-form range over the tile [t0, t1) of the other index, clipped to [0, extent]. Exact in
+  // every math mode, like mask(): which scores exist must not hang on a rounding.
+  void range_body(const compiler::IndexRange& r, bool full, const compiler::RangeAxes& axes, const char* t0,
+                  const char* t1, const char* extent) {
     w_.indent();
-    if (!plan_.kv_range_full) {
-      const compiler::KvRange& r = plan_.kv_range;
+    if (!full) {
       std::set<std::string> used = used_vars(r.lo);
       used.merge(used_vars(r.hi));
+      const std::string v_extent = std::string("v_") + axes.extent;
       if (used.count(ir::kParamBatch)) w_.line("const long long v_b = b_;");
       if (used.count(ir::kParamHead)) w_.line("const long long v_h = h_;");
-      if (used.count(compiler::kKvRangeQLo)) w_.line("const long long v_q_lo = q0;");
-      if (used.count(compiler::kKvRangeQHi)) w_.line("const long long v_q_hi = q1 - 1;");
-      w_.line("const long long v_Tkv = Tkv_;");
+      if (used.count(axes.tile_lo)) w_.line(fmt::format("const long long v_{} = {};", axes.tile_lo, t0));
+      if (used.count(axes.tile_hi)) w_.line(fmt::format("const long long v_{} = {} - 1;", axes.tile_hi, t1));
+      w_.line(fmt::format("const long long {} = {};", v_extent, extent));
       w_.forget_comment();
-      std::string lo = emit_value(r.lo, w_, kv_range_spelling, plan_.int_ranges, kMaskMath);
-      std::string hi = emit_value(r.hi, w_, kv_range_spelling, plan_.int_ranges, kMaskMath);
-      w_.line(fmt::format("const long long lo_ = flexjit::ops::max(0LL, flexjit::ops::min({}, v_Tkv));", lo));
-      w_.line(fmt::format("const long long hi_ = flexjit::ops::max(lo_, flexjit::ops::min({}, v_Tkv));", hi));
+      std::string lo = emit_value(r.lo, w_, range_spelling, plan_.int_ranges, kMaskMath);
+      std::string hi = emit_value(r.hi, w_, range_spelling, plan_.int_ranges, kMaskMath);
+      w_.line(fmt::format("const long long lo_ = flexjit::ops::max(0LL, flexjit::ops::min({}, {}));", lo, v_extent));
+      w_.line(fmt::format("const long long hi_ = flexjit::ops::max(lo_, flexjit::ops::min({}, {}));", hi, v_extent));
       w_.line("*lo = static_cast<int>(lo_);");
       w_.line("*hi = static_cast<int>(hi_);");
     } else {
       w_.line("*lo = 0;");
-      w_.line("*hi = Tkv_;");
+      w_.line(fmt::format("*hi = {};", extent));
     }
     w_.dedent();
     w_.line("}");

@@ -1,6 +1,6 @@
 #pragma once
 // The mods emitter: a plan's mask_mod, score_mod and sink, its per-tile classifier, closed-form kv
-// range, block list and tile-map classifier as one `Mods` policy struct in namespace
+// range (and q range, its transpose), block list and tile-map classifier as one `Mods` policy struct in namespace
 // fj_generated. Every kernel family includes the templates of templates/common/ and instantiates
 // its own kernel template with this struct; docs/design.md states the contract.
 #include "codegen/cuda_writer.hpp"

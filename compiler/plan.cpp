@@ -53,6 +53,13 @@ void key_range(const ir::Program& p, KernelPlan& plan) {
   plan.kv_range_full = kv_range_is_full(plan.kv_range);
 }
 
+// kv range transposed: the backward visits, per kv tile, the query tiles that can reach it.
+void query_range(const ir::Program& p, KernelPlan& plan) {
+  if (!p.mask_mod) return;
+  plan.q_range = q_range(p);
+  plan.q_range_full = q_range_is_full(plan.q_range);
+}
+
 bool reads_tensor(const ir::Expr& e) {
   struct Finder : ir::IRVisitor {
     bool found = false;
@@ -126,6 +133,10 @@ ir::IntRanges int_ranges(const ir::Program& p, const KernelPlan& plan) {
     roots.push_back(plan.kv_range.lo);
     roots.push_back(plan.kv_range.hi);
   }
+  if (!plan.q_range_full) {
+    roots.push_back(plan.q_range.lo);
+    roots.push_back(plan.q_range.hi);
+  }
   ir::IntRanges all;
   for (const auto& root : roots) {
     for (const auto& [node, iv] : ir::int_ranges(root, mod_param_ranges())) {
@@ -149,6 +160,7 @@ KernelPlan make_plan(const ir::Program& program, const KernelTarget& target, con
   plan.cta_values = cta_values(program, plan);
   plan.score_anywhere = plan.has_score_mod && !reads_tensor_per_score(program.score_mod->body, plan.cta_values);
   key_range(program, plan);
+  query_range(program, plan);
   plan.tile_map = tile_map_needs(program);
   plan.int_ranges = int_ranges(program, plan);
   return plan;

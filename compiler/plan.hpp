@@ -8,6 +8,7 @@
 //     -> params: the layout of Mods::Params (runtime scalars, captures, block lists)
 //     -> cta values: per-(b, h) subexpressions hoisted out of the per-score mods
 //     -> kv range: each query tile's keys in closed form (index-arithmetic masks)
+//     -> q range: each key tile's queries in closed form, the same solved the other way (backward)
 //     -> tile map: whether the mask reads tensors, so a block mask can be built for it
 //     -> int ranges: which integer operations provably fit in 32 bits
 #include <string>
@@ -16,6 +17,7 @@
 #include "compiler/hoist.hpp"
 #include "compiler/kv_range.hpp"
 #include "compiler/param_layout.hpp"
+#include "compiler/q_range.hpp"
 #include "compiler/target.hpp"
 #include "dsl/source.hpp"
 #include "ir/bounds.hpp"
@@ -52,9 +54,11 @@ struct KernelPlan {
   std::vector<CtaValue> cta_values;
   KvRange kv_range;
   bool kv_range_full = true;  // no closed-form bound: every key of [0, Tkv)
+  QRange q_range;              // for the backward, which walks the query tiles of each kv tile
+  bool q_range_full = true;    // no closed-form bound: every query of [0, Tq)
   TileMapNeeds tile_map;
   // The interval of every Int node of the expressions the kernel evaluates (mods, per-CTA
-  // values, kv range bounds), for emitting 32-bit arithmetic where it is exact.
+  // values, kv and q range bounds), for emitting 32-bit arithmetic where it is exact.
   ir::IntRanges int_ranges;
 };
 

@@ -5,6 +5,7 @@
 
 #include "compiler/kv_range.hpp"
 #include "compiler/pipeline.hpp"
+#include "compiler/q_range.hpp"
 #include "flexjit/program.hpp"
 #include "ir/ir_printer.hpp"
 #include "tools/commands.hpp"
@@ -44,6 +45,15 @@ std::string key_plan(const ir::Program& p, bool block_mask) {
   return s;
 }
 
+// How the backward finds the queries of a key tile [k_lo, k_hi]: kv_range transposed.
+std::string query_plan(const ir::Program& p) {
+  const compiler::QRange r = compiler::q_range(p);
+  if (compiler::q_range_is_full(r)) return "every query (no closed-form range)";
+  return fmt::format("[{}, {}) for the key tile [k_lo, k_hi], clipped to [0, Tq)",
+                     r.unclipped_lo ? ir::to_string(r.unclipped_lo) : "0",
+                     r.unclipped_hi ? ir::to_string(r.unclipped_hi) : "Tq");
+}
+
 }  // namespace
 
 void add_check_command(CLI::App& app, int& exit_code) {
@@ -59,7 +69,8 @@ void add_check_command(CLI::App& app, int& exit_code) {
         ir::Program p = compiler::build_ir(file);
         if (*quiet) return kExitOk;
         const bool block_mask = Program::from_source(file.text(), file.name()).needs_block_mask();
-        std::cout << fmt::format("{}: ok ({})\n  keys: {}\n", path, summary(p), key_plan(p, block_mask));
+        std::cout << fmt::format("{}: ok ({})\n  keys: {}\n  queries per key tile: {}\n", path, summary(p),
+                                 key_plan(p, block_mask), query_plan(p));
         return kExitOk;
       });
       exit_code = std::max(exit_code, rc);

@@ -1,7 +1,7 @@
 // flexjit: how kernel templates read a generated Mods (docs/design.md, "The Mods contract"). The
 // required members (Params, kHasMask, kHasScoreMod, kHasSink, mask, score, sink, classify,
-// kv_range) are used directly; the optional ones are detected here, so that hand-written Mods in
-// tests may leave them out.
+// kv_range) are used directly; the optional ones (Cta, block lists, tile map, q_range, ...) are
+// detected here, so that hand-written Mods in tests may leave them out.
 #pragma once
 
 namespace flexjit {
@@ -39,6 +39,24 @@ template <class M, class = void>
 struct ScoreAnywhereOf { static constexpr bool value = false; };
 template <class M>
 struct ScoreAnywhereOf<M, typename VoidT<decltype(M::kScoreAnywhere)>::type> { static constexpr bool value = M::kScoreAnywhere; };
+
+// Mods::q_range(p, b, h, k0, k1, Tq, &lo, &hi) when the Mods declares it: the queries that reach a
+// key tile, for the backward pass. Absent (hand-written Mods), every query of [0, Tq).
+template <class M, class = void>
+struct QRangeOf {
+  static constexpr bool value = false;
+  __device__ static void get(const typename M::Params&, int, int, int, int, int Tq, int* lo, int* hi) {
+    *lo = 0;
+    *hi = Tq;
+  }
+};
+template <class M>
+struct QRangeOf<M, typename VoidT<decltype(&M::q_range)>::type> {
+  static constexpr bool value = true;
+  __device__ static void get(const typename M::Params& p, int b, int h, int k0, int k1, int Tq, int* lo, int* hi) {
+    M::q_range(p, b, h, k0, k1, Tq, lo, hi);
+  }
+};
 
 }  // namespace detail
 }  // namespace flexjit

@@ -8,7 +8,7 @@
 
 #include "compiler/kv_range.hpp"
 #include "ir/interpreter.hpp"
-#include "tests/analysis/kv_range_check.hpp"
+#include "tests/analysis/range_check.hpp"
 #include "tests/analysis/random_expr.hpp"
 #include "tests/analysis/support.hpp"
 

@@ -312,15 +312,32 @@ compiler::TileQuery query(const World& w, std::int64_t b, std::int64_t h, const 
   return tq;
 }
 
-std::pair<std::int64_t, std::int64_t> eval_kv_range(const compiler::KvRange& r, const World& w, std::int64_t b,
-                                                    std::int64_t h, std::int64_t q_lo, std::int64_t q_hi) {
+bool solves_for_keys(const compiler::RangeAxes& axes) { return std::string(axes.unknown) == ir::kParamKv; }
+
+std::int64_t unknown_extent(const compiler::RangeAxes& axes, const World& w) { return solves_for_keys(axes) ? w.Tkv : w.Tq; }
+
+std::int64_t tile_extent(const compiler::RangeAxes& axes, const World& w) { return solves_for_keys(axes) ? w.Tq : w.Tkv; }
+
+std::pair<std::int64_t, std::int64_t> eval_range(const compiler::IndexRange& r, const compiler::RangeAxes& axes,
+                                                 const World& w, std::int64_t b, std::int64_t h, std::int64_t t_lo,
+                                                 std::int64_t t_hi) {
   ir::Env env = w.env;
   env.b = b;
   env.h = h;
-  env.tile_bounds[compiler::kKvRangeQLo] = q_lo;
-  env.tile_bounds[compiler::kKvRangeQHi] = q_hi;
-  env.tile_bounds[compiler::kKvRangeTkv] = w.Tkv;
+  env.tile_bounds[axes.tile_lo] = t_lo;
+  env.tile_bounds[axes.tile_hi] = t_hi;
+  env.tile_bounds[axes.extent] = unknown_extent(axes, w);
   return {ir::evaluate(r.lo, env).as_int(), ir::evaluate(r.hi, env).as_int()};
+}
+
+std::pair<std::int64_t, std::int64_t> eval_kv_range(const compiler::KvRange& r, const World& w, std::int64_t b,
+                                                    std::int64_t h, std::int64_t q_lo, std::int64_t q_hi) {
+  return eval_range(r, compiler::kKvRangeAxes, w, b, h, q_lo, q_hi);
+}
+
+std::pair<std::int64_t, std::int64_t> eval_q_range(const compiler::QRange& r, const World& w, std::int64_t b,
+                                                   std::int64_t h, std::int64_t k_lo, std::int64_t k_hi) {
+  return eval_range(r, compiler::kQRangeAxes, w, b, h, k_lo, k_hi);
 }
 
 }  // namespace flexjit::analysis_test

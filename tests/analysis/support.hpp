@@ -12,6 +12,7 @@
 #include "ir/interpreter.hpp"
 #include "ir/ir.hpp"
 #include "compiler/kv_range.hpp"
+#include "compiler/q_range.hpp"
 #include "compiler/tile_class.hpp"
 
 namespace flexjit::analysis_test {
@@ -83,9 +84,21 @@ Tile random_tile(const World& w, std::mt19937_64& rng);
 
 compiler::TileQuery query(const World& w, std::int64_t b, std::int64_t h, const Tile& t);
 
-// [lo, hi) of a KvRange for the query tile [q_lo, q_hi], evaluated with the interpreter.
+// Whether axes solve for the keys (kv_range) rather than the queries (q_range).
+bool solves_for_keys(const compiler::RangeAxes& axes);
+// The unknown's extent (Tkv for kv_range, Tq for q_range) and the tile index's, in a world.
+std::int64_t unknown_extent(const compiler::RangeAxes& axes, const World& w);
+std::int64_t tile_extent(const compiler::RangeAxes& axes, const World& w);
+
+// [lo, hi) of a range for the tile [t_lo, t_hi] of the tile index, evaluated with the interpreter.
+std::pair<std::int64_t, std::int64_t> eval_range(const compiler::IndexRange& r, const compiler::RangeAxes& axes,
+                                                 const World& w, std::int64_t b, std::int64_t h, std::int64_t t_lo,
+                                                 std::int64_t t_hi);
+// The same for a KvRange and the query tile [q_lo, q_hi], and a QRange and the key tile [k_lo, k_hi].
 std::pair<std::int64_t, std::int64_t> eval_kv_range(const compiler::KvRange& r, const World& w, std::int64_t b,
                                                     std::int64_t h, std::int64_t q_lo, std::int64_t q_hi);
+std::pair<std::int64_t, std::int64_t> eval_q_range(const compiler::QRange& r, const World& w, std::int64_t b,
+                                                   std::int64_t h, std::int64_t k_lo, std::int64_t k_hi);
 
 std::int64_t uniform(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi);  // inclusive
 
