@@ -1,10 +1,7 @@
 #include "api/decode_kernel.hpp"
 
-#include <fmt/format.h>
-
+#include "api/generate.hpp"
 #include "api/generated_kernel_compile.hpp"
-#include "codegen/families.hpp"
-#include "flexjit/error.hpp"
 
 namespace flexjit::api {
 
@@ -17,23 +14,13 @@ codegen::GeneratedKernel generate_decode(const Program::Impl& program, const com
   target.pass = compiler::KernelPass::Decode;
   target.family.clear();  // CompileOptions::family names the forward's family
   target.tile.reset();    // ... and CompileOptions::tile its tile
-  try {
-    return codegen::generate_kernel(program.ir, target, &program.file);
-  } catch (const UnsupportedError& e) {
-    throw UnsupportedError(fmt::format("{}: {}", program.file.name(), e.what()));
-  }
+  return generate(program, target);
 }
 
 std::unique_ptr<DecodeKernel> compile_decode(const Program::Impl& program, const compiler::KernelTarget& forward_target,
                                              jit::KernelCache& cache) {
   codegen::GeneratedKernel generated = generate_decode(program, forward_target);
-  jit::ArtifactPtr artifact;
-  try {
-    artifact = compile_generated(generated, cache);
-  } catch (const NvrtcError& e) {
-    throw NvrtcError(fmt::format("{}: NVRTC could not compile {}:\n{}", program.file.name(), generated.entry, e.what()),
-                     e.log());
-  }
+  jit::ArtifactPtr artifact = compile_or_explain(program.file.name(), generated, cache);
   return std::make_unique<DecodeKernel>(std::move(generated), std::move(artifact));
 }
 

@@ -20,16 +20,6 @@ jit::KernelCacheOptions cache_options(const EngineOptions& o) {
   return c;
 }
 
-jit::ArtifactPtr compile_or_explain(const Program& program, const codegen::GeneratedKernel& generated,
-                                   jit::KernelCache& cache) {
-  try {
-    return api::compile_generated(generated, cache);
-  } catch (const NvrtcError& e) {
-    throw NvrtcError(fmt::format("{}: NVRTC could not compile {}:\n{}", program.name(), generated.entry, e.what()),
-                     e.log());
-  }
-}
-
 bool spills(const jit::Artifact& artifact, const std::string& entry) {
   const jit::PtxasReport report = jit::parse_ptxas_report(artifact.log());
   const jit::PtxasFunction* f = report.function(entry);
@@ -56,7 +46,7 @@ Kernel Engine::compile(const Program& program, const CompileOptions& options) {
 Kernel Engine::compile_cuda(const Program& program, const CompileOptions& options) {
   auto source = detail::ProgramAccess::shared(program);
   codegen::GeneratedKernel generated = api::generate(*source, options);
-  jit::ArtifactPtr artifact = compile_or_explain(program, generated, state_->cache);
+  jit::ArtifactPtr artifact = api::compile_or_explain(program.name(), generated, state_->cache);
   // The table's tile spilled with these mods: the family's next tile instead, until one does not
   // or there is none (each compile is cached, so this costs the extra compiles once).
   while (!options.tile && generated.tile_if_spills && spills(*artifact, generated.entry)) {
@@ -64,7 +54,7 @@ Kernel Engine::compile_cuda(const Program& program, const CompileOptions& option
     const compiler::TileRequest& t = *generated.tile_if_spills;
     retry.tile = TileShape{t.block_m, t.block_n, t.warps, t.stages, t.q_in_registers};
     generated = api::generate(*source, retry);
-    artifact = compile_or_explain(program, generated, state_->cache);
+    artifact = api::compile_or_explain(program.name(), generated, state_->cache);
   }
   return Kernel(
       std::make_shared<const Kernel::Impl>(source, std::move(generated), std::move(artifact), options.dtype, state_));

@@ -21,13 +21,16 @@ compiler::KernelTarget forward_target(const CompileOptions& options) {
   return target;
 }
 
-codegen::GeneratedKernel generate(const Program::Impl& program, const CompileOptions& options) {
-  const compiler::KernelTarget target = forward_target(options);
+codegen::GeneratedKernel generate(const Program::Impl& program, const compiler::KernelTarget& target) {
   try {
     return codegen::generate_kernel(program.ir, target, &program.file);
   } catch (const UnsupportedError& e) {
     throw UnsupportedError(fmt::format("{}: {}", program.file.name(), e.what()));
   }
+}
+
+codegen::GeneratedKernel generate(const Program::Impl& program, const CompileOptions& options) {
+  return generate(program, forward_target(options));
 }
 
 }  // namespace flexjit::api

@@ -13,6 +13,8 @@ compiler::KernelTarget forward_target(const CompileOptions& options);
 
 // Throws flexjit::UnsupportedError, prefixed with the program's name, for a target no kernel
 // family serves.
+codegen::GeneratedKernel generate(const Program::Impl& program, const compiler::KernelTarget& target);
+// The forward kernel CompileOptions ask for: generate(program, forward_target(options)).
 codegen::GeneratedKernel generate(const Program::Impl& program, const CompileOptions& options);
 
 }  // namespace flexjit::api

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "flexjit/error.hpp"
 #include "templates/embedded_templates.hpp"
 
 namespace flexjit::api {
@@ -63,6 +64,15 @@ jit::CompileRequest compile_request(const codegen::GeneratedKernel& kernel, jit:
 
 jit::ArtifactPtr compile_generated(const codegen::GeneratedKernel& kernel, jit::KernelCache& cache) {
   return cache.get_or_compile(jit::CompileJob(compile_request(kernel), kernel.entry));
+}
+
+jit::ArtifactPtr compile_or_explain(const std::string& program_name, const codegen::GeneratedKernel& kernel,
+                                    jit::KernelCache& cache) {
+  try {
+    return compile_generated(kernel, cache);
+  } catch (const NvrtcError& e) {
+    throw NvrtcError(fmt::format("{}: NVRTC could not compile {}:\n{}", program_name, kernel.entry, e.what()), e.log());
+  }
 }
 
 std::string expand_includes(const std::string& source) {

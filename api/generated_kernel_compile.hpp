@@ -13,6 +13,9 @@ jit::CompileRequest compile_request(const codegen::GeneratedKernel& kernel, jit:
 
 // Memory cache, then disk cache, then NVRTC.
 jit::ArtifactPtr compile_generated(const codegen::GeneratedKernel& kernel, jit::KernelCache& cache = jit::KernelCache::global());
+// compile_generated, with an NVRTC failure's message naming the program and the entry.
+jit::ArtifactPtr compile_or_explain(const std::string& program_name, const codegen::GeneratedKernel& kernel,
+                                    jit::KernelCache& cache);
 
 // The source with each #include of an embedded template replaced by the template's text
 // (recursively, each header once), for reading the whole kernel in one file.
