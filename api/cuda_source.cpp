@@ -1,10 +1,11 @@
-// generate_cuda_source, generate_decode_cuda_source: Engine::compile's first half (program ->
+// generate_cuda_source, generate_decode_cuda_source, generate_backward_cuda_source: Engine::compile's first half (program ->
 // generated CUDA), for reading the source without running NVRTC.
 #include <fmt/format.h>
 
 #include "flexjit/engine.hpp"
 #include "flexjit/error.hpp"
 #include "api/boundary.hpp"
+#include "api/backward_kernel.hpp"
 #include "api/decode_kernel.hpp"
 #include "api/generate.hpp"
 #include "api/generated_kernel_compile.hpp"
@@ -13,7 +14,7 @@ namespace flexjit {
 
 namespace {
 
-// A CUDA kernel's source, forward or decode, optionally with its templates inlined.
+// A CUDA kernel's source, forward, decode or backward, optionally with its templates inlined.
 template <class Generate>
 std::string cuda_source_of(const Program& program, const CompileOptions& options, bool with_templates,
                            Generate&& generate) {
@@ -37,6 +38,12 @@ std::string generate_cuda_source(const Program& program, const CompileOptions& o
 std::string generate_decode_cuda_source(const Program& program, const CompileOptions& options, bool with_templates) {
   return cuda_source_of(program, options, with_templates, [&](const Program::Impl& p) {
     return api::generate_decode(p, api::forward_target(options));
+  });
+}
+
+std::string generate_backward_cuda_source(const Program& program, const CompileOptions& options, bool with_templates) {
+  return cuda_source_of(program, options, with_templates, [&](const Program::Impl& p) {
+    return api::generate_backward(p, api::forward_target(options));
   });
 }
 

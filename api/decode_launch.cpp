@@ -10,6 +10,7 @@
 #include "api/binding_resolve.hpp"
 #include "api/forward_checks.hpp"
 #include "api/kv_cache_checks.hpp"
+#include "api/stream_workspace.hpp"
 #include "flexjit/error.hpp"
 #include "jit/cuda_driver.hpp"
 #include "jit/driver_extras.hpp"
@@ -62,24 +63,6 @@ int choose_splits(const DecodeKernel& k, const DecodeArgs& a, int grid_yz, const
   const long long by_work = std::max(1LL, chunks / (static_cast<long long>(kMinChunksPerWarp) * k.generated.tile.warps));
   return static_cast<int>(std::clamp(wave / grid_yz, 1LL, std::min<long long>(by_work, kMaxSplits)));
 }
-
-// Device memory for one call, freed in stream order after the kernels that use it.
-class StreamWorkspace {
- public:
-  StreamWorkspace(std::size_t bytes, CUstream stream) : stream_(stream) {
-    jit::check(jit::driver().cuMemAllocAsync(&ptr_, bytes, stream), "cuMemAllocAsync");
-  }
-  ~StreamWorkspace() {
-    if (ptr_ != 0) jit::driver().cuMemFreeAsync(ptr_, stream_);
-  }
-  StreamWorkspace(const StreamWorkspace&) = delete;
-  StreamWorkspace& operator=(const StreamWorkspace&) = delete;
-  float* floats() const { return reinterpret_cast<float*>(ptr_); }
-
- private:
-  CUdeviceptr ptr_ = 0;
-  CUstream stream_;
-};
 
 }  // namespace
 

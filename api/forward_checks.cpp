@@ -105,6 +105,17 @@ void check_host_placement(const std::string& what, const TensorView& t, int alig
     problems.add(fmt::format("{}: data must be {}-byte aligned, got address {:#x}", what, alignment, address));
 }
 
+void check_like_attention_tensor(const std::string& name, const TensorView& t, const TensorView& q, bool kv_axes,
+                                 bool is_output, Memory memory, Problems& problems) {
+  const Tensor4 x = kv_axes ? Tensor4{name.c_str(), &t, "[B, Hkv, Tkv, D]", {"B", "Hkv", "Tkv", "D"}}
+                            : Tensor4{name.c_str(), &t, "[B, Hq, Tq, D]", {"B", "Hq", "Tq", "D"}};
+  if (memory == Memory::cuda)
+    check_placement(name, t, q.device, 16, problems);
+  else
+    check_host_placement(name, t, dtype_size(t.dtype), problems);
+  if (t.rank() == 4) check_strides(x, is_output, memory, problems);
+}
+
 std::optional<AttentionShape> check_attention_tensors(const TensorView& q, const TensorView& k, const TensorView& v,
                                                       const TensorView& out, const std::optional<TensorView>& lse,
                                                       std::optional<float> scale, int head_dim, DType dtype,

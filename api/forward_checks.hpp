@@ -37,6 +37,12 @@ std::optional<AttentionShape> check_attention_tensors(const TensorView& q, const
                                                       Problems& problems, Memory memory = Memory::cuda,
                                                       KvLayout kv_layout = KvLayout::dense);
 
+// One more [B, H, T, D] tensor of a call (the backward's dout, dq, dk, dv): placed next to q and
+// laid out by the rules q's layout follows (`kv_axes`: named like k's dims; outputs must not
+// overlap). Nothing about its shape: the caller compares that.
+void check_like_attention_tensor(const std::string& name, const TensorView& t, const TensorView& q, bool kv_axes,
+                                 bool is_output, Memory memory, Problems& problems);
+
 // Checks that `t` is usable device memory next to q: CUDA, on q's device, non-null, aligned to
 // `alignment` bytes, strides given for every dim. `what` prefixes each message ("q", "'doc_ids'").
 void check_placement(const std::string& what, const TensorView& t, const Device& device, int alignment,

@@ -1,5 +1,6 @@
 // Kernel: the generated source for reading, what NVRTC made of it, and forward() = check
-// everything, then launch (or, for a cpu kernel, run on the host); backward() on cpu kernels.
+// everything, then launch (or, for a cpu kernel, run on the host); backward() likewise (on a CUDA kernel
+// its kernels are compiled on the first call).
 #include <fmt/format.h>
 
 #include "flexjit/error.hpp"
@@ -10,6 +11,7 @@
 #include "api/attention_launch.hpp"
 #include "api/decode_launch.hpp"
 #include "api/cpu_forward.hpp"
+#include "api/backward_launch.hpp"
 #include "api/cpu_backward.hpp"
 #include "api/generated_kernel_compile.hpp"
 #include "api/tile_map_launch.hpp"
@@ -140,11 +142,15 @@ void Kernel::backward(const TensorView& q, const TensorView& k, const TensorView
                       const TensorView& lse, const TensorView& dout, const TensorView& dq, const TensorView& dk,
                       const TensorView& dv, const BackwardOptions& options) const {
   api::at_api_boundary(entry_name(), [&] {
-    // The sm80 backward family (issue 14) comes next; until then a CUDA kernel says where to go.
-    if (impl_->device.is_cuda())
-      throw UnsupportedError(fmt::format(
-          "{}: the backward runs on cpu kernels only for now (compile with .device = Device::cpu())", entry_name()));
-    api::cpu_backward(*impl_, {q, k, v, out, lse, dout, dq, dk, dv}, options);
+    if (!impl_->device.is_cuda()) {
+      api::cpu_backward(*impl_, {q, k, v, out, lse, dout, dq, dk, dv}, options);
+      return;
+    }
+    // Every argument is checked before the backward kernels are compiled (on the first call).
+    api::BackwardPlan plan = api::plan_backward(entry_name(), impl_->generated.params, impl_->program->ir,
+                                                impl_->generated.target.head_dim, impl_->dtype,
+                                                {q, k, v, out, lse, dout, dq, dk, dv}, options);
+    api::launch_backward(impl_->backward_kernel(), plan, options.stream);
   });
 }
 
@@ -152,6 +158,12 @@ const api::DecodeKernel& Kernel::Impl::decode_kernel() const {
   std::lock_guard lock(decode_mutex);
   if (!decode) decode = api::compile_decode(*program, generated.target, engine->cache);
   return *decode;
+}
+
+const api::BackwardKernel& Kernel::Impl::backward_kernel() const {
+  std::lock_guard lock(backward_mutex);
+  if (!backward) backward = api::compile_backward(*program, generated.target, engine->cache);
+  return *backward;
 }
 
 bool Kernel::needs_block_mask() const { return !impl_->generated.tile_map_entry.empty(); }

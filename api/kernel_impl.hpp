@@ -9,6 +9,7 @@
 #include "cpu/attention.hpp"
 #include "flexjit/engine.hpp"
 #include "flexjit/kernel.hpp"
+#include "api/backward_kernel.hpp"
 #include "api/decode_kernel.hpp"
 #include "api/program_impl.hpp"
 #include "jit/context_functions.hpp"
@@ -23,7 +24,7 @@ struct Engine::State {
 
 struct Kernel::Impl {
   // A CUDA kernel: the generated source and its compiled image, and the engine whose cache
-  // compiles its decode kernel when one is first needed.
+  // compiles its decode and backward kernels when they are first needed.
   Impl(std::shared_ptr<const Program::Impl> p, codegen::GeneratedKernel g, jit::ArtifactPtr a, DType d,
        std::shared_ptr<Engine::State> e)
       : program(std::move(p)), generated(std::move(g)), artifact(a), dtype(d), engine(std::move(e)),
@@ -56,6 +57,10 @@ struct Kernel::Impl {
   const api::DecodeKernel& decode_kernel() const;
   mutable std::mutex decode_mutex;
   mutable std::unique_ptr<api::DecodeKernel> decode;
+  // The backward kernels (api/backward_kernel.hpp), compiled on the first backward call.
+  const api::BackwardKernel& backward_kernel() const;
+  mutable std::mutex backward_mutex;
+  mutable std::unique_ptr<api::BackwardKernel> backward;
 };
 
 }  // namespace flexjit

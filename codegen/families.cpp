@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "codegen/decode/family.hpp"
+#include "codegen/sm80_bwd/family.hpp"
 #include "codegen/sm80_fwd/family.hpp"
 #include "codegen/sm90_fwd/family.hpp"
 #include "flexjit/error.hpp"
@@ -19,6 +20,7 @@ const KernelFamily* const kFamilies[] = {
     &sm90_fwd::family(),
     &sm80_fwd::family(),
     &decode::family(),
+    &sm80_bwd::family(),
 };
 
 std::string target_text(const compiler::KernelTarget& target) {

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/grad_layout.hpp"
 #include "compiler/param_layout.hpp"
 #include "compiler/target.hpp"
 
@@ -43,6 +44,16 @@ struct GeneratedKernel {
   // threads per CTA; empty for the forward families.
   std::string combine_entry;
   int combine_threads = 0;
+  // Backward kernels (templates/sm80/attention_bwd.cuh): the pre-pass (delta, lse2, dQ zeroing,
+  // the sink's gradient) and the post-pass (dQ to the element type), pass_threads each, and the
+  // main kernel that also scatter-adds the captured tensors' gradients (grads_entry: empty when
+  // score_mod reads no captured float tensor). entry is the main kernel without the scatter.
+  std::string prep_entry;
+  std::string post_entry;
+  std::string grads_entry;
+  int pass_threads = 0;
+  int pass_rows = 0;                 // query rows per CTA of the pre- and post-pass
+  compiler::GradLayout grads;        // layout of Mods::Grads (third argument of every backward kernel)
   // The tile to generate again with when ptxas reports spills for this one (a family whose
   // table's choices are tight on registers for heavy mods); none when there is no smaller tile.
   // Engine::compile follows it only when CompileOptions::tile was not given.

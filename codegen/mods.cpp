@@ -5,6 +5,7 @@
 #include <set>
 
 #include "codegen/cuda_expr.hpp"
+#include "codegen/cuda_literals.hpp"
 #include "compiler/param_layout.hpp"
 #include "ir/ir_visitor.hpp"
 
@@ -70,10 +71,15 @@ class ModsEmitter {
     q_range();
     block_list();
     tile_map();
+    if (plan_.target.pass == compiler::KernelPass::Backward) backward();
     w_.dedent();
     w_.line("};");
     w_.line();
     layout_checks(plan_.params);
+    if (plan_.target.pass == compiler::KernelPass::Backward) {
+      w_.line(fmt::format("static_assert(sizeof(Mods::Grads) == {}, \"Grads layout\");", plan_.grads.size));
+      w_.line();
+    }
     w_.line("}  // namespace fj_generated");
     w_.line();
   }
@@ -372,6 +378,133 @@ class ModsEmitter {
     }
     w_.dedent();
     w_.line("}");
+  }
+
+  // ---- the backward's members: the derivatives of score_mod and sink, and the captured tensors'
+  // gradients they scatter into (Mods::Grads, compiler/grad_layout.hpp).
+  void backward() {
+    w_.line();
+    const ir::ModDerivatives* score = plan_.score_derivatives ? &*plan_.score_derivatives : nullptr;
+    const ir::FloatImm* constant = score ? score->d_score.as<ir::FloatImm>() : nullptr;
+    w_.line("// d score_mod / d score: a constant (kScoreSlope) or per pair (d_score).");
+    w_.line(fmt::format("static constexpr bool kScoreSlopeConstant = {};", !score || constant ? "true" : "false"));
+    w_.line(fmt::format("static constexpr float kScoreSlope = {};", constant ? float_literal(constant->value) : "1.0f"));
+    w_.line(fmt::format("__device__ static float d_score({}, float score_, int b_, int h_, int q_idx_, int kv_idx_) {{",
+                        mod_context()));
+    w_.indent();
+    if (score && !constant) {
+      derivative_preamble(*prog_.score_mod, {score->d_score}, &done_);
+      std::string value = emit_value(score->d_score, w_, value_spelling, plan_.int_ranges, score_math(), &done_);
+      w_.line(fmt::format("return {};", value));
+    } else {
+      w_.line(fmt::format("return {};", constant ? float_literal(constant->value) : "1.0f"));
+    }
+    w_.dedent();
+    w_.line("}");
+    w_.line();
+    grads_struct();
+    w_.line("// weight * d score_mod / d tensor[index] into the gradient of each captured tensor asked for,");
+    w_.line("// at every index score_mod reads at this pair (indices outside the tensor are skipped).");
+    w_.line(fmt::format("__device__ static void score_grads({}, const Grads& g, float weight, float score_, int b_, int h_,",
+                        mod_context()));
+    w_.line("                                   int q_idx_, int kv_idx_) {");
+    w_.indent();
+    if (score) scatter_body(*prog_.score_mod, *score, &done_);
+    w_.line("(void)g;");
+    w_.line("(void)weight;");
+    w_.dedent();
+    w_.line("}");
+    w_.line();
+    w_.line("// The same for sink(b, h), weight = d loss / d sink.");
+    w_.line("__device__ static void sink_grads(const Params& p, const Grads& g, float weight, int b_, int h_) {");
+    w_.indent();
+    if (plan_.sink_derivatives) scatter_body(*prog_.sink, *plan_.sink_derivatives, nullptr);
+    w_.line("(void)p;");
+    w_.line("(void)g;");
+    w_.line("(void)weight;");
+    w_.dedent();
+    w_.line("}");
+  }
+
+  void grads_struct() {
+    w_.line("// Where the captured tensors' gradients go (null: not asked for), with the tensors' extents and");
+    w_.line("// the gradients' strides in elements; packed by the host (compiler/grad_layout.cpp).");
+    w_.line("struct Grads {");
+    w_.indent();
+    if (plan_.grads.fields.empty()) w_.line("long long unused;  // no captured float tensor has a gradient");
+    for (const auto& f : plan_.grads.fields) {
+      w_.line(fmt::format("float* {};  // @{}: d loss / d {}", f.c_name, f.offset, f.tensor));
+      for (int d = 0; d < f.rank; ++d) w_.line(fmt::format("long long {}_size{};", f.c_name, d));
+      for (int d = 0; d < f.rank; ++d) w_.line(fmt::format("long long {}_stride{};", f.c_name, d));
+    }
+    w_.dedent();
+    w_.line("};");
+    w_.line();
+  }
+
+  // The locals of the mod's parameters that `exprs` read (and the Params of a Cta context).
+  void derivative_preamble(const ir::Mod& mod, const std::vector<ir::Expr>& exprs, const Precomputed* cta) {
+    w_.forget_comment();
+    if (cta && !plan_.cta_values.empty()) w_.line("[[maybe_unused]] const Params& p = c.p;");
+    std::set<std::string> used;
+    for (const auto& e : exprs) used.merge(used_vars(e, cta));
+    for (const auto& param : mod.params) {
+      const ir::Var* v = param.as<ir::Var>();
+      if (!used.count(v->name)) continue;
+      const char* type = v->type == ir::Type::Float ? "float" : "long long";
+      w_.line(fmt::format("const {} v_{} = {}_;", type, v->name, v->name));
+    }
+  }
+
+  // One value in a block of its own (its Let locals stay there): `type name; { ...; name = e; }`.
+  std::string scoped_value(const ir::Expr& e, const std::string& name, const Precomputed* cta) {
+    w_.line(fmt::format("{} {};", cuda_type(e.type()), name));
+    w_.line("{");
+    w_.indent();
+    std::string value = emit_value(e, w_, value_spelling, plan_.int_ranges, score_math(), cta);
+    w_.line(fmt::format("{} = {};", name, value));
+    w_.dedent();
+    w_.line("}");
+    return name;
+  }
+
+  void scatter_body(const ir::Mod& mod, const ir::ModDerivatives& d, const Precomputed* cta) {
+    std::vector<ir::Expr> exprs;
+    for (const auto& l : d.loads) {
+      if (!plan_.grads.find(l.tensor)) continue;
+      exprs.push_back(l.reached);
+      exprs.push_back(l.derivative);
+      for (const auto& i : l.indices) exprs.push_back(i);
+    }
+    if (exprs.empty()) return;
+    derivative_preamble(mod, exprs, cta);
+    for (const auto& l : d.loads) {
+      const compiler::GradField* f = plan_.grads.find(l.tensor);
+      if (!f) continue;
+      w_.source_comment(l.pos);
+      w_.line(fmt::format("if (g.{} != nullptr) {{", f->c_name));
+      w_.indent();
+      scoped_value(l.reached, "reached", cta);
+      w_.line("if (reached) {");
+      w_.indent();
+      std::string in_range = "true", offset = "0";
+      for (std::size_t i = 0; i < l.indices.size(); ++i) {
+        const std::string name = fmt::format("i{}", i);
+        scoped_value(l.indices[i], name, cta);
+        in_range += fmt::format(" && {0} >= 0 && {0} < g.{1}_size{2}", name, f->c_name, i);
+        offset += fmt::format(" + {} * g.{}_stride{}", name, f->c_name, i);
+      }
+      w_.line(fmt::format("if ({}) {{", in_range));
+      w_.indent();
+      scoped_value(l.derivative, "slope", cta);
+      w_.line(fmt::format("atomicAdd(g.{} + ({}), weight * slope);", f->c_name, offset));
+      w_.dedent();
+      w_.line("}");
+      w_.dedent();
+      w_.line("}");
+      w_.dedent();
+      w_.line("}");
+    }
   }
 
   void layout_checks(const compiler::ParamLayout& layout) {

@@ -60,6 +60,14 @@ void query_range(const ir::Program& p, KernelPlan& plan) {
   plan.q_range_full = q_range_is_full(plan.q_range);
 }
 
+// The backward's derivatives; ir::differentiate throws UnsupportedError naming what it cannot
+// differentiate (an exponent that varies, ...), which is the backward compile's error.
+void derivatives(const ir::Program& p, KernelPlan& plan) {
+  if (plan.has_score_mod) plan.score_derivatives = ir::differentiate(*p.score_mod);
+  if (p.sink) plan.sink_derivatives = ir::differentiate(*p.sink);
+  plan.grads = grad_layout(p);
+}
+
 bool reads_tensor(const ir::Expr& e) {
   struct Finder : ir::IRVisitor {
     bool found = false;
@@ -129,6 +137,15 @@ ir::IntRanges int_ranges(const ir::Program& p, const KernelPlan& plan) {
   if (plan.has_score_mod) roots.push_back(p.score_mod->body);
   if (p.sink) roots.push_back(p.sink->body);
   for (const auto& v : plan.cta_values) roots.push_back(v.expr);
+  for (const auto* d : {&plan.score_derivatives, &plan.sink_derivatives}) {
+    if (!*d) continue;
+    roots.push_back((*d)->d_score);
+    for (const auto& l : (*d)->loads) {
+      roots.push_back(l.derivative);
+      roots.push_back(l.reached);
+      for (const auto& i : l.indices) roots.push_back(i);
+    }
+  }
   if (!plan.kv_range_full) {
     roots.push_back(plan.kv_range.lo);
     roots.push_back(plan.kv_range.hi);
@@ -162,6 +179,7 @@ KernelPlan make_plan(const ir::Program& program, const KernelTarget& target, con
   key_range(program, plan);
   query_range(program, plan);
   plan.tile_map = tile_map_needs(program);
+  if (target.pass == KernelPass::Backward) derivatives(program, plan);
   plan.int_ranges = int_ranges(program, plan);
   return plan;
 }

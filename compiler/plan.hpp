@@ -10,10 +10,14 @@
 //     -> kv range: each query tile's keys in closed form (index-arithmetic masks)
 //     -> q range: each key tile's queries in closed form, the same solved the other way (backward)
 //     -> tile map: whether the mask reads tensors, so a block mask can be built for it
+//     -> derivatives (backward only): d score_mod / d score and / d each captured float it reads
 //     -> int ranges: which integer operations provably fit in 32 bits
 #include <string>
 #include <vector>
 
+#include <optional>
+
+#include "compiler/grad_layout.hpp"
 #include "compiler/hoist.hpp"
 #include "compiler/kv_range.hpp"
 #include "compiler/param_layout.hpp"
@@ -21,6 +25,7 @@
 #include "compiler/target.hpp"
 #include "dsl/source.hpp"
 #include "ir/bounds.hpp"
+#include "ir/differentiate.hpp"
 #include "ir/ir.hpp"
 
 namespace flexjit::compiler {
@@ -57,6 +62,11 @@ struct KernelPlan {
   QRange q_range;              // for the backward, which walks the query tiles of each kv tile
   bool q_range_full = true;    // no closed-form bound: every query of [0, Tq)
   TileMapNeeds tile_map;
+  // The backward pass only: the derivatives of score_mod and sink (ir/differentiate.hpp; empty
+  // without that mod) and the layout of the captured tensors' gradients.
+  std::optional<ir::ModDerivatives> score_derivatives;
+  std::optional<ir::ModDerivatives> sink_derivatives;
+  GradLayout grads;
   // The interval of every Int node of the expressions the kernel evaluates (mods, per-CTA
   // values, kv and q range bounds), for emitting 32-bit arithmetic where it is exact.
   ir::IntRanges int_ranges;

@@ -9,6 +9,7 @@ const char* pass_name(KernelPass p) {
   switch (p) {
     case KernelPass::Forward: return "forward";
     case KernelPass::Decode: return "decode";
+    case KernelPass::Backward: return "backward";
   }
   return "?";
 }

@@ -11,7 +11,7 @@
 
 #include "cpu/block_select.hpp"
 #include "cpu/capture_gradients.hpp"
-#include "cpu/gradient_captures.hpp"
+#include "ir/gradient_captures.hpp"
 #include "cpu/kv_rows.hpp"
 #include "cpu/mod_gradient.hpp"
 #include "cpu/row_mods.hpp"
@@ -202,7 +202,7 @@ void validate(const ir::Program& p, const CpuAttentionInputs& in, const CpuForwa
     bad("Hq (" + std::to_string(in.Hq) + ") must be a multiple of Hkv (" + std::to_string(in.Hkv) + ")");
   if (in.kv_lens || in.page_table) bad("a KV cache (kv_lens, page_table) has no backward yet");
   if (g.dsink && !p.sink) bad("dsink needs a program with a sink");
-  const std::set<std::string> allowed = gradient_captures(p);
+  const std::set<std::string> allowed = ir::gradient_captures(p);
   for (const auto& [name, buffer] : g.captures) {
     if (!allowed.count(name)) bad("'" + name + "' is not a float tensor that score_mod or sink reads: it has no gradient");
     if (!buffer) bad("the gradient buffer of '" + name + "' is null");
@@ -214,7 +214,7 @@ void validate(const ir::Program& p, const CpuAttentionInputs& in, const CpuForwa
 std::set<std::string> read_by(const std::optional<ir::Mod>& mod, const std::set<std::string>& wanted) {
   std::set<std::string> out;
   for (const std::string& name : wanted)
-    if (mod_reads(mod, name)) out.insert(name);
+    if (ir::mod_reads(mod, name)) out.insert(name);
   return out;
 }
 

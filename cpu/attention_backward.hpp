@@ -48,7 +48,7 @@ struct CpuGradients {
   float* dk = nullptr;  // [B, Hkv, Tkv, D]
   float* dv = nullptr;  // [B, Hkv, Tkv, D]
   float* dsink = nullptr;  // [B, Hq]; nullptr: not wanted (needs a program with a sink)
-  // Captured float tensors read by score_mod or sink (cpu/gradient_captures.hpp): row-major over
+  // Captured float tensors read by score_mod or sink (ir/gradient_captures.hpp): row-major over
   // the shape bound in CpuAttentionInputs::bindings. Tensors not listed get no gradient.
   std::map<std::string, float*> captures;
 };

@@ -24,7 +24,7 @@ namespace flexjit::jit {
   X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction)                                 \
   X(cuFuncSetAttribute) X(cuFuncGetAttribute) X(cuLaunchKernel) X(cuStreamSynchronize)         \
   X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoD) X(cuMemcpyDtoH) X(cuMemsetD8)                    \
-  X(cuMemAllocAsync) X(cuMemFreeAsync) X(cuMemcpyDtoD)                                          \
+  X(cuMemAllocAsync) X(cuMemFreeAsync) X(cuMemcpyDtoD) X(cuMemsetD32Async)                      \
   X(cuEventCreate) X(cuEventRecord) X(cuEventSynchronize) X(cuEventElapsedTime) X(cuEventDestroy) \
   X(cuTensorMapEncodeTiled)
 

@@ -21,6 +21,7 @@ struct KernelOptions {
   Math math = Math::fast;
   bool expand = false;
   bool decode = false;
+  bool backward = false;
   std::string output;
 
   CompileOptions compile_options() const {
@@ -51,12 +52,15 @@ void add_emit_kernel_commands(CLI::App* emit, int& exit_code) {
   auto* cuda = emit->add_subcommand("cuda", "the generated CUDA source of the forward kernel");
   add_kernel_options(cuda, *opts);
   cuda->add_flag("--expand", opts->expand, "inline the kernel templates it includes");
-  cuda->add_flag("--decode", opts->decode, "the decode kernel (calls with a KV cache, --kv-lens) instead");
+  auto* decode = cuda->add_flag("--decode", opts->decode, "the decode kernel (calls with a KV cache, --kv-lens) instead");
+  cuda->add_flag("--backward", opts->backward, "the backward kernels (run --dout ...) instead")->excludes(decode);
   cuda->callback([opts, &exit_code] {
     exit_code = run_reporting_errors([&] {
       const Program program = Program::from_file(opts->file);
-      std::cout << (opts->decode ? generate_decode_cuda_source(program, opts->compile_options(), opts->expand)
-                                 : generate_cuda_source(program, opts->compile_options(), opts->expand));
+      const CompileOptions options = opts->compile_options();
+      std::cout << (opts->decode     ? generate_decode_cuda_source(program, options, opts->expand)
+                    : opts->backward ? generate_backward_cuda_source(program, options, opts->expand)
+                                     : generate_cuda_source(program, options, opts->expand));
       return kExitOk;
     });
   });

@@ -83,9 +83,12 @@ class Kernel {
   // dout = d loss / d out, writes dq = d loss / d q, dk and dv (shapes of q, k and v, the kernel's
   // dtype, overwritten) and, for each tensor named in options.grads (float tensors read by
   // score_mod or sink), d loss / d tensor. GQA: dk and dv of a kv head sum over its query heads.
-  // Checked like forward (an ArgumentError names each problem before anything runs). cpu kernels
-  // only for now: a CUDA kernel throws UnsupportedError. No KV cache (ForwardOptions::kv_lens).
+  // Checked like forward (an ArgumentError names each problem before anything runs). No KV cache.
   //   out, dout, dq [B, Hq, Tq, D]   dk, dv [B, Hkv, Tkv, D]   lse float32 [B, Hq, Tq], contiguous
+  // On a CUDA kernel every tensor is device memory under forward's layout rules (the gradients of
+  // captured tensors contiguous f32), the call is enqueued on options.stream, and its kernels are
+  // generated and compiled on the first call (through the engine's caches); head dims above 128
+  // throw UnsupportedError. A cpu kernel takes host memory and returns when everything is written.
   void backward(const TensorView& q, const TensorView& k, const TensorView& v, const TensorView& out,
                 const TensorView& lse, const TensorView& dout, const TensorView& dq, const TensorView& dk,
                 const TensorView& dv, const BackwardOptions& options = {}) const;

@@ -106,8 +106,8 @@ struct ForwardOptions {
 // Options of Kernel::backward: the forward call's bindings and scale (the gradients are those of
 // the attention those gave), and where the captured tensors' gradients go.
 struct BackwardOptions {
-  // A CUstream for CUDA kernels (which have no backward yet); not used by cpu kernels, whose
-  // backward returns when every gradient is written.
+  // A CUstream for CUDA kernels (the call enqueues its work there and returns); not used by cpu
+  // kernels, whose backward returns when every gradient is written.
   void* stream = nullptr;
   // Every runtime scalar and captured tensor the program declares, by name, as for forward.
   std::map<std::string, Binding> bind{};

@@ -38,6 +38,41 @@ struct AttnArgs {
   int tm_unused;
 };
 
+// The backward pass (templates/sm80/attention_bwd.cuh): q, k, v, o as in AttnArgs, dout like o,
+// dq like q, dk and dv like k and v (16-bit, the same stride rules), lse [B, Hq, Tq] float32 as the
+// forward wrote it. The workspace (fp32, allocated per call) has rows padded to a whole number of
+// query tiles, Tq_pad = ceil(Tq / block_m) * block_m:
+//   dq_accum [B, Hq, Tq_pad, D]: dQ / scale, summed over kv tiles by atomics (zeroed by the pre-pass);
+//   lse2 [B, Hq, Tq_pad]: lse in the log2 domain, +inf where lse is -inf (a row with nothing kept)
+//   and in the padding, so that exp2(logit - lse2) is 0 there;
+//   delta [B, Hq, Tq_pad]: D_i = <dO_i, O_i> (0 in the padding).
+struct BwdArgs {
+  const void* q;
+  const void* k;
+  const void* v;
+  const void* o;
+  const void* dout;
+  const float* lse;
+  void* dq;
+  void* dk;
+  void* dv;
+  float* dq_accum;
+  float* lse2;
+  float* delta;
+  int B, Hq, Hkv, Tq, Tkv;
+  int Tq_pad;
+  long long q_b, q_h, q_t;
+  long long k_b, k_h, k_t;
+  long long v_b, v_h, v_t;
+  long long o_b, o_h, o_t;
+  long long do_b, do_h, do_t;
+  long long dq_b, dq_h, dq_t;
+  long long dk_b, dk_h, dk_t;
+  long long dv_b, dv_h, dv_t;
+  float scale;       // natural scale applied to <q, k>
+  float scale_log2;  // scale * log2(e)
+};
+
 // Decode against a KV cache (templates/decode/attention_decode.cuh). q, o [B, Hq, Tq, D] and lse
 // [B, Hq, Tq] as in AttnArgs; sequence b has kv_lens[b * lens_stride] keys. Dense k and v are
 // [B, Hkv, capacity, D] (k_b, k_h, k_t: batch, head and token strides); paged ones (page_table

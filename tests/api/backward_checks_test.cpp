@@ -1,6 +1,6 @@
 // Kernel::backward's refusals, each message in full: the argument checks (every problem named
-// before anything runs, as for forward), programs that cannot be differentiated, and CUDA kernels
-// (no backward family yet).
+// before anything runs, as for forward), programs that cannot be differentiated, and a CUDA
+// kernel's device rules.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -152,16 +152,30 @@ TEST(BackwardChecks, AnExponentThatVariesHasNoDerivative) {
   }
 }
 
-TEST(BackwardChecks, CudaKernelsHaveNoBackwardYet) {
+// A CUDA kernel's backward checks device placement and the forward's layout rules for dout, dq,
+// dk and dv, and f32 contiguous device gradients, before it compiles or launches anything.
+TEST(BackwardChecks, CudaKernelsCheckTheDeviceRules) {
   const Args a = good_args();
-  try {
-    alibi_kernel().backward(a.q, a.k, a.v, a.out, a.lse, a.q, a.q, a.k, a.v, {.bind = a.options().bind});
-    ADD_FAILURE() << "no error";
-  } catch (const UnsupportedError& e) {
-    EXPECT_EQ(std::string(e.what()),
-              "flexjit_fwd_alibi_softcap_window_d64_bf16: the backward runs on cpu kernels only for now (compile "
-              "with .device = Device::cpu())");
-  }
+  TensorView dout_on_host = a.q;
+  dout_on_host.device = Device::cpu();
+  TensorView dq_strided = a.q;
+  dq_strided.strides = {8 * 128 * 64, 128 * 64, 60, 1};
+  TensorView dk_columns = a.k;
+  dk_columns.strides = {4 * 128 * 64, 128 * 64, 64, 2};
+  TensorView slopes_grad = a.slopes;
+  slopes_grad.shape = {4};
+  slopes_grad.strides = {2};
+  const std::string message = error_of([&] {
+    alibi_kernel().backward(a.q, a.k, a.v, a.out, a.lse, dout_on_host, dq_strided, dk_columns, a.v,
+                            {.bind = a.options().bind, .grads = {{"alibi_slopes", slopes_grad}}});
+  });
+  EXPECT_EQ(message,
+            "flexjit_fwd_alibi_softcap_window_d64_bf16: 5 problems:\n"
+            "  dout: is on the cpu, but the kernel needs CUDA device memory\n"
+            "  dq: stride 60 of dimension 2 (Tq) is not a multiple of 8 elements (the kernel moves 16-byte vectors)\n"
+            "  dk: last dimension must be contiguous (stride 1), got 2\n"
+            "  grads 'alibi_slopes': must be contiguous on a CUDA device\n"
+            "  grads 'alibi_slopes': expected the shape of the bound tensor [8], got [4]");
 }
 
 }  // namespace

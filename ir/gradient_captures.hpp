@@ -8,12 +8,12 @@
 
 #include "ir/ir.hpp"
 
-namespace flexjit::cpu {
+namespace flexjit::ir {
 
 // The names, in name order.
-std::set<std::string> gradient_captures(const ir::Program& p);
+std::set<std::string> gradient_captures(const Program& p);
 
 // Whether `mod` (when the program has it) reads the tensor `name`.
-bool mod_reads(const std::optional<ir::Mod>& mod, const std::string& name);
+bool mod_reads(const std::optional<Mod>& mod, const std::string& name);
 
-}  // namespace flexjit::cpu
+}  // namespace flexjit::ir

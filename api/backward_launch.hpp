@@ -1,0 +1,38 @@
+// One Kernel::backward call on a CUDA kernel, in two halves like the forward's: plan_backward
+// checks every argument on the host (no driver call); launch_backward enqueues, in stream order,
+// the zeroing of the captured tensors' gradients, the pre-pass, the main kernel and the post-pass
+// over a workspace allocated and freed in stream order.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "api/attention_launch.hpp"
+#include "api/backward_checks.hpp"
+#include "api/backward_kernel.hpp"
+#include "templates/common/kernel_args.cuh"
+
+namespace flexjit::api {
+
+struct BackwardPlan {
+  BwdArgs args{};
+  PackedParams params;
+  std::vector<std::uint64_t> grads;  // Mods::Grads, packed by compiler/grad_layout.hpp
+  struct Zero {
+    void* data;
+    std::size_t floats;
+  };
+  std::vector<Zero> zero;  // the gradients asked for, zeroed before the kernels accumulate
+  bool scatter = false;    // score_mod scatters into one of them: the main kernel's grads entry
+  int device = 0;
+};
+
+// Throws flexjit::ArgumentError naming each problem; UnsupportedError for a KV cache. `entry`
+// names the kernel in messages. The params are packed by `layout`, the program's (the same for
+// every pass).
+BackwardPlan plan_backward(const std::string& entry, const compiler::ParamLayout& layout, const ir::Program& program,
+                           int head_dim, DType dtype, const BackwardTensors& tensors, const BackwardOptions& options);
+
+void launch_backward(const BackwardKernel& kernel, BackwardPlan& plan, void* stream);
+
+}  // namespace flexjit::api

@@ -1,0 +1,129 @@
+#include "codegen/sm80_bwd/family.hpp"
+
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "codegen/cuda_writer.hpp"
+#include "codegen/forward_source.hpp"
+#include "codegen/mma_sync_target.hpp"
+#include "codegen/mods.hpp"
+#include "flexjit/error.hpp"
+#include "templates/sm80/bwd_tiles.cuh"
+
+namespace flexjit::codegen::sm80_bwd {
+namespace {
+
+using flexjit::sm80::BwdTile;
+
+// The table's tile, or for a block-list program the largest that puts each query tile inside one
+// query block and each block of keys inside one kv block (what the schedule's membership test
+// relies on); nullopt when the blocks are too small for whole m16 tiles.
+std::optional<BwdTile> choose_tile(const compiler::KernelTarget& t, const ir::Program& program) {
+  BwdTile tile = flexjit::sm80::default_bwd_tile(t.head_dim);
+  if (!program.block_indices) return tile;
+  const int qb = program.block_indices->q_block, kb = program.block_indices->kv_block;
+  for (int bn = tile.block_n; bn >= 16; bn /= 2) {
+    if (kb % bn != 0) continue;
+    for (int bm = tile.block_m; bm >= 16; bm /= 2) {
+      const BwdTile c{bn, bm, bn / 16, tile.stages};
+      if (qb % bm == 0 && flexjit::sm80::bwd_tile_fits(c, t.head_dim)) return c;
+    }
+  }
+  return std::nullopt;
+}
+
+// Whether score_mod reads a captured float tensor that can have a gradient: then the main kernel
+// has a second entry that scatter-adds it.
+bool score_scatters(const compiler::KernelPlan& plan) {
+  if (!plan.score_derivatives) return false;
+  for (const auto& l : plan.score_derivatives->loads)
+    if (plan.grads.find(l.tensor)) return true;
+  return false;
+}
+
+class Sm80Backward final : public KernelFamily {
+ public:
+  const char* name() const override { return "sm80_bwd"; }
+  compiler::KernelPass pass() const override { return compiler::KernelPass::Backward; }
+
+  std::string refusal(const compiler::KernelTarget& t, const ir::Program& program) const override {
+    std::string why = mma_sync_refusal(t);
+    if (!why.empty()) return why;
+    if (!flexjit::sm80::bwd_serves_head_dim(t.head_dim))
+      return fmt::format("head dim {} is above 128 (dK and dV of a warp's keys must fit in registers)", t.head_dim);
+    if (program.block_indices && !choose_tile(t, program))
+      return fmt::format("block sizes {} x {} are not multiples of 16", program.block_indices->q_block,
+                         program.block_indices->kv_block);
+    return "";
+  }
+
+  GeneratedKernel generate(const compiler::KernelPlan& plan) const override {
+    const compiler::KernelTarget& t = plan.target;
+    if (t.tile) throw ArgumentError("the backward family takes no tile request (CompileOptions::tile is the forward's)");
+    const BwdTile tile = *choose_tile(t, *plan.program);
+    GeneratedKernel k;
+    k.family = name();
+    k.target = t;
+    k.tile = {tile.block_m, tile.block_n, tile.warps, tile.stages, false, 1};
+    k.threads = tile.warps * 32;
+    k.shared_bytes = flexjit::sm80::bwd_smem_bytes(t.head_dim, tile.block_n, tile.block_m, tile.stages);
+    k.params = plan.params;
+    k.grads = plan.grads;
+    k.kv_range_is_full = plan.kv_range_full;
+    k.entry = fmt::format("flexjit_bwd_{}_d{}_{}", plan.name, t.head_dim, compiler::element_name(t.dtype));
+    k.prep_entry = k.entry + "_prep";
+    k.post_entry = k.entry + "_post";
+    if (score_scatters(plan)) k.grads_entry = k.entry + "_grads";
+    k.pass_threads = flexjit::sm80::kBwdPassThreads;
+    k.pass_rows = flexjit::sm80::kBwdPassRows;
+    k.headers = {"common/attention_common.cuh", "sm80/attention_bwd.cuh", "common/dsl_ops.cuh", "common/interval.cuh"};
+    // A mask that reads tensors comes with a data classifier for the forward's tile-map builder
+    // (Mods::classify_data); the backward classifies with Mods::classify and builds no map.
+    if (plan.tile_map.needed) k.headers.push_back("common/tile_map.cuh");
+
+    CudaWriter w(plan.source);
+    write_preamble(w, plan, "Backward attention (dQ, dK, dV and captured tensors' gradients)", k.family,
+                   fmt::format("{} keys per CTA ({} warps of 16) against query tiles of {} rows, {} stages, dQ by "
+                               "fp32 atomics",
+                               tile.block_n, tile.warps, tile.block_m, tile.stages),
+                   k.headers);
+    emit_mods(plan, w);
+    w.line(fmt::format("using Cfg = flexjit::BwdConfig<{}, {}, {}, {}, {}, {}>;", t.head_dim, tile.block_n,
+                       tile.block_m, tile.warps, tile.stages, compiler::element_cuda_type(t.dtype)));
+    w.line(fmt::format("static_assert(Cfg::kSmemBytes == {}, \"shared memory size\");", k.shared_bytes));
+    w.line(fmt::format("static_assert(Cfg::kThreads == {}, \"threads per CTA\");", k.threads));
+    const bool sink_scatters = plan.sink_derivatives && !plan.grads.fields.empty();
+    entry(w, k.prep_entry, "flexjit::sm80::kBwdPassThreads",
+          fmt::format("flexjit::bwd_prep<fj_generated::Mods, Cfg, {}>(args, params, grads);", sink_scatters));
+    entry(w, k.entry, "Cfg::kThreads", "flexjit::attention_bwd_sm80<fj_generated::Mods, Cfg, false>(args, params, grads);");
+    if (!k.grads_entry.empty())
+      entry(w, k.grads_entry, "Cfg::kThreads",
+            "flexjit::attention_bwd_sm80<fj_generated::Mods, Cfg, true>(args, params, grads);");
+    entry(w, k.post_entry, "flexjit::sm80::kBwdPassThreads", "flexjit::bwd_post<fj_generated::Mods, Cfg>(args);");
+    k.source = w.str();
+    return k;
+  }
+
+ private:
+  static void entry(CudaWriter& w, const std::string& name, const std::string& threads, const std::string& body) {
+    w.line();
+    w.line(fmt::format("extern \"C\" __global__ void __launch_bounds__({}, 1)", threads));
+    w.line(fmt::format("{}(const __grid_constant__ flexjit::BwdArgs args,", name));
+    w.line("    const __grid_constant__ fj_generated::Mods::Params params,");
+    w.line("    const __grid_constant__ fj_generated::Mods::Grads grads) {");
+    w.line("  (void)params;");
+    w.line("  (void)grads;");
+    w.line(fmt::format("  {}", body));
+    w.line("}");
+  }
+};
+
+}  // namespace
+
+const KernelFamily& family() {
+  static const Sm80Backward instance;
+  return instance;
+}
+
+}  // namespace flexjit::codegen::sm80_bwd

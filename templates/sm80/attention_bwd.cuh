@@ -1,0 +1,567 @@
+// flexjit: the backward pass for sm_80+ (mma.sync m16n8k16, cp.async, ldmatrix), in three kernels.
+//
+//   bwd_prep (per query row): delta_i = <dO_i, O_i>, lse2_i = lse_i * log2(e) (+inf for a row that
+//     kept nothing, so that its P is 0), dq_accum_i = 0; and the learned sink's share of the
+//     captured tensors' gradients, d sink_bh = -sum_i exp(sink_bh - lse_i) delta_i.
+//   attention_bwd_sm80 (per block_n keys of one (batch, kv head)): every warp owns 16 keys and
+//     keeps their dK and dV rows in registers. The CTA walks the query tiles that reach its keys
+//     (Mods::q_range, classified by Mods::classify, or the query blocks whose list holds its kv
+//     block) for every query head of its kv head, with `stages` tiles of Q, dO, lse2, delta in
+//     flight. Per query tile, all in the transposed layout (rows = keys, columns = queries):
+//       S^T = K Q^T -> P^T = exp2(logit2 - lse2)   (mask and score mods as in the forward)
+//       dV += P^T dO;  dP^T = V dO^T;  dS^T = P^T (dP^T - delta)  (times d score_mod / d score)
+//       dK += dS^T Q   (dS^T from registers, as P goes to the PV product in the forward)
+//       dQ += dS K     (dS^T through shared memory: each warp has 16 keys, dQ needs all of them;
+//                       fp32 atomics into dq_accum)
+//     With captured-tensor gradients (kScatter) every kept pair also scatter-adds
+//     dS * d score_mod / d tensor at the indices score_mod read (Mods::score_grads).
+//   bwd_post (per query row): dq = scale * dq_accum in the element type.
+// dK = scale * sum dS^T Q and dV are written once at the end; GQA sums over the group's heads in
+// the same registers, so dK and dV need no atomics.
+//
+// The generator wraps the three as extern "C" kernels (codegen/sm80_bwd), launched with
+//   prep, post: grid (Tq_pad / kBwdPassRows, Hq, B), kBwdPassThreads threads;
+//   main: grid (ceil(Tkv / block_n), Hkv, B), kThreads threads, kSmemBytes of dynamic smem.
+#pragma once
+
+#include "common/attention_common.cuh"
+#include "common/mods_traits.cuh"
+#include "common/online_softmax.cuh"
+#include "sm80/bwd_tiles.cuh"
+#include "sm80/copy_tile.cuh"
+
+namespace flexjit {
+
+template <int kHeadDim_, int kBlockN_, int kBlockM_, int kWarps_, int kStages_, class Element_>
+struct BwdConfig {
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kBlockN = kBlockN_;
+  static constexpr int kBlockM = kBlockM_;
+  static constexpr int kWarps = kWarps_;
+  static constexpr int kStages = kStages_;
+  using Element = Element_;
+  static constexpr bool kIsBf16 = ElementTraits<Element_>::kIsBf16;
+  static constexpr int kThreads = kWarps * 32;
+  static constexpr int kSmemStride = sm80::bwd_smem_stride(kHeadDim);
+  static constexpr int kDsStride = sm80::bwd_ds_stride(kBlockM);
+  static constexpr int kSmemBytes = sm80::bwd_smem_bytes(kHeadDim, kBlockN, kBlockM, kStages);
+  static_assert(sm80::bwd_tile_fits(sm80::BwdTile{kBlockN, kBlockM, kWarps, kStages}, kHeadDim), "backward tile");
+};
+
+namespace detail {
+
+__device__ __forceinline__ void cp_async_4(unsigned dst, const void* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
+}
+__device__ __forceinline__ void lds_64(unsigned addr, float& a, float& b) {
+  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(a), "=f"(b) : "r"(addr));
+}
+
+// The query tiles a CTA's keys [k0, k1) of (b, kv head hk) meet, head by head of the kv head's
+// group, each with its class (CTA-uniform, like the forward's KvTileSchedule).
+template <class Mods, int BM>
+struct QTileSchedule {
+  static constexpr bool kBlockList = BlockListOf<Mods>::value;
+
+  __device__ __forceinline__ QTileSchedule(const BwdArgs& args, const typename Mods::Params& p, int b, int hk, int k0,
+                                           int k1)
+      : p_(p), b_(b), k0_(k0), k1_(k1), Tq_(args.Tq) {
+    const int group = args.Hq / args.Hkv;
+    h_ = hk * group - 1;
+    h_end_ = (hk + 1) * group;
+    next_ = end_ = 0;
+    next_head();
+    seek();
+  }
+  __device__ __forceinline__ bool has_tile() const { return h_ < h_end_; }
+  __device__ __forceinline__ int head() const { return h_; }
+  __device__ __forceinline__ int tile() const { return next_; }  // query tile index (rows tile * BM ...)
+  __device__ __forceinline__ int tile_class() const { return cls_; }
+  __device__ __forceinline__ void pop() {
+    ++next_;
+    seek();
+  }
+
+ private:
+  __device__ __forceinline__ void next_head() {
+    for (++h_; h_ < h_end_; ++h_) {
+      int lo = 0, hi = Tq_;
+      QRangeOf<Mods>::get(p_, b_, h_, k0_, k1_, Tq_, &lo, &hi);
+      lo = max2(lo, 0);
+      hi = min2(hi, Tq_);
+      if (lo < hi) {
+        next_ = lo / BM;
+        end_ = (hi + BM - 1) / BM;
+        return;
+      }
+    }
+  }
+  // Moves to the first tile at or after next_ (of this head or a later one) that is not EMPTY.
+  __device__ __forceinline__ void seek() {
+    while (h_ < h_end_) {
+      for (; next_ < end_; ++next_) {
+        const int q0 = next_ * BM;
+        if constexpr (kBlockList) {
+          if (!listed(q0)) continue;
+        }
+        cls_ = Mods::classify(p_, b_, h_, q0, min2(q0 + BM, Tq_), k0_, k1_);
+        if (cls_ != EMPTY) return;
+      }
+      next_head();
+    }
+  }
+  // Whether the query block holding row q0 lists the kv block of these keys (the tile config puts
+  // a query tile inside one query block and the keys inside one kv block).
+  __device__ __forceinline__ bool listed(int q0) const {
+    const int first = (k0_ / Mods::kBlockListKv) * Mods::kBlockListKv;
+    const int n = Mods::block_list_count(p_, b_, h_, q0);
+    for (int i = 0; i < n; ++i)
+      if (Mods::block_list_entry(p_, b_, h_, q0, i) == first) return true;
+    return false;
+  }
+
+  const typename Mods::Params& p_;
+  int b_, k0_, k1_, Tq_;
+  int h_, h_end_;
+  int next_, end_;
+  int cls_ = EMPTY;
+};
+
+// P^T of one tile in place, from the raw dot products S^T (rows: this thread's keys row, row + 8;
+// columns: queries col0 + 8 nt + {0, 1}): exp2(logit2 - lse2) where the mask keeps the pair, else 0.
+// `slope` receives d score_mod / d score per element (kSlope), `xs` the score score_mod saw (kKeep).
+template <class Mods, bool kMask, bool kBounds, bool kSlope, bool kKeep, int NQ, int NX, class Context>
+__device__ __forceinline__ void transposed_probabilities(float (&s)[NQ][4], float (&slope)[NQ][4], float (&xs)[NX][4],
+                                                         const Context& c, const BwdArgs& args, int b, int h, int row0,
+                                                         int col0, unsigned s_lse2) {
+#pragma unroll
+  for (int nt = 0; nt < NQ; ++nt) {
+    float l2[2];
+    lds_64(s_lse2 + (nt * 8) * 4, l2[0], l2[1]);
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int key = row0 + (e >> 1) * 8;
+      const int query = col0 + nt * 8 + (e & 1);
+      bool keep = !kBounds || (key < args.Tkv && query < args.Tq);
+      if constexpr (kMask) keep = keep && Mods::mask(c, b, h, query, key);
+      const float x = s[nt][e] * args.scale;
+      float logit2;
+      if constexpr (Mods::kHasScoreMod) {
+        logit2 = keep ? Mods::score(c, x, b, h, query, key) * kLog2e : neg_inf();
+      } else {
+        logit2 = keep ? s[nt][e] * args.scale_log2 : neg_inf();
+      }
+      s[nt][e] = fast_exp2(logit2 - l2[e & 1]);  // -inf - lse2 and logit - (+inf) both give 0
+      if constexpr (kSlope) slope[nt][e] = keep ? Mods::d_score(c, x, b, h, query, key) : 0.f;
+      if constexpr (kKeep) xs[nt < NX ? nt : 0][e] = x;  // NX == NQ whenever kKeep
+    }
+  }
+}
+
+// By class, as common/logits.cuh does for the forward: tiles at the sequence ends take the bounds
+// checks and the mask, PARTIAL tiles the mask, FULL tiles neither.
+template <class Mods, bool kSlope, bool kKeep, int NQ, int NX, class Context>
+__device__ __forceinline__ void tile_probabilities(float (&s)[NQ][4], float (&slope)[NQ][4], float (&xs)[NX][4],
+                                                   const Context& c, const BwdArgs& args, int b, int h, int row0,
+                                                   int col0, unsigned s_lse2, int cls, bool edge) {
+  if (edge) {
+    transposed_probabilities<Mods, Mods::kHasMask, true, kSlope, kKeep>(s, slope, xs, c, args, b, h, row0, col0, s_lse2);
+  } else if (Mods::kHasMask && cls == PARTIAL) {
+    transposed_probabilities<Mods, Mods::kHasMask, false, kSlope, kKeep>(s, slope, xs, c, args, b, h, row0, col0,
+                                                                         s_lse2);
+  } else {
+    transposed_probabilities<Mods, false, false, kSlope, kKeep>(s, slope, xs, c, args, b, h, row0, col0, s_lse2);
+  }
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+// The pre-pass: one warp per row of (b, h), rows [blockIdx.x * kBwdPassRows, +kBwdPassRows) of
+// Tq_pad. kScatter: the sink's gradient goes to the captured tensors it reads.
+template <class Mods, class Cfg, bool kScatter>
+__device__ __forceinline__ void bwd_prep(const BwdArgs& args, const typename Mods::Params& p,
+                                         const typename Mods::Grads& grads) {
+  constexpr int D = Cfg::kHeadDim;
+  constexpr int kWarps = sm80::kBwdPassThreads / 32;
+  constexpr bool kBf16 = Cfg::kIsBf16;
+  const int b = blockIdx.z, h = blockIdx.y;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const i64 bh = static_cast<i64>(b) * args.Hq + h;
+  const unsigned short* gO = static_cast<const unsigned short*>(args.o) + b * args.o_b + h * args.o_h;
+  const unsigned short* gdO = static_cast<const unsigned short*>(args.dout) + b * args.do_b + h * args.do_h;
+  float sink = 0.f;
+  if constexpr (kScatter && Mods::kHasSink) sink = Mods::sink(p, b, h);
+  float dsink = 0.f;
+  for (int r = warp; r < sm80::kBwdPassRows; r += kWarps) {
+    const int row = blockIdx.x * sm80::kBwdPassRows + r;
+    float dot = 0.f;
+    float lse = 0.f;
+    if (row < args.Tq) {
+      for (int d = lane * 2; d < D; d += 64) {
+        const unsigned o2 = *reinterpret_cast<const unsigned*>(gO + row * args.o_t + d);
+        const unsigned g2 = *reinterpret_cast<const unsigned*>(gdO + row * args.do_t + d);
+        dot += to_float<kBf16>(static_cast<unsigned short>(o2 & 0xffffu)) *
+                   to_float<kBf16>(static_cast<unsigned short>(g2 & 0xffffu)) +
+               to_float<kBf16>(static_cast<unsigned short>(o2 >> 16)) *
+                   to_float<kBf16>(static_cast<unsigned short>(g2 >> 16));
+      }
+      dot = quad_sum(dot);
+      dot += shfl_xor(dot, 4);
+      dot += shfl_xor(dot, 8);
+      dot += shfl_xor(dot, 16);
+      lse = args.lse[bh * args.Tq + row];
+    }
+    if (row < args.Tq_pad) {
+      const i64 at = bh * args.Tq_pad + row;
+      if (lane == 0) {
+        const bool live = row < args.Tq && lse != neg_inf();
+        args.delta[at] = row < args.Tq ? dot : 0.f;
+        args.lse2[at] = live ? lse * kLog2e : __int_as_float(0x7f800000);
+        if (kScatter && Mods::kHasSink && live) dsink -= fast_exp2((sink - lse) * kLog2e) * dot;
+      }
+      float* acc = args.dq_accum + at * D;
+      for (int d = lane * 4; d < D; d += 128) *reinterpret_cast<float4*>(acc + d) = make_float4(0.f, 0.f, 0.f, 0.f);
+    }
+  }
+  if constexpr (kScatter && Mods::kHasSink) {
+    if (lane == 0 && dsink != 0.f) Mods::sink_grads(p, grads, dsink, b, h);
+  }
+}
+
+// The post-pass: dq = scale * dq_accum, one warp per row, 8 elements per lane and step.
+template <class Mods, class Cfg>
+__device__ __forceinline__ void bwd_post(const BwdArgs& args) {
+  constexpr int D = Cfg::kHeadDim;
+  constexpr int kWarps = sm80::kBwdPassThreads / 32;
+  constexpr bool kBf16 = Cfg::kIsBf16;
+  const int b = blockIdx.z, h = blockIdx.y;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const i64 bh = static_cast<i64>(b) * args.Hq + h;
+  unsigned short* gdQ = static_cast<unsigned short*>(args.dq) + b * args.dq_b + h * args.dq_h;
+  for (int r = warp; r < sm80::kBwdPassRows; r += kWarps) {
+    const int row = blockIdx.x * sm80::kBwdPassRows + r;
+    if (row >= args.Tq) break;
+    const float* acc = args.dq_accum + (bh * args.Tq_pad + row) * D;
+    for (int d = lane * 8; d < D; d += 256) {
+      const float4 a = *reinterpret_cast<const float4*>(acc + d);
+      const float4 c = *reinterpret_cast<const float4*>(acc + d + 4);
+      const float s = args.scale;
+      stg_128(gdQ + row * args.dq_t + d, pack2<kBf16>(a.x * s, a.y * s), pack2<kBf16>(a.z * s, a.w * s),
+              pack2<kBf16>(c.x * s, c.y * s), pack2<kBf16>(c.z * s, c.w * s));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+template <class Mods, class Cfg, bool kScatter>
+__device__ __forceinline__ void attention_bwd_sm80(const BwdArgs& args, const typename Mods::Params& p,
+                                                   const typename Mods::Grads& grads) {
+  constexpr int D = Cfg::kHeadDim;
+  constexpr int BN = Cfg::kBlockN;
+  constexpr int BM = Cfg::kBlockM;
+  constexpr int W = Cfg::kWarps;
+  constexpr int S = Cfg::kStages;
+  constexpr bool kBf16 = Cfg::kIsBf16;
+  constexpr int kThreads = W * 32;
+  constexpr int KD = D / 16;   // k16 steps over the head dim (S^T, dP^T)
+  constexpr int NQ = BM / 8;   // n8 tiles over the queries (S^T, dP^T)
+  constexpr int KQ = BM / 16;  // k16 steps over the queries (dV, dK)
+  constexpr int ND = D / 8;    // n8 tiles over the head dim (dV, dK)
+  constexpr int MQ = BM / 16;  // dQ: m16 query tiles ...
+  constexpr int WQ = W / MQ;   // ... times head-dim slices, one per warp
+  constexpr int NDQ = ND / WQ; // n8 tiles of a slice
+  constexpr int KN = BN / 16;  // k16 steps over the keys (dQ)
+  constexpr int LDS = Cfg::kSmemStride;
+  constexpr int kRowBytes = LDS * 2;
+  constexpr int kDsRowBytes = Cfg::kDsStride * 2;
+  // d score_mod / d score per element: only when it is not a constant (then it scales the result).
+  constexpr bool kSlope = Mods::kHasScoreMod && !Mods::kScoreSlopeConstant;
+  static_assert(sizeof(typename Cfg::Element) == 2, "16-bit elements only");
+
+  extern __shared__ __align__(128) unsigned char flexjit_smem[];
+  const unsigned sK = smem_u32(flexjit_smem);
+  const unsigned sV = sK + BN * kRowBytes;
+  const unsigned sStage0 = sV + BN * kRowBytes;  // stage s: Q, dO (BM rows each)
+  constexpr unsigned kStageBytes = 2 * BM * kRowBytes;
+  const unsigned sDS = sStage0 + S * kStageBytes;                      // dS^T [BN][BM + 8]
+  const unsigned sRowStats = sDS + BN * kDsRowBytes;                   // stage s: lse2, delta (BM floats each)
+
+  const int tid = threadIdx.x;
+  const int warp = tid >> 5;
+  const int lane = tid & 31;
+  const int g = lane >> 2;
+  const int t = lane & 3;
+  const int n_block = blockIdx.x;
+  const int hk = blockIdx.y;
+  const int b = blockIdx.z;
+  const int Tkv = args.Tkv;
+  const int k0 = n_block * BN;
+  const int k1 = min2(k0 + BN, Tkv);
+
+  // ---- K and V of this CTA's keys.
+  const unsigned short* gK =
+      static_cast<const unsigned short*>(args.k) + static_cast<i64>(b) * args.k_b + static_cast<i64>(hk) * args.k_h;
+  const unsigned short* gV =
+      static_cast<const unsigned short*>(args.v) + static_cast<i64>(b) * args.v_b + static_cast<i64>(hk) * args.v_h;
+  detail::copy_tile<BN, D, LDS, kThreads, true>(sK, gK + static_cast<i64>(k0) * args.k_t, args.k_t, Tkv - k0, tid);
+  detail::copy_tile<BN, D, LDS, kThreads, true>(sV, gV + static_cast<i64>(k0) * args.v_t, args.v_t, Tkv - k0, tid);
+  cp_async_commit();
+
+  detail::QTileSchedule<Mods, BM> sched(args, p, b, hk, k0, k1);
+  // Issues the Q, dO, lse2 and delta copies of the next scheduled tile into `stage` as one commit
+  // group (an empty one when nothing is left, so that the wait counts stay fixed).
+  auto issue = [&](int stage, int& entry, int& head) {
+    if (sched.has_tile()) {
+      const int h = sched.head();
+      const int q0 = sched.tile() * BM;
+      const unsigned short* gq = static_cast<const unsigned short*>(args.q) + static_cast<i64>(b) * args.q_b +
+                                 static_cast<i64>(h) * args.q_h + static_cast<i64>(q0) * args.q_t;
+      const unsigned short* gdo = static_cast<const unsigned short*>(args.dout) + static_cast<i64>(b) * args.do_b +
+                                  static_cast<i64>(h) * args.do_h + static_cast<i64>(q0) * args.do_t;
+      const unsigned sq = sStage0 + stage * kStageBytes;
+      detail::copy_tile<BM, D, LDS, kThreads, true>(sq, gq, args.q_t, args.Tq - q0, tid);
+      detail::copy_tile<BM, D, LDS, kThreads, true>(sq + BM * kRowBytes, gdo, args.do_t, args.Tq - q0, tid);
+      // lse2 and delta are padded to whole query tiles: no bounds.
+      const i64 row = (static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0;
+      const unsigned ss = sRowStats + stage * 2 * BM * 4;
+      for (int i = tid; i < 2 * BM; i += kThreads)
+        detail::cp_async_4(ss + i * 4, i < BM ? args.lse2 + row + i : args.delta + row + (i - BM));
+      entry = sched.tile() * 4 + sched.tile_class();
+      head = h;
+      sched.pop();
+    } else {
+      entry = -1;
+    }
+    cp_async_commit();
+  };
+
+  // The tiles in flight, oldest first: query tile * 4 + class (-1: none) and query head.
+  int ring[S], ring_head[S];
+#pragma unroll
+  for (int s = 0; s < S; ++s) issue(s, ring[s], ring_head[s]);
+
+  // Per-lane ldmatrix offsets (bytes), as in the forward:
+  //   A operand, row-major 16x16 from [row][col] storage (K, V rows of this warp).
+  const unsigned a_off = (warp * 16 + (lane & 15)) * kRowBytes + (lane >> 4) * 16;
+  //   B operand from [n][k] storage (Q, dO for S^T and dP^T: n = query, k = d), two n8 tiles.
+  const unsigned b_off = ((lane & 7) + ((lane >> 4) << 3)) * kRowBytes + ((lane >> 3) & 1) * 16;
+  //   B operand from [k][n] storage with .trans (dO, Q for dV and dK; K for dQ), two n8 tiles.
+  const unsigned bt_off = (lane & 15) * kRowBytes + (lane >> 4) * 16;
+  //   A operand dS (m = query, k = key) from dS^T [key][query] storage with .trans.
+  const unsigned ds_off = ((lane & 7) + ((lane >> 4) << 3)) * kDsRowBytes + ((lane >> 3) & 1) * 16;
+
+  float dk[ND][4], dv[ND][4];
+#pragma unroll
+  for (int nd = 0; nd < ND; ++nd)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) dk[nd][e] = dv[nd][e] = 0.f;
+
+  const int key_row0 = k0 + warp * 16 + g;  // this thread's keys: key_row0, key_row0 + 8
+  const bool kv_edge = k0 + BN > Tkv;
+  int stage = 0;
+#pragma unroll 1
+  while (ring[0] >= 0) {
+    const int cls = ring[0] & 3;
+    const int h = ring_head[0];
+    const int q0 = (ring[0] >> 2) * BM;
+    cp_async_wait<S - 1>();  // this tile (and K, V) has landed for this thread ...
+    __syncthreads();         // ... and for all; everybody is done with the last tile's buffers
+    const unsigned sQ = sStage0 + stage * kStageBytes;
+    const unsigned sdO = sQ + BM * kRowBytes;
+    const unsigned sLse2 = sRowStats + stage * 2 * BM * 4;
+    const unsigned sDelta = sLse2 + BM * 4;
+    const typename detail::CtaOf<Mods>::type cta = detail::CtaOf<Mods>::make(p, b, h);
+
+    // ---- S^T = K Q^T
+    float sacc[NQ][4];
+#pragma unroll
+    for (int nt = 0; nt < NQ; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) sacc[nt][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < KD; ++kk) {
+      unsigned a[4];
+      ldmatrix_x4(sK + a_off + kk * 32, a[0], a[1], a[2], a[3]);
+#pragma unroll
+      for (int np = 0; np < NQ / 2; ++np) {
+        unsigned b0, b1, b2, b3;
+        ldmatrix_x4(sQ + b_off + np * 16 * kRowBytes + kk * 32, b0, b1, b2, b3);
+        mma_16816<kBf16>(sacc[2 * np], a, b0, b1);
+        mma_16816<kBf16>(sacc[2 * np + 1], a, b2, b3);
+      }
+    }
+
+    // ---- P^T (and the slope, or the scores for the scatter), in the dP^T registers until dP^T.
+    float dpacc[NQ][4];
+    float xs[kScatter ? NQ : 1][4];
+    const bool edge = kv_edge || q0 + BM > args.Tq;
+    detail::tile_probabilities<Mods, kSlope && !kScatter, kScatter>(
+        sacc, dpacc, xs, cta, args, b, h, key_row0, q0 + 2 * t, sLse2 + 2 * t * 4,
+        cls, edge);
+
+    // ---- dV += P^T dO
+    {
+      unsigned pa[KQ][1][4];
+      detail::pack_probabilities<kBf16>(reinterpret_cast<float(&)[1][NQ][4]>(sacc), pa);
+#pragma unroll
+      for (int kq = 0; kq < KQ; ++kq)
+#pragma unroll
+        for (int dp = 0; dp < ND / 2; ++dp) {
+          unsigned b0, b1, b2, b3;
+          ldmatrix_x4_trans(sdO + bt_off + kq * 16 * kRowBytes + dp * 32, b0, b1, b2, b3);
+          mma_16816<kBf16>(dv[2 * dp], pa[kq][0], b0, b1);
+          mma_16816<kBf16>(dv[2 * dp + 1], pa[kq][0], b2, b3);
+        }
+    }
+    if constexpr (kSlope && !kScatter) {
+#pragma unroll
+      for (int nt = 0; nt < NQ; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) sacc[nt][e] *= dpacc[nt][e];
+    }
+
+    // ---- dP^T = V dO^T
+#pragma unroll
+    for (int nt = 0; nt < NQ; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) dpacc[nt][e] = 0.f;
+#pragma unroll
+    for (int kk = 0; kk < KD; ++kk) {
+      unsigned a[4];
+      ldmatrix_x4(sV + a_off + kk * 32, a[0], a[1], a[2], a[3]);
+#pragma unroll
+      for (int np = 0; np < NQ / 2; ++np) {
+        unsigned b0, b1, b2, b3;
+        ldmatrix_x4(sdO + b_off + np * 16 * kRowBytes + kk * 32, b0, b1, b2, b3);
+        mma_16816<kBf16>(dpacc[2 * np], a, b0, b1);
+        mma_16816<kBf16>(dpacc[2 * np + 1], a, b2, b3);
+      }
+    }
+
+    // ---- dS^T = P^T (dP^T - delta), times the slope: in sacc.
+#pragma unroll
+    for (int nt = 0; nt < NQ; ++nt) {
+      float dl[2];
+      detail::lds_64(sDelta + (nt * 8 + 2 * t) * 4, dl[0], dl[1]);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const float ds = sacc[nt][e] * (dpacc[nt][e] - dl[e & 1]);
+        if constexpr (kScatter) {
+          const int key = key_row0 + (e >> 1) * 8;
+          const int query = q0 + nt * 8 + 2 * t + (e & 1);
+          float slope = 1.f;
+          if (sacc[nt][e] != 0.f) {
+            if constexpr (kSlope) slope = Mods::d_score(cta, xs[nt][e], b, h, query, key);
+            Mods::score_grads(cta, grads, ds, xs[nt][e], b, h, query, key);
+          }
+          sacc[nt][e] = ds * slope;
+        } else {
+          sacc[nt][e] = ds;
+        }
+      }
+    }
+    if constexpr (Mods::kHasScoreMod && Mods::kScoreSlopeConstant) {
+#pragma unroll
+      for (int nt = 0; nt < NQ; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) sacc[nt][e] *= Mods::kScoreSlope;
+    }
+
+    // ---- dK += dS^T Q; dS^T to shared memory for dQ.
+    {
+      unsigned da[KQ][1][4];
+      detail::pack_probabilities<kBf16>(reinterpret_cast<float(&)[1][NQ][4]>(sacc), da);
+#pragma unroll
+      for (int kq = 0; kq < KQ; ++kq) {
+        const unsigned row = sDS + (warp * 16 + g) * kDsRowBytes + (kq * 16 + 2 * t) * 2;
+        sts_32(row, da[kq][0][0]);
+        sts_32(row + 8 * kDsRowBytes, da[kq][0][1]);
+        sts_32(row + 16, da[kq][0][2]);
+        sts_32(row + 8 * kDsRowBytes + 16, da[kq][0][3]);
+      }
+#pragma unroll
+      for (int kq = 0; kq < KQ; ++kq)
+#pragma unroll
+        for (int dp = 0; dp < ND / 2; ++dp) {
+          unsigned b0, b1, b2, b3;
+          ldmatrix_x4_trans(sQ + bt_off + kq * 16 * kRowBytes + dp * 32, b0, b1, b2, b3);
+          mma_16816<kBf16>(dk[2 * dp], da[kq][0], b0, b1);
+          mma_16816<kBf16>(dk[2 * dp + 1], da[kq][0], b2, b3);
+        }
+    }
+
+    __syncthreads();  // dS^T complete, and nobody reads this stage's Q, dO, lse2, delta any more:
+    // the ring moves on and the stage takes the tile after those in flight, under the dQ product.
+#pragma unroll
+    for (int s = 0; s < S - 1; ++s) {
+      ring[s] = ring[s + 1];
+      ring_head[s] = ring_head[s + 1];
+    }
+    issue(stage, ring[S - 1], ring_head[S - 1]);
+
+    // ---- dQ += dS K: warp (mi, dj) computes queries 16 mi .. +16 x head dims dj * D / WQ .. +D / WQ.
+    {
+      const int mi = warp % MQ;
+      const int dj = warp / MQ;
+      float dq[NDQ][4];
+#pragma unroll
+      for (int nd = 0; nd < NDQ; ++nd)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) dq[nd][e] = 0.f;
+#pragma unroll
+      for (int kn = 0; kn < KN; ++kn) {
+        unsigned a[4];
+        // matrices (queries 0-7 | 8-15) x (keys 0-7 | 8-15) of dS, stored transposed.
+        ldmatrix_x4_trans(sDS + ds_off + kn * 16 * kDsRowBytes + mi * 32, a[0], a[1], a[2], a[3]);
+#pragma unroll
+        for (int dp = 0; dp < NDQ / 2; ++dp) {
+          unsigned b0, b1, b2, b3;
+          ldmatrix_x4_trans(sK + bt_off + kn * 16 * kRowBytes + (dj * NDQ + 2 * dp) * 16, b0, b1, b2, b3);
+          mma_16816<kBf16>(dq[2 * dp], a, b0, b1);
+          mma_16816<kBf16>(dq[2 * dp + 1], a, b2, b3);
+        }
+        if constexpr (NDQ % 2 == 1) {
+          // A slice of an odd number of n8 tiles: the last one on its own (the other two matrices
+          // read the row padding, or the next slice, and are dropped).
+          unsigned b0, b1, b2, b3;
+          ldmatrix_x4_trans(sK + bt_off + kn * 16 * kRowBytes + (dj * NDQ + NDQ - 1) * 16, b0, b1, b2, b3);
+          mma_16816<kBf16>(dq[NDQ - 1], a, b0, b1);
+          (void)b2;
+          (void)b3;
+        }
+      }
+      float* acc = args.dq_accum + ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0 + mi * 16 + g) * D +
+                   dj * NDQ * 8 + 2 * t;
+#pragma unroll
+      for (int nd = 0; nd < NDQ; ++nd) {
+        atomicAdd(acc + nd * 8, dq[nd][0]);
+        atomicAdd(acc + nd * 8 + 1, dq[nd][1]);
+        atomicAdd(acc + 8 * D + nd * 8, dq[nd][2]);
+        atomicAdd(acc + 8 * D + nd * 8 + 1, dq[nd][3]);
+      }
+    }
+    stage = stage + 1 == S ? 0 : stage + 1;
+  }
+
+  // ---- epilogue: dK = scale * acc, dV, in the element type (rows past Tkv are not written).
+  unsigned short* gdK = static_cast<unsigned short*>(args.dk) + static_cast<i64>(b) * args.dk_b +
+                        static_cast<i64>(hk) * args.dk_h;
+  unsigned short* gdV = static_cast<unsigned short*>(args.dv) + static_cast<i64>(b) * args.dv_b +
+                        static_cast<i64>(hk) * args.dv_h;
+#pragma unroll
+  for (int hf = 0; hf < 2; ++hf) {
+    const int key = key_row0 + hf * 8;
+    if (key >= Tkv) continue;
+#pragma unroll
+    for (int nd = 0; nd < ND; ++nd) {
+      const int d = nd * 8 + 2 * t;
+      *reinterpret_cast<unsigned*>(gdK + static_cast<i64>(key) * args.dk_t + d) =
+          pack2<kBf16>(dk[nd][2 * hf] * args.scale, dk[nd][2 * hf + 1] * args.scale);
+      *reinterpret_cast<unsigned*>(gdV + static_cast<i64>(key) * args.dv_t + d) =
+          pack2<kBf16>(dv[nd][2 * hf], dv[nd][2 * hf + 1]);
+    }
+  }
+}
+
+}  // namespace flexjit
