@@ -153,11 +153,15 @@ int run(const RunOptions& o) {
       throw std::runtime_error(fmt::format("scalar '{}' is not bound: pass --bind {}=VALUE", p.name, p.name));
   }
   if (o.demo) add_random_captures(program, data, bindings, rng);
+  // --dout and --grad are checked before anything runs.
+  std::optional<BackwardInputs> backward_in;
+  if (o.backward.requested()) backward_in = read_backward_inputs(data, bindings, o.backward);
 
   std::vector<float> out, lse;
+  std::optional<Gradients> gradients;
   if (device == "cuda") {
-    if (o.backward.requested()) refuse_backward_on_cuda(program, data, dtype, o.math);
     CudaRun r = run_on_cuda(program, data, bindings, dtype, o.math, o.scale, o.demo ? o.iters : 0);
+    if (backward_in) gradients = run_backward_on_cuda(r, data, o.scale, *backward_in);
     out = std::move(r.out);
     lse = std::move(r.lse);
     if (o.demo) {
@@ -181,7 +185,7 @@ int run(const RunOptions& o) {
     if (!r.backend_note.empty()) std::cerr << "note: " << r.backend_note << "\n";
     out = std::move(r.out);
     lse = std::move(r.lse);
-    if (o.backward.requested()) run_backward_on_cpu(program, data, bindings, o.scale, out, lse, o.backward);
+    if (backward_in) gradients = run_backward_on_cpu(program, data, bindings, o.scale, out, lse, *backward_in);
     if (o.demo) {
       std::cout << fmt::format("flexjit run --demo {}\n", o.file);
       line("device", fmt::format("cpu ({} back end)", r.backend));
@@ -201,6 +205,7 @@ int run(const RunOptions& o) {
   }
   if (!o.out.empty()) write_npy_f32(o.out, {data.B, data.Hq, data.Tq, data.D}, out);
   if (!o.lse.empty()) write_npy_f32(o.lse, {data.B, data.Hq, data.Tq}, lse);
+  if (gradients) write_gradients(o.backward, data, *backward_in, *gradients);
   return kExitOk;
 }
 

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -26,62 +25,84 @@ std::vector<NamedPath> BackwardFiles::grad_outputs() const {
   return out;
 }
 
-void run_backward_on_cpu(const Program& program, const AttentionData& d, const HostBindings& bindings,
-                         std::optional<float> scale, const std::vector<float>& out, const std::vector<float>& lse,
-                         const BackwardFiles& files) {
-  const NpyArray dout_file = read_npy(files.dout);
-  const std::vector<std::int64_t> q_shape{d.B, d.Hq, d.Tq, d.D};
-  if (dout_file.kind != 'f')
-    throw std::runtime_error(fmt::format("--dout {}: expected float16/32/64 data, got {}", files.dout, dout_file.dtype_str()));
-  if (dout_file.shape != q_shape)
-    throw std::runtime_error(fmt::format("--dout {}: expected the shape of q ({}), got ({})", files.dout,
-                                         fmt::join(q_shape, ", "), fmt::join(dout_file.shape, ", ")));
-  const std::vector<float> dout = dout_file.to_float32();
+std::size_t BackwardInputs::Grad::numel() const {
+  std::int64_t n = 1;
+  for (std::int64_t s : shape) n *= s;
+  return static_cast<std::size_t>(n);
+}
 
+BackwardInputs read_backward_inputs(const AttentionData& d, const HostBindings& bindings, const BackwardFiles& files) {
+  const NpyArray dout = read_npy(files.dout);
+  const std::vector<std::int64_t> q_shape{d.B, d.Hq, d.Tq, d.D};
+  if (dout.kind != 'f')
+    throw std::runtime_error(fmt::format("--dout {}: expected float16/32/64 data, got {}", files.dout, dout.dtype_str()));
+  if (dout.shape != q_shape)
+    throw std::runtime_error(fmt::format("--dout {}: expected the shape of q ({}), got ({})", files.dout,
+                                         fmt::join(q_shape, ", "), fmt::join(dout.shape, ", ")));
+  BackwardInputs in;
+  in.dout = dout.to_float32();
+  for (const NamedPath& g : files.grad_outputs()) {
+    const std::string name = g.option.substr(std::string("--grad ").size());
+    const auto bound = bindings.tensors.find(name);
+    in.grads.push_back({name, g.path, bound == bindings.tensors.end() ? std::vector<std::int64_t>{0} : bound->second.shape});
+  }
+  return in;
+}
+
+Gradients run_backward_on_cpu(const Program& program, const AttentionData& d, const HostBindings& bindings,
+                              std::optional<float> scale, const std::vector<float>& out, const std::vector<float>& lse,
+                              const BackwardInputs& in) {
   Engine jit;
   const Kernel attn = jit.compile(program, {.head_dim = d.D, .dtype = f32, .device = Device::cpu()});
   auto host = [](const std::vector<float>& x, std::vector<std::int64_t> shape) {
     return TensorView::contiguous(x.data(), f32, std::move(shape), Device::cpu());
   };
-  std::vector<float> dq(d.q.size()), dk(d.k.size()), dv(d.v.size());
+  const std::vector<std::int64_t> q_shape{d.B, d.Hq, d.Tq, d.D};
+  Gradients g{std::vector<float>(d.q.size()), std::vector<float>(d.k.size()), std::vector<float>(d.v.size()), {}};
   BackwardOptions options{.bind = bindings.cpu_bindings(), .scale = scale};
-  // One f32 array per --grad in the bound tensor's shape (an unbound or unknown name gets an
-  // empty one: the library names what is wrong with it).
-  const std::vector<NamedPath> grad_files = files.grad_outputs();
-  std::map<std::string, std::vector<float>> grads;
-  std::map<std::string, std::vector<std::int64_t>> grad_shapes;
-  for (const NamedPath& g : grad_files) {
-    const std::string name = g.option.substr(std::string("--grad ").size());
-    const auto bound = bindings.tensors.find(name);
-    std::vector<std::int64_t> shape = bound == bindings.tensors.end() ? std::vector<std::int64_t>{0} : bound->second.shape;
-    std::int64_t n = 1;
-    for (std::int64_t s : shape) n *= s;
-    grads[name].assign(static_cast<std::size_t>(n), 0.0f);
-    options.grads[name] = host(grads[name], shape);
-    grad_shapes[name] = std::move(shape);
+  g.grads.reserve(in.grads.size());
+  for (const BackwardInputs::Grad& grad : in.grads) {
+    g.grads.emplace_back(grad.numel(), 0.0f);
+    options.grads[grad.name] = host(g.grads.back(), grad.shape);
   }
   attn.backward(host(d.q, q_shape), host(d.k, d.kv_shape()), host(d.v, d.kv_shape()), host(out, q_shape),
-                host(lse, {d.B, d.Hq, d.Tq}), host(dout, q_shape), host(dq, q_shape), host(dk, d.kv_shape()),
-                host(dv, d.kv_shape()), options);
-  write_npy_f32(files.dq, q_shape, dq);
-  write_npy_f32(files.dk, d.kv_shape(), dk);
-  write_npy_f32(files.dv, d.kv_shape(), dv);
-  for (const NamedPath& g : grad_files) {
-    const std::string name = g.option.substr(std::string("--grad ").size());
-    write_npy_f32(g.path, grad_shapes.at(name), grads.at(name));
-  }
+                host(lse, {d.B, d.Hq, d.Tq}), host(in.dout, q_shape), host(g.dq, q_shape), host(g.dk, d.kv_shape()),
+                host(g.dv, d.kv_shape()), options);
+  return g;
 }
 
-void refuse_backward_on_cuda(const Program& program, const AttentionData& d, DType dtype, Math math) {
-  Engine jit;
-  const Kernel attn = jit.compile(program, {.head_dim = d.D, .dtype = dtype, .math = math});
-  const TensorView none;
-  try {
-    attn.backward(none, none, none, none, none, none, none, none, none);
-  } catch (const UnsupportedError& e) {
-    throw UnsupportedError(fmt::format("{}; pass --device cpu for gradients", e.what()));
+Gradients run_backward_on_cuda(const CudaRun& forward, const AttentionData& d, std::optional<float> scale,
+                               const BackwardInputs& in) {
+  const Kernel& attn = forward.attn.value();
+  const CudaTensors& t = forward.tensors;
+  const DType dtype = attn.dtype();
+  const std::vector<std::int64_t> q_shape{d.B, d.Hq, d.Tq, d.D};
+  std::vector<float> dout_rounded = in.dout;
+  const DeviceBuffer dout = upload_element(dout_rounded, dtype);
+  const DeviceBuffer dq(d.q.size() * 2), dk(d.k.size() * 2), dv(d.v.size() * 2);
+  BackwardOptions options{.bind = t.bind, .scale = scale};
+  std::vector<DeviceBuffer> grads;
+  grads.reserve(in.grads.size());
+  for (const BackwardInputs::Grad& grad : in.grads) {
+    grads.emplace_back(grad.numel() * 4);
+    if (grad.numel() > 0) grads.back().fill_bytes(0);
+    options.grads[grad.name] = grads.back().view(DType::f32, grad.shape);
   }
-  throw std::logic_error("a CUDA kernel ran a backward: refuse_backward_on_cuda is out of date");
+  attn.backward(t.q.view(dtype, q_shape), t.k.view(dtype, d.kv_shape()), t.v.view(dtype, d.kv_shape()),
+                t.out.view(dtype, q_shape), t.lse.view(DType::f32, {d.B, d.Hq, d.Tq}), dout.view(dtype, q_shape),
+                dq.view(dtype, q_shape), dk.view(dtype, d.kv_shape()), dv.view(dtype, d.kv_shape()), options);
+  cuda_synchronize();
+  Gradients g{download_element(dq, d.q.size(), dtype), download_element(dk, d.k.size(), dtype),
+              download_element(dv, d.v.size(), dtype), {}};
+  for (std::size_t i = 0; i < grads.size(); ++i) g.grads.push_back(grads[i].download<float>(in.grads[i].numel()));
+  return g;
+}
+
+void write_gradients(const BackwardFiles& files, const AttentionData& d, const BackwardInputs& in, const Gradients& g) {
+  write_npy_f32(files.dq, {d.B, d.Hq, d.Tq, d.D}, g.dq);
+  write_npy_f32(files.dk, d.kv_shape(), g.dk);
+  write_npy_f32(files.dv, d.kv_shape(), g.dv);
+  for (std::size_t i = 0; i < in.grads.size(); ++i) write_npy_f32(in.grads[i].path, in.grads[i].shape, g.grads[i]);
 }
 
 }  // namespace flexjit::tools

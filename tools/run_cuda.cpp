@@ -9,21 +9,6 @@
 namespace flexjit::tools {
 namespace {
 
-// Rounds `x` to the element type in place and returns the 16-bit patterns.
-std::vector<std::uint16_t> to_element(std::vector<float>& x, DType dtype) {
-  std::vector<std::uint16_t> bits(x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    if (dtype == DType::bf16) {
-      bits[i] = float_to_bf16_bits(x[i]);
-      x[i] = bf16_bits_to_float(bits[i]);
-    } else {
-      bits[i] = float_to_fp16_bits(x[i]);
-      x[i] = fp16_bits_to_float(bits[i]);
-    }
-  }
-  return bits;
-}
-
 std::string device_description(int device) {
   const CudaDeviceInfo info = cuda_device_info(device);
   return fmt::format("cuda:{} ({}, {})", device, info.name, info.arch);
@@ -35,6 +20,30 @@ std::string block_mask_summary(const BlockMask& mask, const DeviceBuffer& storag
 }
 
 }  // namespace
+
+DeviceBuffer upload_element(std::vector<float>& x, DType dtype) {
+  std::vector<std::uint16_t> bits(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    if (dtype == DType::bf16) {
+      bits[i] = float_to_bf16_bits(x[i]);
+      x[i] = bf16_bits_to_float(bits[i]);
+    } else {
+      bits[i] = float_to_fp16_bits(x[i]);
+      x[i] = fp16_bits_to_float(bits[i]);
+    }
+  }
+  DeviceBuffer buffer(bits.size() * 2);
+  buffer.upload(bits);
+  return buffer;
+}
+
+std::vector<float> download_element(const DeviceBuffer& buffer, std::size_t count, DType dtype) {
+  const auto bits = buffer.download<std::uint16_t>(count);
+  std::vector<float> x(count);
+  for (std::size_t i = 0; i < count; ++i)
+    x[i] = dtype == DType::bf16 ? bf16_bits_to_float(bits[i]) : fp16_bits_to_float(bits[i]);
+  return x;
+}
 
 CudaRun run_on_cuda(const Program& program, AttentionData& d, const HostBindings& bindings, DType dtype, Math math,
                     std::optional<float> scale, int timed_calls) {
@@ -54,26 +63,27 @@ CudaRun run_on_cuda(const Program& program, AttentionData& d, const HostBindings
   else
     r.compile_note = fmt::format("memory cache hit ({:.3f} ms)", seconds * 1e3);
 
-  const auto qb = to_element(d.q, dtype), kb = to_element(d.k, dtype), vb = to_element(d.v, dtype);
+  CudaTensors& t = r.tensors;
+  t.q = upload_element(d.q, dtype);
+  t.k = upload_element(d.k, dtype);
+  t.v = upload_element(d.v, dtype);
   const std::size_t out_elems = d.q.size(), lse_elems = static_cast<std::size_t>(d.B) * d.Hq * d.Tq;
-  DeviceBuffer q(qb.size() * 2), k(kb.size() * 2), v(vb.size() * 2), out(out_elems * 2), lse(lse_elems * 4);
-  q.upload(qb);
-  k.upload(kb);
-  v.upload(vb);
+  t.out = DeviceBuffer(out_elems * 2);
+  t.lse = DeviceBuffer(lse_elems * 4);
 
+  t.bind = bindings.scalars;
+  t.captured.reserve(bindings.tensors.size());
+  for (const auto& [name, host] : bindings.tensors) {
+    t.captured.emplace_back(host.bytes.size());
+    t.captured.back().upload(host.bytes);
+    t.bind[name] = t.captured.back().view(host.dtype, host.shape);
+  }
   ForwardOptions options;
   options.scale = scale;
-  options.bind = bindings.scalars;
-  std::vector<DeviceBuffer> captured;
-  captured.reserve(bindings.tensors.size());
-  for (const auto& [name, t] : bindings.tensors) {
-    captured.emplace_back(t.bytes.size());
-    captured.back().upload(t.bytes);
-    options.bind[name] = captured.back().view(t.dtype, t.shape);
-  }
-  const TensorView tq = q.view(dtype, {d.B, d.Hq, d.Tq, d.D});
-  const TensorView tk = k.view(dtype, d.kv_shape());
-  const TensorView tv = v.view(dtype, d.kv_shape());
+  options.bind = t.bind;
+  const TensorView tq = t.q.view(dtype, {d.B, d.Hq, d.Tq, d.D});
+  const TensorView tk = t.k.view(dtype, d.kv_shape());
+  const TensorView tv = t.v.view(dtype, d.kv_shape());
   // A KV cache: its options as device tensors (the decode kernel reads them there).
   DeviceBuffer kv_lens, page_table;
   if (!d.kv_lens.empty()) {
@@ -86,8 +96,8 @@ CudaRun run_on_cuda(const Program& program, AttentionData& d, const HostBindings
     page_table.upload(d.page_table);
     options.page_table = page_table.view(DType::i32, {d.B, d.max_pages});
   }
-  const TensorView to = out.view(dtype, {d.B, d.Hq, d.Tq, d.D});
-  options.lse = lse.view(DType::f32, {d.B, d.Hq, d.Tq});
+  const TensorView to = t.out.view(dtype, {d.B, d.Hq, d.Tq, d.D});
+  options.lse = t.lse.view(DType::f32, {d.B, d.Hq, d.Tq});
 
   // Masks that read captured tensors: build the block mask once, as an engine would per batch
   // (decode against a KV cache classifies its key chunks itself and takes none).
@@ -125,11 +135,9 @@ CudaRun run_on_cuda(const Program& program, AttentionData& d, const HostBindings
     r.timed_calls = timed_calls;
   }
 
-  const auto ob = out.download<std::uint16_t>(out_elems);
-  r.out.resize(out_elems);
-  for (std::size_t i = 0; i < out_elems; ++i)
-    r.out[i] = dtype == DType::bf16 ? bf16_bits_to_float(ob[i]) : fp16_bits_to_float(ob[i]);
-  r.lse = lse.download<float>(lse_elems);
+  r.out = download_element(t.out, out_elems, dtype);
+  r.lse = t.lse.download<float>(lse_elems);
+  r.attn = attn;
   return r;
 }
 

@@ -1,10 +1,12 @@
 // `flexjit run ... --dout --dq --dk --dv --grad` as a process: .npy files in, the forward then the
 // backward, .npy gradients out, compared with the float64 backward oracle of tests/support on the
-// same inputs; and the refusals of the new flags (nothing is written when one is refused).
+// same inputs, on the cpu and (where there is a GPU) on cuda; and the refusals of the new flags
+// (nothing is written when one is refused).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -117,15 +119,84 @@ TEST(CliBackward, FlagsAreRefusedAndNothingIsWritten) {
             std::string::npos)
       << r.output;
 
-  // The CUDA kernels have no backward yet: refused before the forward runs (head dim 16, which
-  // a CUDA kernel takes).
-  const std::string x16 = f32_npy("bx16.npy", {1, 1, 4, 16}, std::vector<float>(64, 0.5f));
-  r = flexjit_run("examples/causal.py --device cuda --q " + x16 + " --k " + x16 + " --v " + x16 + " --out " +
-                  temp_path("bout16.npy") + " --dout " + x16 + " --dq " + f.dq + " --dk " + f.dk + " --dv " + f.dv);
-  EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_NE(r.output.find("the backward runs on cpu kernels only for now"), std::string::npos) << r.output;
+  // Without a GPU, gradients on cuda fail as the forward alone does (the same message, nothing
+  // written); tests/cli/CMakeLists.txt runs CliBackward.CudaGradientsMatchTheReference on a GPU.
+  if (const CudaAvailability cuda = cuda_availability(); cuda.devices == 0) {
+    const std::string x16 = f32_npy("bx16.npy", {1, 1, 4, 16}, std::vector<float>(64, 0.5f));
+    const std::string forward = "examples/causal.py --device cuda --q " + x16 + " --k " + x16 + " --v " + x16 +
+                                " --out " + temp_path("bout16.npy");
+    const CliRun alone = flexjit_run(forward);
+    r = flexjit_run(forward + " --dout " + x16 + " --dq " + f.dq + " --dk " + f.dk + " --dv " + f.dv);
+    EXPECT_EQ(alone.status, 2) << alone.output;
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_EQ(r.output, alone.output);
+    if (cuda.reason.starts_with("CUDA driver")) {  // not found, too old, or cuInit failed
+      EXPECT_EQ(r.output, "flexjit: error: " + cuda.reason + "\n");
+    }
+  }
 
   for (const std::string& out : {f.dq, f.dk, f.dv, f.dslopes}) EXPECT_FALSE(std::filesystem::exists(out)) << out;
+}
+
+// On a GPU: the forward and the backward on the CUDA kernels (GQA, a window mask, the ALiBi
+// slopes' gradient), against the float64 oracle on the inputs rounded to the kernel's dtype, as
+// the command line rounds them. Skipped without a GPU.
+TEST(CliBackward, CudaGradientsMatchTheReference) {
+  if (cuda_availability().devices == 0) GTEST_SKIP() << "no CUDA device";
+  constexpr int b = 2, hq = 4, hkv = 2, tq = 70, tkv = 100, d = 64, window = 40;
+  for (const DType dtype : {DType::bf16, DType::fp16}) {
+    const std::string name = dtype_name(dtype);
+    std::mt19937 rng{11};
+    std::vector<float> q = normal(std::size_t{b} * hq * tq * d, rng), k = normal(std::size_t{b} * hkv * tkv * d, rng),
+                       v = normal(k.size(), rng), dout = normal(q.size(), rng), slopes = {0.5f, -0.25f, 0.125f, 0.75f};
+    const auto round = [&](float x) {
+      return dtype == DType::bf16 ? bf16_bits_to_float(float_to_bf16_bits(x)) : fp16_bits_to_float(float_to_fp16_bits(x));
+    };
+    for (std::vector<float>* x : {&q, &k, &v, &dout})
+      for (float& e : *x) e = round(e);
+    const std::string dq = temp_path("cdq.npy"), dk = temp_path("cdk.npy"), dv = temp_path("cdv.npy"),
+                      dslopes = temp_path("cdslopes.npy");
+    const CliRun r = flexjit_run(
+        "examples/alibi_softcap_window.py --device cuda --dtype " + name + " --q " + f32_npy("cq.npy", {b, hq, tq, d}, q) +
+        " --k " + f32_npy("ck.npy", {b, hkv, tkv, d}, k) + " --v " + f32_npy("cv.npy", {b, hkv, tkv, d}, v) +
+        " --out " + temp_path("cout.npy") + " --bind window=" + std::to_string(window) +
+        " alibi_slopes=" + f32_npy("cslopes.npy", {hq}, slopes) + " --dout " + f32_npy("cdo.npy", {b, hq, tq, d}, dout) +
+        " --dq " + dq + " --dk " + dk + " --dv " + dv + " --grad alibi_slopes=" + dslopes);
+    ASSERT_EQ(r.status, 0) << name << ": " << r.output;
+
+    const Program program = Program::from_file(std::string(FLEXJIT_SOURCE_DIR) + "/examples/alibi_softcap_window.py");
+    ir::Env env;
+    env.scalars["window"] = ir::Value::integer(window);
+    env.tensors["alibi_slopes"] = ir::TensorBinding{ir::DType::Float32, {hq}, {}, slopes.data()};
+    ReferenceInputs in{q.data(), k.data(), v.data(), b, hq, hkv, tq, tkv, d};
+    in.scale = 1.0 / std::sqrt(static_cast<double>(d));
+    in.env = &env;
+    const ReferenceGradients ref = reference_backward(detail::ProgramAccess::impl(program).ir, in, dout.data());
+
+    const tools::NpyArray got_dq = tools::read_npy(dq), got_dk = tools::read_npy(dk), got_dv = tools::read_npy(dv),
+                          got_dslopes = tools::read_npy(dslopes);
+    EXPECT_EQ(got_dq.shape, (std::vector<std::int64_t>{b, hq, tq, d})) << name;
+    EXPECT_EQ(got_dk.shape, (std::vector<std::int64_t>{b, hkv, tkv, d})) << name;
+    EXPECT_EQ(got_dslopes.shape, (std::vector<std::int64_t>{hq})) << name;
+    // float32 files holding the kernel dtype's values, as --out on the GPU.
+    EXPECT_EQ(got_dq.dtype_str(), "float32") << name;
+    std::size_t unrounded = 0;
+    for (const float x : got_dq.to_float32()) unrounded += round(x) != x;
+    EXPECT_EQ(unrounded, 0u) << name;
+    // The kernel's dtype: out and each gradient rounded once (relative 2^-9 for bf16, 2^-12 for
+    // fp16), fp32 sums in between; an H200 gave 2.7e-3 (bf16) and 3.5e-4 (fp16) at most, and a
+    // wrong term is off by far more.
+    const double bound = dtype == DType::bf16 ? 1e-2 : 3e-3;
+    const double e_dq = relative_l2(got_dq.to_float32(), ref.dq), e_dk = relative_l2(got_dk.to_float32(), ref.dk),
+                 e_dv = relative_l2(got_dv.to_float32(), ref.dv),
+                 e_dslopes = relative_l2(got_dslopes.to_float32(), ref.captures.at("alibi_slopes"));
+    EXPECT_LT(e_dq, bound) << name;
+    EXPECT_LT(e_dk, bound) << name;
+    EXPECT_LT(e_dv, bound) << name;
+    EXPECT_LT(e_dslopes, bound) << name;
+    std::printf("[figures] flexjit run --dout, cuda %s: dq=%.3e dk=%.3e dv=%.3e dalibi_slopes=%.3e\n", name.c_str(),
+                e_dq, e_dk, e_dv, e_dslopes);
+  }
 }
 
 }  // namespace
