@@ -53,6 +53,16 @@ namespace detail {
 __device__ __forceinline__ void cp_async_4(unsigned dst, const void* src) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
 }
+// acc[0] += a, acc[1] += b, atomically (8-byte aligned): one vector reduction on sm_90, two
+// scalar ones before.
+__device__ __forceinline__ void red_add_2(float* acc, float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(acc), "f"(a), "f"(b) : "memory");
+#else
+  atomicAdd(acc, a);
+  atomicAdd(acc + 1, b);
+#endif
+}
 __device__ __forceinline__ void lds_64(unsigned addr, float& a, float& b) {
   asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(a), "=f"(b) : "r"(addr));
 }
@@ -535,10 +545,8 @@ __device__ __forceinline__ void attention_bwd_sm80(const BwdArgs& args, const ty
                    dj * NDQ * 8 + 2 * t;
 #pragma unroll
       for (int nd = 0; nd < NDQ; ++nd) {
-        atomicAdd(acc + nd * 8, dq[nd][0]);
-        atomicAdd(acc + nd * 8 + 1, dq[nd][1]);
-        atomicAdd(acc + 8 * D + nd * 8, dq[nd][2]);
-        atomicAdd(acc + 8 * D + nd * 8 + 1, dq[nd][3]);
+        detail::red_add_2(acc + nd * 8, dq[nd][0], dq[nd][1]);
+        detail::red_add_2(acc + 8 * D + nd * 8, dq[nd][2], dq[nd][3]);
       }
     }
     stage = stage + 1 == S ? 0 : stage + 1;

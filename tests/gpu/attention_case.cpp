@@ -16,13 +16,9 @@
 namespace flexjit::gpu_test {
 namespace {
 
-constexpr int kPad = 16;  // extra elements per row in Layout::padded
+double tolerance(DType d) { return d == DType::bf16 ? 2e-2 : 5e-3; }
 
-// Storage of one [B, H, T, D] tensor in a layout: element count and strides.
-struct Placement {
-  std::size_t elements;
-  std::vector<std::int64_t> strides;
-};
+}  // namespace
 
 Placement place(Layout l, std::int64_t B, std::int64_t H, std::int64_t T, std::int64_t D) {
   switch (l) {
@@ -36,10 +32,6 @@ Placement place(Layout l, std::int64_t B, std::int64_t H, std::int64_t T, std::i
 std::size_t offset(const Placement& p, std::int64_t b, std::int64_t h, std::int64_t t, std::int64_t d) {
   return static_cast<std::size_t>(b * p.strides[0] + h * p.strides[1] + t * p.strides[2] + d);
 }
-
-double tolerance(DType d) { return d == DType::bf16 ? 2e-2 : 5e-3; }
-
-}  // namespace
 
 const char* layout_name(Layout l) {
   switch (l) {
@@ -121,6 +113,23 @@ void AttentionRun::poison_kv(const std::function<bool(int, int, int)>& pred) {
   }
 }
 
+AttentionRun::DeviceTensors AttentionRun::device_tensors() const {
+  const Case& c = case_;
+  const DeviceSide& dev = *device_;
+  DeviceTensors t{
+      {dev.q.get(), c.dtype, {c.B, c.Hq, c.Tq, c.D}, dev.pq.strides, Device::cuda(0)},
+      {dev.k.get(), c.dtype, {c.B, c.Hkv, c.Tkv, c.D}, dev.pk.strides, Device::cuda(0)},
+      {dev.v.get(), c.dtype, {c.B, c.Hkv, c.Tkv, c.D}, dev.pk.strides, Device::cuda(0)},
+      {dev.out.get(), c.dtype, {c.B, c.Hq, c.Tq, c.D}, dev.po.strides, Device::cuda(0)},
+      TensorView::contiguous(dev.lse.get(), DType::f32, {c.B, c.Hq, c.Tq}),
+      bindings_.scalars};
+  for (const auto& [name, ht] : bindings_.tensors) {
+    const auto buf = dev.captured.find(name);
+    if (buf != dev.captured.end()) t.bind[name] = TensorView::contiguous(buf->second->get(), ht.dtype, ht.shape);
+  }
+  return t;
+}
+
 CaseFigures AttentionRun::run_and_check() {
   const Case& c = case_;
   DeviceSide& dev = *device_;
@@ -128,22 +137,19 @@ CaseFigures AttentionRun::run_and_check() {
   SCOPED_TRACE(where);
 
   // Bindings: host views for the reference, device copies for the kernel.
-  ForwardOptions options;
-  options.scale = c.scale;
   std::map<std::string, Binding> host_bind = bindings_.scalars;
-  options.bind = bindings_.scalars;
   for (const auto& [name, t] : bindings_.tensors) {
     auto& buf = dev.captured[name];
     if (!buf || buf->bytes() != t.bytes.size()) buf = std::make_unique<DeviceBuffer>(t.bytes.size());
     buf->upload(t.bytes.data(), t.bytes.size());
     host_bind[name] = t.host_view();
-    options.bind[name] = TensorView::contiguous(buf->get(), t.dtype, t.shape);
   }
-  const TensorView q{dev.q.get(), c.dtype, {c.B, c.Hq, c.Tq, c.D}, dev.pq.strides, Device::cuda(0)};
-  const TensorView k{dev.k.get(), c.dtype, {c.B, c.Hkv, c.Tkv, c.D}, dev.pk.strides, Device::cuda(0)};
-  const TensorView v{dev.v.get(), c.dtype, {c.B, c.Hkv, c.Tkv, c.D}, dev.pk.strides, Device::cuda(0)};
-  const TensorView out{dev.out.get(), c.dtype, {c.B, c.Hq, c.Tq, c.D}, dev.po.strides, Device::cuda(0)};
-  options.lse = TensorView::contiguous(dev.lse.get(), DType::f32, {c.B, c.Hq, c.Tq});
+  const DeviceTensors views = device_tensors();
+  const TensorView &q = views.q, &k = views.k, &v = views.v, &out = views.out;
+  ForwardOptions options;
+  options.scale = c.scale;
+  options.bind = views.bind;
+  options.lse = views.lse;
 
   BlockMask mask;
   if (use_block_mask_ && kernel_.needs_block_mask()) {

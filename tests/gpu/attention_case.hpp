@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <optional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "ir/interpreter.hpp"
 #include "flexjit/flexjit.hpp"
@@ -26,6 +28,16 @@ enum class Layout {
   padded  // [B, H, T, D + 16] storage: rows and heads with gaps that must stay untouched
 };
 const char* layout_name(Layout l);
+
+// Storage of one [B, H, T, D] tensor in a layout: element count and strides (in elements).
+struct Placement {
+  std::size_t elements;
+  std::vector<std::int64_t> strides;
+};
+constexpr int kPad = 16;  // extra elements per row in Layout::padded
+Placement place(Layout l, std::int64_t B, std::int64_t H, std::int64_t T, std::int64_t D);
+// Where element (b, h, t, d) of the [B, H, T, D] view sits in the storage.
+std::size_t offset(const Placement& p, std::int64_t b, std::int64_t h, std::int64_t t, std::int64_t d);
 
 struct Case {
   std::string program{};
@@ -55,6 +67,7 @@ class AttentionRun {
   ~AttentionRun();
 
   const Case& spec() const { return case_; }
+  const Program& program() const { return program_; }
   const Kernel& kernel() const { return kernel_; }
   CaseBindings& bindings() { return bindings_; }
   std::mt19937_64& rng() { return rng_; }
@@ -81,6 +94,14 @@ class AttentionRun {
   // Sets the K and V rows (b, kv head, t) for which `pred` holds to NaN, on the host and the
   // device: a kernel that reads any of them (and the reference, which must not) turns NaN.
   void poison_kv(const std::function<bool(int b, int hk, int t)>& pred);
+  // The device side as the last run_and_check gave it to the forward: q, k, v, out and lse (out
+  // and lse as the kernel wrote them) and the bindings (captured tensors in device memory). The
+  // backward tests (backward_run.hpp) run on them.
+  struct DeviceTensors {
+    TensorView q, k, v, out, lse;
+    std::map<std::string, Binding> bind;
+  };
+  DeviceTensors device_tensors() const;
 
  private:
   struct DeviceSide;

@@ -1,0 +1,108 @@
+// Kernel::backward on CUDA kernels against the float64 backward oracle
+// (tests/support/reference_backward.hpp), through backward_run.hpp: the GPU forward gives out and
+// lse, the GPU backward dq, dk, dv and the gradient of every captured float tensor score_mod or
+// sink reads (ALiBi slopes, the relative-position bias table, learned sink logits, a dense bias).
+// Every example program of the forward's sweep (attention_cases_test.cpp) and the block-sparse
+// top-k (block_sparse_test.cpp) in two mixed settings: bf16 D=128 with B, H > 1 and GQA over a
+// length that is no tile multiple; fp16 D=64 with Tq != Tkv in PyTorch's [B, T, H, D] layout. Then
+// lengths 1, 17 and 1000 x 700 on causal and sliding window, the padded layout, custom scales, the
+// kernel without the gradient scatter (no grads asked for) on the programs that have one, and
+// math = fast on two score mods within the same tolerance. All with math = exact otherwise, as the
+// oracle's interpreter computes. Head dims 64 and 128 only: those the backward serves (it may
+// refuse 256 with UnsupportedError). Rows whose keys are all masked: masked_rows and
+// masked_rows_sink (the first 100 query rows see no key: dq exactly 0), and keys no row sees in
+// every causal case with Tq < Tkv (dk, dv exactly 0).
+//
+// KV caches have no backward, and BackwardOptions has no kv_lens to pass one: nothing to refuse.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tests/gpu/backward_run.hpp"
+
+namespace flexjit::gpu_test {
+namespace {
+
+using L = Layout;
+
+// attention_cases_test.cpp's kExamples, which the oracle all differentiates, and the block-sparse
+// top-k example.
+const char* const kPrograms[] = {"alibi",    "alibi_softcap_window", "causal",         "chunked",
+                                 "document", "document_window_sinks", "learned_sink",  "prefix_lm",
+                                 "sink_window", "sliding_window",    "softcap",        "dense_bias",
+                                 "masked_rows", "masked_rows_sink", "two_sided_window", "dilated_window",
+                                 "relative_position_bias", "neighbourhood_2d", "head_windows", "tile_table",
+                                 "batched_documents", "math_functions", "topk_causal"};
+
+// The programs with float captures that score_mod or sink reads.
+const char* const kCapturePrograms[] = {"alibi_softcap_window", "relative_position_bias", "learned_sink",
+                                        "masked_rows_sink", "dense_bias"};
+
+std::vector<Case> cases() {
+  std::vector<Case> v;
+  // 1. Every program, twice.
+  for (const char* p : kPrograms) {
+    v.push_back({p, bf16, 128, 2, 4, 2, 300, 300, L::bhsd});
+    v.push_back({p, fp16, 64, 1, 6, 3, 177, 300, L::bshd});
+  }
+  // 2. Lengths: one row (alone, and against many keys), fewer rows than a tile, several tiles of
+  //    each with Tq != Tkv.
+  const std::pair<int, int> lengths[] = {{1, 1}, {1, 300}, {17, 17}, {1000, 700}};
+  for (const char* p : {"causal", "sliding_window"})
+    for (auto [tq, tkv] : lengths) v.push_back({p, bf16, 128, 1, 2, 1, tq, tkv, L::bhsd});
+  // 3. Rows and heads with gaps that must stay untouched (and dout NaN there, never to be read).
+  v.push_back({"alibi_softcap_window", bf16, 64, 1, 2, 1, 333, 333, L::padded});
+  v.push_back({"learned_sink", fp16, 128, 1, 2, 1, 333, 333, L::padded});
+  v.push_back({"masked_rows_sink", bf16, 128, 2, 4, 2, 250, 250, L::padded});
+  // 4. A custom scale.
+  v.push_back({"softcap", fp16, 128, 2, 2, 1, 300, 300, L::bhsd, 0.3f});
+  v.push_back({"relative_position_bias", bf16, 64, 2, 4, 4, 129, 129, L::bshd, 0.05f});
+  return v;
+}
+
+// math = fast: the forward and backward kernels' tanh.approx, ex2.approx, FMA contraction and
+// reciprocal multiplies, within the exact cases' tolerance.
+std::vector<Case> fast_math_cases() {
+  return {{"softcap", bf16, 128, 2, 4, 2, 300, 300, L::bhsd, std::nullopt, Math::fast},
+          {"alibi_softcap_window", bf16, 128, 2, 4, 2, 300, 300, L::bhsd, std::nullopt, Math::fast}};
+}
+
+std::vector<Case> no_capture_gradient_cases() {
+  std::vector<Case> v;
+  for (const char* p : kCapturePrograms) v.push_back({p, bf16, 128, 2, 4, 2, 300, 300, L::bhsd});
+  return v;
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) { return info.param.name(); }
+
+class Backward : public GpuTest, public ::testing::WithParamInterface<Case> {};
+
+TEST_P(Backward, MatchesReference) {
+  const Case& c = GetParam();
+  // Fresh data per case; the seed is the case name, so a failure reproduces.
+  BackwardRun run(c, std::hash<std::string>{}(c.name()));
+  run.run_and_check();
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, Backward, ::testing::ValuesIn(cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(FastMath, Backward, ::testing::ValuesIn(fast_math_cases()), case_name);
+
+// BackwardOptions::grads empty: the main kernel (no scatter into capture gradients) on programs
+// whose score_mod or sink reads a float capture; dq, dk, dv as with the gradients.
+class BackwardWithoutCaptureGradients : public GpuTest, public ::testing::WithParamInterface<Case> {};
+
+TEST_P(BackwardWithoutCaptureGradients, MatchesReference) {
+  const Case& c = GetParam();
+  BackwardRun run(c, std::hash<std::string>{}(c.name()));
+  run.request_capture_gradients(false);
+  const BackwardFigures f = run.run_and_check();
+  EXPECT_TRUE(f.captures.empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, BackwardWithoutCaptureGradients, ::testing::ValuesIn(no_capture_gradient_cases()),
+                         case_name);
+
+}  // namespace
+}  // namespace flexjit::gpu_test
