@@ -12,7 +12,12 @@
 // (cuMemcpyDtoD: bytes read + bytes written / time).
 //
 //   attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWARPSxSTAGES[q]]
-//              [--family NAME] [--list]
+//              [--family NAME] [--backward] [--list]
+//
+// --backward also times, on every prefill config, the training step's attention: the forward
+// (with lse) then Kernel::backward (dq, dk, dv), and the backward alone. Their TF/s count
+// FlashAttention's way: the backward does 2.5 times the forward's FLOPs (five products of the
+// forward's size, the forward two), so forward + backward = 3.5 * 4 * D * pairs.
 //
 // --tile overrides the shipped tile table for every config (the tuning sweep behind the table);
 // a trailing q keeps Q in registers.
@@ -383,6 +388,7 @@ struct Options {
   bool list = false;
   std::optional<flexjit::TileShape> tile;
   std::string family;  // CompileOptions::family (empty: the automatic choice)
+  bool backward = false;
 };
 
 struct Device {
@@ -440,6 +446,61 @@ void check_output(const DeviceBuffer& out, std::size_t n, DType dtype, nlohmann:
   const auto bad = std::count_if(host.begin(), host.end(), [&](std::uint16_t x) { return (x & exponent) == exponent; });
   row["ok"] = bad == 0;
   if (bad) row["error"] = fmt::format("{} of {} output elements not finite", bad, n);
+}
+
+// The training step on the forward's input sets: per set an lse, a dout and dq, dk, dv; times
+// forward (with lse) + backward, then the backward alone (on the lse and out the forward left).
+// A head dim the backward family does not serve is recorded as unsupported, not as a failure.
+void time_backward(const flexjit::Kernel& kernel, const Shape& s, const flexjit::ForwardOptions& fwd,
+                   std::vector<InputSet>& sets, int reps, double forward_flops, nlohmann::json& row) {
+  const std::size_t nq = std::size_t{1} * s.B * s.Hq * s.T * s.D, nkv = std::size_t{1} * s.B * s.Hkv * s.T * s.D;
+  struct Grads {
+    DeviceBuffer lse, dout, dq, dk, dv;
+  };
+  std::vector<Grads> g;
+  std::vector<InputSet> douts = make_sets(s.dtype, nq, 1, static_cast<int>(sets.size()));  // q buffers as dout
+  for (std::size_t i = 0; i < sets.size(); ++i) {
+    g.push_back({DeviceBuffer(std::size_t{1} * s.B * s.Hq * s.T * 4), std::move(douts[i].q), DeviceBuffer(nq * 2),
+                 DeviceBuffer(nkv * 2), DeviceBuffer(nkv * 2)});
+    g.back().dq.fill_bytes(0xFF);
+  }
+  const std::vector<std::int64_t> qs{s.B, s.Hq, s.T, s.D}, kvs{s.B, s.Hkv, s.T, s.D};
+  const auto forward = [&](std::size_t i) {
+    flexjit::ForwardOptions o = fwd;
+    o.lse = device_view(g[i].lse, flexjit::f32, {s.B, s.Hq, s.T});
+    kernel.forward(device_view(sets[i].q, s.dtype, qs), device_view(sets[i].k, s.dtype, kvs),
+                   device_view(sets[i].v, s.dtype, kvs), device_view(sets[i].out, s.dtype, qs), o);
+  };
+  const auto backward = [&](std::size_t i) {
+    kernel.backward(device_view(sets[i].q, s.dtype, qs), device_view(sets[i].k, s.dtype, kvs),
+                    device_view(sets[i].v, s.dtype, kvs), device_view(sets[i].out, s.dtype, qs),
+                    device_view(g[i].lse, flexjit::f32, {s.B, s.Hq, s.T}), device_view(g[i].dout, s.dtype, qs),
+                    device_view(g[i].dq, s.dtype, qs), device_view(g[i].dk, s.dtype, kvs),
+                    device_view(g[i].dv, s.dtype, kvs), {.bind = fwd.bind});
+  };
+  try {
+    for (std::size_t i = 0; i < sets.size(); ++i) forward(i);
+    backward(0);  // compiles the backward kernels
+    synchronize();
+  } catch (const flexjit::UnsupportedError& e) {
+    row["bwd_unsupported"] = e.what();
+    return;
+  }
+  const double step = median(time_launches(reps, sets.size(), [&](std::size_t i) {
+    forward(i);
+    backward(i);
+  }));
+  const double bwd = median(time_launches(reps, sets.size(), backward));
+  row["fwdbwd_ms"] = step;
+  row["fwdbwd_tflops"] = 3.5 * forward_flops / step / 1e9;
+  row["bwd_ms"] = bwd;
+  row["bwd_tflops"] = 2.5 * forward_flops / bwd / 1e9;
+  nlohmann::json check;
+  check_output(g[0].dq, nq, s.dtype, check);
+  if (!check.value("ok", false)) {
+    row["ok"] = false;
+    row["error"] = "dq: " + check["error"].get<std::string>();
+  }
 }
 
 nlohmann::json run_config(const Config& c, const Options& opt, const Device& dev, flexjit::Engine& jit) {
@@ -510,6 +571,7 @@ nlohmann::json run_config(const Config& c, const Options& opt, const Device& dev
   row["ms_min"] = *std::min_element(ms.begin(), ms.end());
   row["tflops"] = 4.0 * s.D * static_cast<double>(pairs) / med / 1e9;
   check_output(sets[0].out, std::size_t{1} * s.B * s.Hq * s.T * s.D, s.dtype, row);
+  if (opt.backward && row.value("ok", false)) time_backward(kernel, s, fwd, sets, opt.reps, 4.0 * s.D * static_cast<double>(pairs), row);
   return row;
 }
 
@@ -676,6 +738,7 @@ int main(int argc, char** argv) {
         if (!name.empty()) opt.only.insert(name);
     } else if (a == "--list") opt.list = true;
     else if (a == "--family") opt.family = value();
+    else if (a == "--backward") opt.backward = true;
     else if (a == "--tile") {
       flexjit::TileShape t;
       const std::string v = value();
@@ -686,7 +749,7 @@ int main(int argc, char** argv) {
       t.q_in_registers = n == 5;
       opt.tile = t;
     } else {
-      fmt::print(stderr, "usage: attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWxS] [--family NAME] [--list]\n");
+      fmt::print(stderr, "usage: attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWxS] [--family NAME] [--backward] [--list]\n");
       return 2;
     }
   }
@@ -762,6 +825,10 @@ int main(int argc, char** argv) {
                  cell(row, "ms", "{:.4f}"), cell(row, "tflops", "{:.1f}"), row.value("tile", std::string("-")),
                  cell(row, "regs", "{:.0f}"), cell(row, "local_bytes", "{:.0f}"),
                  row.contains("prepare_ms") ? fmt::format("  prepare {:.3f} ms", row["prepare_ms"].get<double>()) : "");
+      if (row.contains("fwdbwd_ms"))
+        fmt::print("{:<22} {:>9} ms {:>7} TF/s  forward + backward; backward alone {} ms, {} TF/s\n", "",
+                   cell(row, "fwdbwd_ms", "{:.4f}"), cell(row, "fwdbwd_tflops", "{:.1f}"), cell(row, "bwd_ms", "{:.4f}"),
+                   cell(row, "bwd_tflops", "{:.1f}"));
     }
     std::fflush(stdout);
     rows.push_back(std::move(row));

@@ -15,6 +15,11 @@ peers' figures of its contiguous twin:
   - long KV (every sequence 65536 keys or more): >= 70% of the copy bandwidth attn_bench measured
   - paged configs: within 1.1x of our time on the contiguous cache
 
+Forward + backward (attn_bench --backward, peers.py --backward; TF/s = 3.5 * 4 * D * pairs / time):
+  - dense and causal configs: >= 1.0x SDPA FLASH (FlashAttention-2)
+  - other masked configs: >= 0.9x FlexAttention; windows, documents and top-k (masks that skip
+    most tiles): >= 1.0x FlexAttention
+
     python3 bench/compare.py OURS.json [PEERS.json]
 """
 import json
@@ -38,6 +43,34 @@ def fmt(x, spec):
 def flags(checks):
     misses = [text for ok, text in checks if not ok]
     return "MISS: " + "; ".join(misses) if misses else ("ok" if checks else "not timed")
+
+
+SKIPPING = ("window", "document", "topk")  # masks that skip most tiles
+
+
+def backward_table(ours, peers, checks_out):
+    print("| config | fwd+bwd ms | TF/s | bwd alone TF/s | flex TF/s | FA2 TF/s | cuDNN TF/s | x flex | x FA2 | x cuDNN | targets |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in ours:
+        name = r["cfg"]
+        if "fwdbwd_tflops" not in r and "bwd_unsupported" not in r:
+            continue
+        tf = r.get("fwdbwd_tflops")
+        peer = {s: peers[(name, s, "fwdbwd")]["tflops"] for s in (FLEX, FA2, CUDNN) if (name, s, "fwdbwd") in peers}
+        ratio = lambda p: tf / p if tf and p else None
+        x_flex, x_fa2, x_cudnn = ratio(peer.get(FLEX)), ratio(peer.get(FA2)), ratio(peer.get(CUDNN))
+        checks = []
+        if "bwd_unsupported" in r:
+            checks.append((False, "unsupported: " + r["bwd_unsupported"][-60:]))
+        elif x_fa2 is not None:
+            checks.append((x_fa2 >= 1.0, f"FA2 {x_fa2:.2f}x (>= 1.0)"))
+        elif x_flex is not None:
+            want = 1.0 if any(w in name for w in SKIPPING) else 0.9
+            checks.append((x_flex >= want, f"flex {x_flex:.2f}x (>= {want})"))
+        checks_out += checks
+        print(f"| {name} | {fmt(r.get('fwdbwd_ms'), '.3f')} | {fmt(tf, '.1f')} | {fmt(r.get('bwd_tflops'), '.1f')} | "
+              f"{fmt(peer.get(FLEX), '.1f')} | {fmt(peer.get(FA2), '.1f')} | {fmt(peer.get(CUDNN), '.1f')} | "
+              f"{fmt(x_flex, '.2f')} | {fmt(x_fa2, '.2f')} | {fmt(x_cudnn, '.2f')} | {flags(checks)} |")
 
 
 def prefill_table(ours, peers, checks_out, notes):
@@ -140,13 +173,18 @@ def main(argv):
     peers = {}
     for r in load(argv[2])["rows"] if len(argv) == 3 else []:
         if "ms" in r:
-            peers[(r["cfg"], r["sys"])] = r
+            peers[(r["cfg"], r["sys"]) if "pass" not in r else (r["cfg"], r["sys"], r["pass"])] = r
 
     decode = [r for r in ours if r.get("kind") == "decode"]
     prefill = [r for r in ours if r.get("kind") != "decode"]
     checks, notes = [], []
     if prefill:
         prefill_table(prefill, peers, checks, notes)
+        if any("fwdbwd_tflops" in r or "bwd_unsupported" in r for r in prefill):
+            print()
+            print("Forward + backward (TF/s = 3.5 * 4 * D * pairs / time)")
+            print()
+            backward_table(prefill, peers, checks)
     if decode:
         if prefill:
             print()

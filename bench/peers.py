@@ -1,8 +1,12 @@
 """The systems users would otherwise pick, on the configs of bench/attn_bench.cpp (same names,
 shapes and masks): torch FlexAttention (torch.compile, static shapes) and, where the pattern is
-plain dense or causal, SDPA with the FlashAttention-2 and cuDNN backends. Forward only.
+plain dense or causal, SDPA with the FlashAttention-2 and cuDNN backends.
 
-    python3 bench/peers.py [--json FILE] [--only NAME[,NAME...]]
+    python3 bench/peers.py [--json FILE] [--only NAME[,NAME...]] [--backward]
+
+--backward also times each prefill config's forward + backward (autograd: out.backward(dout) on
+q, k, v that require grad), rows with "pass": "fwdbwd", TF/s = 3.5 * 4 * D * pairs / time
+(FlashAttention's count, as attn_bench --backward).
 
 Times are triton.testing.do_bench medians (it clears the L2 cache before each call).
 TF/s = 4 * D * unmasked (q, kv) pairs / time, the pairs counted from the mask itself.
@@ -36,6 +40,7 @@ DTYPE_NAMES = {torch.bfloat16: "bf16", torch.float16: "fp16"}
 torch._dynamo.config.recompile_limit = 1000
 torch._dynamo.config.cache_size_limit = 1000
 flex = torch.compile(flex_attention, dynamic=False)
+BACKWARD = False  # --backward
 
 
 # Masks and score mods, as FlexAttention users write them.
@@ -190,8 +195,34 @@ def run(cfg, rows):
                 record(rows, shape, str(backend).split(".")[-1],
                        lambda: F.scaled_dot_product_attention(q, k, v, is_causal=sdpa == "causal", enable_gqa=gqa),
                        "tflops", flop)
+    if BACKWARD:
+        run_backward(shape, q, k, v, block_mask, score_mod, sdpa, gqa, 3.5 * flop, rows)
     del q, k, v, block_mask
     torch.cuda.empty_cache()
+
+
+def run_backward(shape, q, k, v, block_mask, score_mod, sdpa, gqa, flop, rows):
+    """Forward + backward of flex and of the SDPA backends that take the config."""
+    qg, kg, vg = (t.detach().requires_grad_() for t in (q, k, v))
+    dout = torch.randn_like(q)
+    step_shape = dict(shape, **{"pass": "fwdbwd"})
+
+    def step(attend):
+        def fn():
+            for t in (qg, kg, vg):
+                t.grad = None
+            attend().backward(dout)
+        return fn
+
+    record(rows, step_shape, "flex",
+           step(lambda: flex(qg, kg, vg, score_mod=score_mod, block_mask=block_mask, enable_gqa=gqa)), "tflops", flop)
+    if sdpa is not None:
+        for backend in (SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION):
+            with sdpa_kernel([backend]):
+                record(rows, step_shape, str(backend).split(".")[-1],
+                       step(lambda: F.scaled_dot_product_attention(qg, kg, vg, is_causal=sdpa == "causal",
+                                                                   enable_gqa=gqa)), "tflops", flop)
+    del qg, kg, vg, dout
 
 
 # Decode: 32 query heads over 8 kv heads, D = 128, bf16 (bench/attn_bench.cpp, decode_configs).
@@ -260,7 +291,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--only", help="comma-separated config names")
+    ap.add_argument("--backward", action="store_true", help="also time forward + backward of prefill configs")
     args = ap.parse_args()
+    global BACKWARD
+    BACKWARD = args.backward
     cfgs = [(run, c) for c in configs()] + [(run_decode, c) for c in decode_configs()]
     if args.only:
         # A paged decode config is timed on its contiguous twin (see the top of this file).
