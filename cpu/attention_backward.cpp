@@ -41,14 +41,6 @@ void add_scaled(double* acc, double w, const float* x, int n) {
   for (int d = 0; d < n; ++d) acc[d] += w * static_cast<double>(x[d]);
 }
 
-void at_pair(ir::Env& env, int b, int h, int i, int j, float score) {
-  env.b = b;
-  env.h = h;
-  env.q_idx = i;
-  env.kv_idx = j;
-  env.score = score;
-}
-
 struct Problem {
   const CpuAttentionInputs& in;
   const CpuForwardResults& fwd;
@@ -69,12 +61,12 @@ struct Problem {
 class PairRow {
  public:
   PairRow(const Problem& pb, int keys)
-      : pb_(pb), keep_(static_cast<std::size_t>(keys)), x_(keep_.size()), s_(keep_.size()), p_(keep_.size()),
-        ds_(keep_.size()), dscore_(keep_.size()) {}
+      : pb_(pb), keep_(static_cast<std::size_t>(keys)), x_(keep_.size()), s_(keep_.size()), slope_(keep_.size()),
+        p_(keep_.size()), ds_(keep_.size()), dscore_(keep_.size()) {}
 
   // Pairs of query row i of (b, h) with keys [lo, hi). False when the row contributes nothing
   // (lse = -inf: no key and no sink); then no accessor is meaningful.
-  bool compute(int b, int h, int i, int lo, int hi, ir::Env& env) {
+  bool compute(int b, int h, int i, int lo, int hi, ModGradient::Workspace& ws) {
     const CpuAttentionInputs& in = pb_.in;
     const i64 row = pb_.row(b, h, i);
     const double lse = pb_.fwd.lse[row];
@@ -102,18 +94,21 @@ class PairRow {
         continue;
       }
       ds_[k] = p_[k] * (dot64(doi, pb_.kv.value(b, kvh, lo + k), in.D) - Di);
-      at_pair(env, b, h, i, lo + k, x_[k]);
-      dscore_[k] = ds_[k] * static_cast<double>(pb_.score.slope(env));
     }
+    pb_.score.slope_row(ws, b, h, i, lo, n_, keep_.data(), x_.data(), slope_.data());
+    for (int k = 0; k < n_; ++k)
+      if (keep_[k]) dscore_[k] = ds_[k] * static_cast<double>(slope_[k]);
     return true;
   }
 
   int size() const { return n_; }
   bool live(int k) const { return keep_[k] != 0; }
-  float score_input(int k) const { return x_[k]; }  // x: what score_mod saw
   double p(int k) const { return p_[k]; }
-  double ds(int k) const { return ds_[k]; }
   double dscore(int k) const { return dscore_[k]; }
+  // The arrays behind live, x (what score_mod saw) and ds, for ModGradient::scatter_row.
+  const std::uint8_t* live_row() const { return keep_.data(); }
+  const float* score_inputs() const { return x_.data(); }
+  const double* ds_row() const { return ds_.data(); }
 
  private:
   // keep[k] = key lo + k is in a listed block (when the program has a list) and the mask keeps it.
@@ -134,38 +129,33 @@ class PairRow {
   const Problem& pb_;
   int lo_ = 0, n_ = 0;
   std::vector<std::uint8_t> keep_;
-  std::vector<float> x_, s_;
+  std::vector<float> x_, s_, slope_;
   std::vector<double> p_, ds_, dscore_;
 };
 
 // dQ of query rows [i0, i1) of (b, h), and score_mod's capture gradients of their pairs.
-void query_rows(const Problem& pb, int b, int h, int i0, int i1, ir::Env& env, CaptureGradients& captures,
-                float* dq) {
+void query_rows(const Problem& pb, int b, int h, int i0, int i1, ModGradient::Workspace& ws,
+                CaptureGradients& captures, float* dq) {
   const CpuAttentionInputs& in = pb.in;
   PairRow pairs(pb, in.Tkv);
   std::vector<double> acc(static_cast<std::size_t>(in.D));
   const int kvh = pb.kv_head(h);
   for (int i = i0; i < i1; ++i) {
     float* dqi = dq + pb.row(b, h, i) * in.D;
-    if (!pairs.compute(b, h, i, 0, in.Tkv, env)) {
+    if (!pairs.compute(b, h, i, 0, in.Tkv, ws)) {
       std::fill(dqi, dqi + in.D, 0.0f);
       continue;
     }
     std::fill(acc.begin(), acc.end(), 0.0);
-    for (int j = 0; j < in.Tkv; ++j) {
-      if (!pairs.live(j)) continue;
-      add_scaled(acc.data(), pairs.dscore(j), pb.kv.key(b, kvh, j), in.D);
-      if (pb.score.scatters()) {
-        at_pair(env, b, h, i, j, pairs.score_input(j));
-        pb.score.scatter(env, pairs.ds(j), captures);
-      }
-    }
+    for (int j = 0; j < in.Tkv; ++j)
+      if (pairs.live(j)) add_scaled(acc.data(), pairs.dscore(j), pb.kv.key(b, kvh, j), in.D);
+    pb.score.scatter_row(ws, b, h, i, 0, in.Tkv, pairs.live_row(), pairs.score_inputs(), pairs.ds_row(), captures);
     for (int d = 0; d < in.D; ++d) dqi[d] = static_cast<float>(pb.scale * acc[static_cast<std::size_t>(d)]);
   }
 }
 
 // dK and dV of key rows [j0, j1) of (b, kv head), over every query head of its group.
-void key_rows(const Problem& pb, int b, int kvh, int j0, int j1, ir::Env& env, float* dk, float* dv) {
+void key_rows(const Problem& pb, int b, int kvh, int j0, int j1, ModGradient::Workspace& ws, float* dk, float* dv) {
   const CpuAttentionInputs& in = pb.in;
   const int n = j1 - j0;
   PairRow pairs(pb, n);
@@ -173,7 +163,7 @@ void key_rows(const Problem& pb, int b, int kvh, int j0, int j1, ir::Env& env, f
   const int group = in.Hq / in.Hkv;
   for (int h = kvh * group; h < (kvh + 1) * group; ++h)
     for (int i = 0; i < in.Tq; ++i) {
-      if (!pairs.compute(b, h, i, j0, j1, env)) continue;
+      if (!pairs.compute(b, h, i, j0, j1, ws)) continue;
       const i64 row = pb.row(b, h, i);
       for (int k = 0; k < n; ++k) {
         if (!pairs.live(k)) continue;
@@ -227,15 +217,19 @@ void cpu_attention_backward(const ir::Program& p, const CpuAttentionInputs& in, 
   const ir::Env& env = in.bindings ? *in.bindings : kNoBindings;
   std::set<std::string> wanted;
   for (const auto& entry : grads.captures) wanted.insert(entry.first);
-  const ModGradient score(p.score_mod, read_by(p.score_mod, wanted));
+  // The derivatives run on the mods' back end: natively compiled alongside LLVM mods.
+  const bool native = resolve_backend(backend) == CpuBackend::Llvm;
+  auto gradient = [&](const std::optional<ir::Mod>& mod, const std::set<std::string>& reads) {
+    return native ? llvm_mod_gradient(p, mod, reads, env) : interpreter_mod_gradient(mod, reads, env);
+  };
+  const std::unique_ptr<ModGradient> score = gradient(p.score_mod, read_by(p.score_mod, wanted));
   const std::set<std::string> sink_reads = read_by(p.sink, wanted);
-  const ModGradient sink(sink_reads.empty() ? std::nullopt : p.sink, sink_reads);
+  const std::unique_ptr<ModGradient> sink = gradient(sink_reads.empty() ? std::nullopt : p.sink, sink_reads);
 
-  const std::unique_ptr<RowMods> mods =
-      resolve_backend(backend) == CpuBackend::Llvm ? llvm_row_mods(p, env) : interpreter_row_mods(p, env);
+  const std::unique_ptr<RowMods> mods = native ? llvm_row_mods(p, env) : interpreter_row_mods(p, env);
   const BlockSelection blocks(p, &env, in.B, in.Hq, in.Tq, in.Tkv, in.Hkv);
   const float scale = std::isnan(in.scale) ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(in.D))) : in.scale;
-  Problem pb{in, fwd, KvRows(in), scale, *mods, blocks, score, {}};
+  Problem pb{in, fwd, KvRows(in), scale, *mods, blocks, *score, {}};
 
   const i64 rows = static_cast<i64>(in.B) * in.Hq * in.Tq;
   pb.D.resize(static_cast<std::size_t>(rows));
@@ -245,30 +239,32 @@ void cpu_attention_backward(const ir::Program& p, const CpuAttentionInputs& in, 
   const i64 row_items = (in.Tq + kRowsPerItem - 1) / kRowsPerItem;
   const i64 query_items = static_cast<i64>(in.B) * in.Hq * row_items;
   const int workers = stripe_workers(query_items);
-  std::vector<ir::Env> envs(static_cast<std::size_t>(workers), env);
+  std::vector<ModGradient::Workspace> spaces(static_cast<std::size_t>(workers), score->workspace());
   std::vector<CaptureGradients> partial(static_cast<std::size_t>(workers), CaptureGradients(names, env));
   run_in_stripes(workers, query_items, [&](int w, i64 item) {
     const int bh = static_cast<int>(item / row_items);
     const int i0 = static_cast<int>(item % row_items) * kRowsPerItem;
-    query_rows(pb, bh / in.Hq, bh % in.Hq, i0, std::min(in.Tq, i0 + kRowsPerItem), envs[static_cast<std::size_t>(w)],
+    query_rows(pb, bh / in.Hq, bh % in.Hq, i0, std::min(in.Tq, i0 + kRowsPerItem), spaces[static_cast<std::size_t>(w)],
                partial[static_cast<std::size_t>(w)], grads.dq);
   });
 
   const i64 key_blocks = (in.Tkv + kKeysPerItem - 1) / kKeysPerItem;
   const i64 key_items = static_cast<i64>(in.B) * in.Hkv * key_blocks;
   const int key_workers = stripe_workers(key_items);
-  envs.resize(static_cast<std::size_t>(std::max(workers, key_workers)), env);
+  spaces.resize(static_cast<std::size_t>(std::max(workers, key_workers)), score->workspace());
   run_in_stripes(key_workers, key_items, [&](int w, i64 item) {
     const int bkv = static_cast<int>(item / key_blocks);
     const int j0 = static_cast<int>(item % key_blocks) * kKeysPerItem;
-    key_rows(pb, bkv / in.Hkv, bkv % in.Hkv, j0, std::min(in.Tkv, j0 + kKeysPerItem), envs[static_cast<std::size_t>(w)],
-             grads.dk, grads.dv);
+    key_rows(pb, bkv / in.Hkv, bkv % in.Hkv, j0, std::min(in.Tkv, j0 + kKeysPerItem),
+             spaces[static_cast<std::size_t>(w)], grads.dk, grads.dv);
   });
 
   CaptureGradients total(names, env);
   for (const CaptureGradients& part : partial) total.add_all(part);
   if (p.sink) {
-    ir::Env at = env;
+    ModGradient::Workspace at = sink->workspace();
+    const std::uint8_t one = 1;
+    const float no_score = 0.0f;
     for (int b = 0; b < in.B; ++b)
       for (int h = 0; h < in.Hq; ++h) {
         const double s = mods->sink(b, h);
@@ -278,13 +274,13 @@ void cpu_attention_backward(const ir::Program& p, const CpuAttentionInputs& in, 
           if (fwd.lse[row] != kNegInf) dsink -= std::exp(s - fwd.lse[row]) * pb.D[static_cast<std::size_t>(row)];
         }
         if (grads.dsink) grads.dsink[static_cast<i64>(b) * in.Hq + h] = static_cast<float>(dsink);
-        if (!sink.scatters() || dsink == 0.0) continue;
-        at.b = b;
-        at.h = h;
-        sink.scatter(at, dsink, total);
+        if (!sink->scatters() || dsink == 0.0) continue;
+        sink->scatter_row(at, b, h, 0, 0, 1, &one, &no_score, &dsink, total);
       }
   }
   mods->check();
+  score->check();
+  sink->check();
   for (const auto& [name, values] : total.buffers()) {
     float* out = grads.captures.at(name);
     for (std::size_t e = 0; e < values.size(); ++e) out[e] = static_cast<float>(values[e]);

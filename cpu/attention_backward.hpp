@@ -18,8 +18,8 @@
 // Numerics: P comes from the forward's lse (FlexAttention's recomputation); the dot products,
 // D_i, dP - D (the cancellation that matters) and every sum are float64, the score is rounded to
 // fp32 before the mods see it as in the forward, and each output is rounded to fp32 once. The
-// mask and score mods run on the chosen back end (as in cpu/attention.hpp); their derivatives
-// run in the interpreter (cpu/mod_gradient.hpp): the LLVM back end does not compile them yet.
+// mask and score mods and their derivatives (cpu/mod_gradient.hpp) run on the chosen back end
+// (as in cpu/attention.hpp): with LLVM both are native code, bit for bit what the interpreter gives.
 //
 // Work: a pass over (b, h, 16 query rows) writes dQ and scatters score_mod's capture gradients
 // into one accumulator per thread; a pass over (b, kv head, 16 key rows) recomputes the pairs

@@ -112,6 +112,41 @@ void CompiledMods::score_row(const CpuBinding& a, i64 b, i64 h, i64 q, i64 kv0, 
 }
 
 // ---------------------------------------------------------------------------------------------
+// CompiledGradient
+
+struct CompiledGradient::Impl {
+  std::unique_ptr<detail::NativeCode> code;
+  detail::SlopeRowFn slope_row = nullptr;
+  std::vector<detail::LoadRowFn> load_rows;
+};
+
+CompiledGradient::CompiledGradient(const ir::Program& decls, const ir::Expr& slope,
+                                   const std::vector<ir::LoadDerivative>& loads)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& f = *impl_;
+  f.code = module().compile_gradient(decls, slope, loads);
+  if (slope) f.slope_row = function<detail::SlopeRowFn>(*f.code, detail::kSlopeRowFn);
+  for (std::size_t i = 0; i < loads.size(); ++i)
+    f.load_rows.push_back(function<detail::LoadRowFn>(*f.code, detail::load_row_function_name(i).c_str()));
+}
+
+CompiledGradient::~CompiledGradient() = default;
+CompiledGradient::CompiledGradient(CompiledGradient&&) noexcept = default;
+CompiledGradient& CompiledGradient::operator=(CompiledGradient&&) noexcept = default;
+
+void CompiledGradient::slope_row(const CpuBinding& a, i64 b, i64 h, i64 q, i64 kv0, i64 n, const std::uint8_t* keep,
+                                 const float* x, float* slope) const {
+  if (!impl_->slope_row) throw std::logic_error("CompiledGradient::slope_row: compiled without a slope");
+  impl_->slope_row(a.args(), b, h, q, kv0, n, keep, x, slope);
+}
+
+void CompiledGradient::load_row(std::size_t i, const CpuBinding& a, i64 b, i64 h, i64 q, i64 kv0, i64 n,
+                                const std::uint8_t* keep, const float* x, std::uint8_t* reached, i64* indices,
+                                float* derivative) const {
+  impl_->load_rows.at(i)(a.args(), b, h, q, kv0, n, keep, x, reached, indices, derivative);
+}
+
+// ---------------------------------------------------------------------------------------------
 // CompiledExprs
 
 struct CompiledExprs::Impl {

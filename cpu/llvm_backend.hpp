@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cpu/args.hpp"
+#include "ir/differentiate.hpp"
 #include "ir/interpreter.hpp"
 #include "ir/ir.hpp"
 
@@ -53,6 +54,35 @@ class CompiledMods {
                 std::uint8_t* keep) const;
   void score_row(const CpuBinding& a, std::int64_t b, std::int64_t h, std::int64_t q, std::int64_t kv0,
                  std::int64_t n, const std::uint8_t* keep, float* s) const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// The backward's derivatives of a mod (ir/differentiate.hpp: d_score and the loads' reached,
+// indices and derivative) JIT-compiled as row functions, with the semantics and the rules of
+// CompiledMods (bind with a CpuBinding of the program the mod belongs to; loads out of range are
+// recorded, not thrown: call a.check()). cpu/mod_gradient.hpp is what the backward calls.
+class CompiledGradient {
+ public:
+  // decls: the mod's program (its scalars and captures). slope: d mod / d score, or undefined
+  // for no slope_row. Throws std::runtime_error when LLVM is unavailable or code generation fails.
+  CompiledGradient(const ir::Program& decls, const ir::Expr& slope, const std::vector<ir::LoadDerivative>& loads);
+  ~CompiledGradient();
+  CompiledGradient(CompiledGradient&&) noexcept;
+  CompiledGradient& operator=(CompiledGradient&&) noexcept;
+
+  // Keys kv0 .. kv0 + n - 1 of query row q where keep[j] != 0, the mod having seen score x[j]
+  // (other entries are neither evaluated nor written): slope[j] = d mod / d score.
+  void slope_row(const CpuBinding& a, std::int64_t b, std::int64_t h, std::int64_t q, std::int64_t kv0,
+                 std::int64_t n, const std::uint8_t* keep, const float* x, float* slope) const;
+  // The same for loads[i]: reached[j] = its condition as 0 / 1 and, where it holds,
+  // indices[j * rank + d] and derivative[j].
+  void load_row(std::size_t i, const CpuBinding& a, std::int64_t b, std::int64_t h, std::int64_t q, std::int64_t kv0,
+                std::int64_t n, const std::uint8_t* keep, const float* x, std::uint8_t* reached, std::int64_t* indices,
+                float* derivative) const;
 
   struct Impl;
 

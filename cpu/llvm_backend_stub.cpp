@@ -42,6 +42,23 @@ void CompiledMods::score_row(const CpuBinding&, std::int64_t, std::int64_t, std:
   unavailable();
 }
 
+struct CompiledGradient::Impl {};
+CompiledGradient::CompiledGradient(const ir::Program&, const ir::Expr&, const std::vector<ir::LoadDerivative>&) {
+  unavailable();
+}
+CompiledGradient::~CompiledGradient() = default;
+CompiledGradient::CompiledGradient(CompiledGradient&&) noexcept = default;
+CompiledGradient& CompiledGradient::operator=(CompiledGradient&&) noexcept = default;
+void CompiledGradient::slope_row(const CpuBinding&, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                                 std::int64_t, const std::uint8_t*, const float*, float*) const {
+  unavailable();
+}
+void CompiledGradient::load_row(std::size_t, const CpuBinding&, std::int64_t, std::int64_t, std::int64_t, std::int64_t,
+                                std::int64_t, const std::uint8_t*, const float*, std::uint8_t*, std::int64_t*,
+                                float*) const {
+  unavailable();
+}
+
 struct CompiledExprs::Impl {};
 CompiledExprs::CompiledExprs(const ir::Program&, const std::vector<ir::Expr>&) { unavailable(); }
 CompiledExprs::~CompiledExprs() = default;

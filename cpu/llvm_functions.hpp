@@ -3,6 +3,8 @@
 // signatures. Shared by the module that builds them (llvm_mods.cpp) and flexjit_cpu, which looks
 // them up and calls them (llvm_backend.cpp); no LLVM type appears here. A missing mod gets its
 // default body (mask: true, score: score, sink: -inf), so every function always exists.
+// The backward's derivative functions (a CompiledGradient, for cpu/mod_gradient.hpp) come in a
+// module of their own.
 #include <cstdint>
 #include <string>
 
@@ -25,6 +27,21 @@ using MaskRowFn = void (*)(const CpuArgs*, i64 b, i64 h, i64 q, i64 kv0, i64 n, 
 using ScoreRowFn = void (*)(const CpuArgs*, i64 b, i64 h, i64 q, i64 kv0, i64 n, const std::uint8_t* keep, float* s);
 // The value's bits: Int as is, Bool as 0 / 1, Float's bit pattern in the low 32 bits.
 using ExprFn = std::uint64_t (*)(const CpuArgs*, i64 b, i64 h, i64 q, i64 kv, float score);
+
+// The backward's derivatives of a mod (ir/differentiate.hpp), a row of keys kv0 .. kv0 + n - 1
+// per call; x[j] is the score the mod saw at key kv0 + j. Entries where keep[j] == 0 are neither
+// evaluated nor written.
+inline constexpr const char* kSlopeRowFn = "flexjit_slope_row";
+// slope[j] = d mod / d score.
+using SlopeRowFn = void (*)(const CpuArgs*, i64 b, i64 h, i64 q, i64 kv0, i64 n, const std::uint8_t* keep,
+                            const float* x, float* slope);
+// One differentiated load: reached[j] = its condition as 0 / 1 and, where that holds (only there:
+// elsewhere the indices may be out of range), indices[j * rank + d] and derivative[j].
+using LoadRowFn = void (*)(const CpuArgs*, i64 b, i64 h, i64 q, i64 kv0, i64 n, const std::uint8_t* keep,
+                           const float* x, std::uint8_t* reached, i64* indices, float* derivative);
+
+// The name of the i-th load's function of a CompiledGradient module.
+inline std::string load_row_function_name(std::size_t i) { return "flexjit_load_row_" + std::to_string(i); }
 
 // The name of the i-th expression function of a CompiledExprs module.
 inline std::string expr_function_name(std::size_t i) { return "flexjit_expr_" + std::to_string(i); }

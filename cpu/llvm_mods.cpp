@@ -1,6 +1,7 @@
 // Each function reads its scalars and tensor descriptors once in the entry block (preload), then
 // evaluates the mod body; the row functions wrap the body in a loop over keys, so the per-key
-// work is only the mod itself.
+// work is only the mod itself. The backward's derivative functions are built the same way, over
+// the same arguments, from the expressions ir::differentiate makes.
 #include "cpu/llvm_mods.hpp"
 
 #include <limits>
@@ -70,6 +71,20 @@ template <class Body> void emit_loop(FunctionBuilder& f, llvm::Value* n, Body bo
   ir.CreateRetVoid();
 }
 
+// Inside emit_loop: if (keep[j]) body(kv) with kv = kv0 + j (argument 3); `body` may add blocks.
+template <class Body> void emit_if_kept(FunctionBuilder& f, llvm::Value* keep_ptr, llvm::Value* j, Body body) {
+  auto& ir = f.ir();
+  auto& ctx = ir.getContext();
+  llvm::BasicBlock* apply = llvm::BasicBlock::Create(ctx, "apply", f.fn());
+  llvm::BasicBlock* next = llvm::BasicBlock::Create(ctx, "next", f.fn());
+  llvm::Value* keep = ir.CreateLoad(ir.getInt8Ty(), ir.CreateInBoundsGEP(ir.getInt8Ty(), keep_ptr, j));
+  ir.CreateCondBr(ir.CreateICmpNE(keep, ir.getInt8(0)), apply, next);
+  ir.SetInsertPoint(apply);
+  body(ir.CreateAdd(f.arg(3), j, "kv"));
+  ir.CreateBr(next);
+  ir.SetInsertPoint(next);
+}
+
 }  // namespace
 
 void build_mod_functions(llvm::Module& m, const ir::Program& p) {
@@ -115,18 +130,75 @@ void build_mod_functions(llvm::Module& m, const ir::Program& p) {
     f.noalias(6);
     f.emitter().preload({score});
     emit_loop(f, f.arg(4), [&](llvm::Value* j) {
-      auto& ir = f.ir();
-      llvm::BasicBlock* apply = llvm::BasicBlock::Create(ctx, "apply", f.fn());
-      llvm::BasicBlock* next = llvm::BasicBlock::Create(ctx, "next", f.fn());
-      llvm::Value* keep = ir.CreateLoad(i8, ir.CreateInBoundsGEP(i8, f.arg(5), j));
-      ir.CreateCondBr(ir.CreateICmpNE(keep, ir.getInt8(0)), apply, next);
-      ir.SetInsertPoint(apply);
-      llvm::Value* slot = ir.CreateInBoundsGEP(f32, f.arg(6), j);
-      llvm::Value* kv = ir.CreateAdd(f.arg(3), j, "kv");
-      llvm::Value* v = f.emitter().emit(score, {f.arg(0), f.arg(1), f.arg(2), kv, ir.CreateLoad(f32, slot)});
-      ir.CreateStore(v, slot);
-      ir.CreateBr(next);
-      ir.SetInsertPoint(next);
+      emit_if_kept(f, f.arg(5), j, [&](llvm::Value* kv) {
+        auto& ir = f.ir();
+        llvm::Value* slot = ir.CreateInBoundsGEP(f32, f.arg(6), j);
+        llvm::Value* v = f.emitter().emit(score, {f.arg(0), f.arg(1), f.arg(2), kv, ir.CreateLoad(f32, slot)});
+        ir.CreateStore(v, slot);
+      });
+    });
+  }
+}
+
+void build_gradient_functions(llvm::Module& m, const ir::Program& decls, const ir::Expr& slope,
+                              const std::vector<ir::LoadDerivative>& loads) {
+  llvm::LLVMContext& ctx = m.getContext();
+  const ArgTypes types(ctx);
+  auto* i64 = llvm::Type::getInt64Ty(ctx);
+  auto* i8 = llvm::Type::getInt8Ty(ctx);
+  auto* f32 = llvm::Type::getFloatTy(ctx);
+  auto* i8p = llvm::PointerType::getUnqual(i8);
+  auto* f32p = llvm::PointerType::getUnqual(f32);
+  auto* i64p = llvm::PointerType::getUnqual(i64);
+  auto* void_ty = llvm::Type::getVoidTy(ctx);
+
+  if (slope) {  // void slope_row(args, b, h, q, kv0, n, const u8* keep, const float* x, float* slope)
+    FunctionBuilder f(m, decls, types, kSlopeRowFn, void_ty, {i64, i64, i64, i64, i64, i8p, f32p, f32p});
+    for (unsigned a = 5; a <= 7; ++a) f.noalias(a);
+    f.emitter().preload({slope});
+    emit_loop(f, f.arg(4), [&](llvm::Value* j) {
+      emit_if_kept(f, f.arg(5), j, [&](llvm::Value* kv) {
+        auto& ir = f.ir();
+        llvm::Value* x = ir.CreateLoad(f32, ir.CreateInBoundsGEP(f32, f.arg(6), j));
+        llvm::Value* v = f.emitter().emit(slope, {f.arg(0), f.arg(1), f.arg(2), kv, x});
+        ir.CreateStore(v, ir.CreateInBoundsGEP(f32, f.arg(7), j));
+      });
+    });
+  }
+
+  for (std::size_t i = 0; i < loads.size(); ++i) {
+    // void load_row(args, b, h, q, kv0, n, const u8* keep, const float* x, u8* reached, i64* indices,
+    //               float* derivative)
+    const ir::LoadDerivative& l = loads[i];
+    const std::string name = load_row_function_name(i);
+    FunctionBuilder f(m, decls, types, name.c_str(), void_ty, {i64, i64, i64, i64, i64, i8p, f32p, i8p, i64p, f32p});
+    for (unsigned a = 5; a <= 9; ++a) f.noalias(a);
+    std::vector<ir::Expr> exprs = l.indices;
+    exprs.push_back(l.reached);
+    exprs.push_back(l.derivative);
+    f.emitter().preload(exprs);
+    const auto rank = static_cast<std::uint64_t>(l.indices.size());
+    emit_loop(f, f.arg(4), [&](llvm::Value* j) {
+      emit_if_kept(f, f.arg(5), j, [&](llvm::Value* kv) {
+        auto& ir = f.ir();
+        llvm::Value* x = ir.CreateLoad(f32, ir.CreateInBoundsGEP(f32, f.arg(6), j));
+        const ParamValues at{f.arg(0), f.arg(1), f.arg(2), kv, x};
+        llvm::Value* reached = f.emitter().emit(l.reached, at);
+        ir.CreateStore(ir.CreateZExt(reached, i8), ir.CreateInBoundsGEP(i8, f.arg(7), j));
+        // As the interpreter: the indices and the derivative only where the load is reached.
+        llvm::BasicBlock* taken = llvm::BasicBlock::Create(ctx, "reached", f.fn());
+        llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx, "reached.join", f.fn());
+        ir.CreateCondBr(reached, taken, done);
+        ir.SetInsertPoint(taken);
+        llvm::Value* base = ir.CreateMul(j, ir.getInt64(rank));
+        for (std::size_t d = 0; d < l.indices.size(); ++d) {
+          llvm::Value* v = f.emitter().emit(l.indices[d], at);
+          ir.CreateStore(v, ir.CreateInBoundsGEP(i64, f.arg(8), ir.CreateAdd(base, ir.getInt64(d))));
+        }
+        ir.CreateStore(f.emitter().emit(l.derivative, at), ir.CreateInBoundsGEP(f32, f.arg(9), j));
+        ir.CreateBr(done);
+        ir.SetInsertPoint(done);
+      });
     });
   }
 }

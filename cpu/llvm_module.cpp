@@ -36,6 +36,16 @@ class ModuleImpl final : public LlvmModule {
     return code;
   }
 
+  std::unique_ptr<NativeCode> compile_gradient(const ir::Program& decls, const ir::Expr& slope,
+                                               const std::vector<ir::LoadDerivative>& loads) const override {
+    auto code = std::make_unique<JitCode>();
+    auto ctx = std::make_unique<llvm::LLVMContext>();
+    auto m = code->jit.new_module(*ctx, decls.name.empty() ? "flexjit_gradient" : decls.name + "_gradient");
+    build_gradient_functions(*m, decls, slope, loads);
+    code->jit.add(std::move(ctx), std::move(m));
+    return code;
+  }
+
   std::unique_ptr<NativeCode> compile_exprs(const ir::Program& decls, const std::vector<ir::Expr>& exprs) const override {
     auto code = std::make_unique<JitCode>();
     auto ctx = std::make_unique<llvm::LLVMContext>();

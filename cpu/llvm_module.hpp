@@ -5,12 +5,13 @@
 //
 // The module exports one C symbol, kLlvmModuleEntry, which hands out an LlvmModule. Both sides
 // come from the same build (the entry refuses any other ABI or version), so C++ types may cross:
-// ir::Program and ir::Expr in, NativeCode out, exceptions (std::runtime_error, ir::InternalError)
-// through. No LLVM type appears here.
+// ir::Program, ir::Expr and ir::LoadDerivative in, NativeCode out, exceptions (std::runtime_error,
+// ir::InternalError) through. No LLVM type appears here.
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "ir/differentiate.hpp"
 #include "ir/ir.hpp"
 
 namespace flexjit::cpu::detail {
@@ -29,6 +30,10 @@ class LlvmModule {
   virtual bool host_target_usable() const = 0;
   // kMaskFn .. kScoreRowFn for p's mods, optimised at O2.
   virtual std::unique_ptr<NativeCode> compile_mods(const ir::Program& p) const = 0;
+  // The backward's derivatives of a mod: kSlopeRowFn for `slope` (none when it is undefined) and
+  // load_row_function_name(i) for loads[i], over decls' scalars and captures, optimised at O2.
+  virtual std::unique_ptr<NativeCode> compile_gradient(const ir::Program& decls, const ir::Expr& slope,
+                                                       const std::vector<ir::LoadDerivative>& loads) const = 0;
   // expr_function_name(i) for exprs[i], over decls' scalars and captures.
   virtual std::unique_ptr<NativeCode> compile_exprs(const ir::Program& decls,
                                                     const std::vector<ir::Expr>& exprs) const = 0;
@@ -38,7 +43,7 @@ class LlvmModule {
 };
 
 // Bump whenever LlvmModule, NativeCode, llvm_functions.hpp or a type they pass changes shape.
-inline constexpr int kLlvmModuleAbi = 1;
+inline constexpr int kLlvmModuleAbi = 2;
 inline constexpr const char* kLlvmModuleEntry = "flexjit_cpu_llvm_module";
 
 // The entry's type: the module's LlvmModule when `abi` and `version` (the project version) are

@@ -1,9 +1,7 @@
 #include "cpu/row_mods.hpp"
 
-#include <deque>
-#include <mutex>
-
 #include "cpu/args.hpp"
+#include "cpu/compile_cache.hpp"
 #include "cpu/llvm_backend.hpp"
 
 namespace flexjit::cpu {
@@ -53,49 +51,16 @@ class NativeRows final : public RowMods {
   CpuBinding bound_;
 };
 
-// ---------------------------------------------------------------------------------------------
-// A few recently compiled programs, so repeated runs of one program (test sweeps, benchmarks)
-// pay the JIT once. Equality is structural: declarations in order and mod bodies.
-
-bool same_mod(const std::optional<ir::Mod>& a, const std::optional<ir::Mod>& b) {
-  if (a.has_value() != b.has_value()) return false;
-  return !a || ir::equal(a->body, b->body);
-}
-
-bool same_program(const ir::Program& a, const ir::Program& b) {
-  if (a.captures.size() != b.captures.size() || a.scalars.size() != b.scalars.size()) return false;
-  for (std::size_t k = 0; k < a.captures.size(); ++k)
-    if (a.captures[k].name != b.captures[k].name || a.captures[k].dtype != b.captures[k].dtype ||
-        a.captures[k].rank != b.captures[k].rank)
-      return false;
-  for (std::size_t k = 0; k < a.scalars.size(); ++k)
-    if (a.scalars[k].name != b.scalars[k].name || a.scalars[k].type != b.scalars[k].type) return false;
-  return same_mod(a.mask_mod, b.mask_mod) && same_mod(a.score_mod, b.score_mod) && same_mod(a.sink, b.sink);
-}
-
+// Compiled once per program and kept (compile_cache.hpp).
 std::shared_ptr<const CompiledMods> compiled(const ir::Program& p) {
-  struct Entry {
-    ir::Program program;
-    std::shared_ptr<const CompiledMods> mods;
-  };
-  constexpr std::size_t kCapacity = 32;
-  static std::mutex mu;
-  static std::deque<Entry> cache;  // most recent first
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    for (auto it = cache.begin(); it != cache.end(); ++it)
-      if (same_program(it->program, p)) {
-        Entry e = *it;
-        cache.erase(it);
-        cache.push_front(e);
-        return e.mods;
-      }
-  }
-  auto mods = std::make_shared<const CompiledMods>(p);  // outside the lock: compiles may overlap
-  std::lock_guard<std::mutex> lock(mu);
-  cache.push_front({p, mods});
-  if (cache.size() > kCapacity) cache.pop_back();
-  return mods;
+  static CompileCache<ir::Program, CompiledMods> cache;
+  return cache.get(
+      p,
+      [](const ir::Program& a, const ir::Program& b) {
+        return same_declarations(a, b) && same_mod(a.mask_mod, b.mask_mod) && same_mod(a.score_mod, b.score_mod) &&
+               same_mod(a.sink, b.sink);
+      },
+      [&] { return std::make_shared<const CompiledMods>(p); });
 }
 
 }  // namespace
