@@ -11,19 +11,24 @@
 // bandwidth as a fraction of the device-to-device copy bandwidth, measured once per run
 // (cuMemcpyDtoD: bytes read + bytes written / time).
 //
-//   attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWARPSxSTAGES[q]]
-//              [--family NAME] [--backward] [--list]
-//
-// --backward also times, on every prefill config, the training step's attention: the forward
-// (with lse) then Kernel::backward (dq, dk, dv), and the backward alone. Their TF/s count
+// Forward + backward configs (fwdbwd_*: a prefill config's name with that prefix, the same shape,
+// program and mask): the training step's attention, the forward (with lse) then Kernel::backward
+// (dq, dk, dv), timed together per iteration and the backward alone. Their TF/s count
 // FlashAttention's way: the backward does 2.5 times the forward's FLOPs (five products of the
-// forward's size, the forward two), so forward + backward = 3.5 * 4 * D * pairs.
+// forward's size against its two), so forward + backward = 3.5 * 4 * D * unmasked pairs, the
+// pairs counted as for the forward. A head dim the backward does not serve is reported as
+// unsupported (not a failure).
 //
+//   attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWARPSxSTAGES[q]]
+//              [--family NAME] [--list]
+//
+// --only takes config names; a trailing * takes every name that starts with the rest (fwdbwd_*).
 // --tile overrides the shipped tile table for every config (the tuning sweep behind the table);
 // a trailing q keeps Q in registers.
 //
 // Without a CUDA driver it is a dry run: every config is compiled (sm_90a) and its arguments are
-// checked by Kernel::forward, nothing is timed.
+// checked by Kernel::forward (and Kernel::backward, whose kernels are compiled too), nothing is
+// timed.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -44,6 +49,8 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "bench/documents.hpp"
@@ -132,8 +139,9 @@ struct Config {
   std::string name;
   Shape s;
   std::string program;  // "examples/NAME.py" (read from the source tree) or a key of kInlinePrograms
-  std::function<Setup(const Shape&)> setup;  // prefill configs
+  std::function<Setup(const Shape&)> setup;  // prefill and forward + backward configs
   std::optional<KvCacheLayout> decode{};     // decode configs (they take no setup)
+  bool fwdbwd = false;                       // forward + backward of a prefill config
 };
 
 TensorView device_view(DeviceBuffer& b, DType dtype, std::vector<std::int64_t> shape) {
@@ -269,6 +277,27 @@ std::vector<Config> decode_configs() {
   return out;
 }
 
+// Forward + backward: the mission's masks at B = 4, H = 16, T = 4096, D = 128, and causal at D = 64,
+// each a copy of its prefill config under the prefix (bench/peers.py FWDBWD_OF names the same).
+// Fewer than the forward's: bench/run-gpu runs them on every call, and FlexAttention compiles a
+// backward per mask.
+constexpr std::string_view kFwdBwdPrefix = "fwdbwd_";
+
+std::vector<Config> fwdbwd_configs(const std::vector<Config>& prefill) {
+  static const std::set<std::string> names = {"dense",           "causal",         "sliding_window_1024",
+                                              "sink4_window1024", "alibi_causal",   "softcap50_causal",
+                                              "prefix_lm_1024",   "document_8docs", "topk8_blk128_causal",
+                                              "causal_d64"};
+  std::vector<Config> out;
+  for (const Config& c : prefill)
+    if (!c.decode && names.count(c.name)) {
+      out.push_back(c);
+      out.back().name = std::string(kFwdBwdPrefix) + c.name;
+      out.back().fwdbwd = true;
+    }
+  return out;
+}
+
 std::vector<Config> configs() {
   using flexjit::bf16;
   using flexjit::fp16;
@@ -299,6 +328,8 @@ std::vector<Config> configs() {
       {"causal_d256", {4, 16, 16, 4096, 256, bf16}, "examples/causal.py", causal_setup},
   };
   for (Config& c : decode_configs()) all.push_back(std::move(c));
+  // Last: a fault in the backward kernels, which poisons the CUDA context, then costs no other figures.
+  for (Config& c : fwdbwd_configs(all)) all.push_back(std::move(c));
   return all;
 }
 
@@ -349,21 +380,24 @@ struct InputSet {
   DeviceBuffer q, k, v, out;
 };
 
+// Uploads n elements of `pool` into b; *tensor counts the tensors filled so far, each chunk of
+// each tensor starting at its own offset.
+void fill_random(DeviceBuffer& b, std::size_t n, const std::vector<std::uint16_t>& pool, std::size_t* tensor) {
+  const std::size_t chunk = pool.size() - kPoolSlack;
+  for (std::size_t done = 0; done < n; done += chunk)
+    b.upload(pool.data() + (++*tensor * 104729) % kPoolSlack, std::min(chunk, n - done) * 2, done * 2);
+}
+
 // `count` sets of q and out of nq elements, k and v of nkv.
 std::vector<InputSet> make_sets(DType dtype, std::size_t nq, std::size_t nkv, int count) {
   const std::vector<std::uint16_t>& pool = random_pool(dtype, std::min(std::max(nq, nkv), kMaxPoolElements));
-  const std::size_t chunk = pool.size() - kPoolSlack;
   std::vector<InputSet> sets;
   std::size_t tensor = 0;
-  const auto fill = [&](DeviceBuffer& b, std::size_t n) {
-    for (std::size_t done = 0; done < n; done += chunk)
-      b.upload(pool.data() + (++tensor * 104729) % kPoolSlack, std::min(chunk, n - done) * 2, done * 2);
-  };
   for (int i = 0; i < count; ++i) {
     sets.push_back({DeviceBuffer(nq * 2), DeviceBuffer(nkv * 2), DeviceBuffer(nkv * 2), DeviceBuffer(nq * 2)});
-    fill(sets.back().q, nq);
-    fill(sets.back().k, nkv);
-    fill(sets.back().v, nkv);
+    fill_random(sets.back().q, nq, pool, &tensor);
+    fill_random(sets.back().k, nkv, pool, &tensor);
+    fill_random(sets.back().v, nkv, pool, &tensor);
     sets.back().out.fill_bytes(0xFF);  // NaN: an element the kernel never writes shows up
   }
   return sets;
@@ -388,7 +422,6 @@ struct Options {
   bool list = false;
   std::optional<flexjit::TileShape> tile;
   std::string family;  // CompileOptions::family (empty: the automatic choice)
-  bool backward = false;
 };
 
 struct Device {
@@ -448,74 +481,33 @@ void check_output(const DeviceBuffer& out, std::size_t n, DType dtype, nlohmann:
   if (bad) row["error"] = fmt::format("{} of {} output elements not finite", bad, n);
 }
 
-// The training step on the forward's input sets: per set an lse, a dout and dq, dk, dv; times
-// forward (with lse) + backward, then the backward alone (on the lse and out the forward left).
-// A head dim the backward family does not serve is recorded as unsupported, not as a failure.
-void time_backward(const flexjit::Kernel& kernel, const Shape& s, const flexjit::ForwardOptions& fwd,
-                   std::vector<InputSet>& sets, int reps, double forward_flops, nlohmann::json& row) {
-  const std::size_t nq = std::size_t{1} * s.B * s.Hq * s.T * s.D, nkv = std::size_t{1} * s.B * s.Hkv * s.T * s.D;
-  struct Grads {
-    DeviceBuffer lse, dout, dq, dk, dv;
-  };
-  std::vector<Grads> g;
-  std::vector<InputSet> douts = make_sets(s.dtype, nq, 1, static_cast<int>(sets.size()));  // q buffers as dout
-  for (std::size_t i = 0; i < sets.size(); ++i) {
-    g.push_back({DeviceBuffer(std::size_t{1} * s.B * s.Hq * s.T * 4), std::move(douts[i].q), DeviceBuffer(nq * 2),
-                 DeviceBuffer(nkv * 2), DeviceBuffer(nkv * 2)});
-    g.back().dq.fill_bytes(0xFF);
-  }
-  const std::vector<std::int64_t> qs{s.B, s.Hq, s.T, s.D}, kvs{s.B, s.Hkv, s.T, s.D};
-  const auto forward = [&](std::size_t i) {
-    flexjit::ForwardOptions o = fwd;
-    o.lse = device_view(g[i].lse, flexjit::f32, {s.B, s.Hq, s.T});
-    kernel.forward(device_view(sets[i].q, s.dtype, qs), device_view(sets[i].k, s.dtype, kvs),
-                   device_view(sets[i].v, s.dtype, kvs), device_view(sets[i].out, s.dtype, qs), o);
-  };
-  const auto backward = [&](std::size_t i) {
-    kernel.backward(device_view(sets[i].q, s.dtype, qs), device_view(sets[i].k, s.dtype, kvs),
-                    device_view(sets[i].v, s.dtype, kvs), device_view(sets[i].out, s.dtype, qs),
-                    device_view(g[i].lse, flexjit::f32, {s.B, s.Hq, s.T}), device_view(g[i].dout, s.dtype, qs),
-                    device_view(g[i].dq, s.dtype, qs), device_view(g[i].dk, s.dtype, kvs),
-                    device_view(g[i].dv, s.dtype, kvs), {.bind = fwd.bind});
-  };
-  try {
-    for (std::size_t i = 0; i < sets.size(); ++i) forward(i);
-    backward(0);  // compiles the backward kernels
-    synchronize();
-  } catch (const flexjit::UnsupportedError& e) {
-    row["bwd_unsupported"] = e.what();
-    return;
-  }
-  const double step = median(time_launches(reps, sets.size(), [&](std::size_t i) {
-    forward(i);
-    backward(i);
-  }));
-  const double bwd = median(time_launches(reps, sets.size(), backward));
-  row["fwdbwd_ms"] = step;
-  row["fwdbwd_tflops"] = 3.5 * forward_flops / step / 1e9;
-  row["bwd_ms"] = bwd;
-  row["bwd_tflops"] = 2.5 * forward_flops / bwd / 1e9;
-  nlohmann::json check;
-  check_output(g[0].dq, nq, s.dtype, check);
-  if (!check.value("ok", false)) {
-    row["ok"] = false;
-    row["error"] = "dq: " + check["error"].get<std::string>();
-  }
-}
+std::vector<std::int64_t> q_shape(const Shape& s) { return {s.B, s.Hq, s.T, s.D}; }
+std::vector<std::int64_t> kv_shape(const Shape& s) { return {s.B, s.Hkv, s.T, s.D}; }
+std::size_t q_elements(const Shape& s) { return std::size_t{1} * s.B * s.Hq * s.T * s.D; }
+std::size_t kv_elements(const Shape& s) { return std::size_t{1} * s.B * s.Hkv * s.T * s.D; }
 
-nlohmann::json run_config(const Config& c, const Options& opt, const Device& dev, flexjit::Engine& jit) {
+// A prefill config ready to launch: its kernel, the forward options (bindings, and the block mask
+// of a mask that reads tensors), the unmasked pairs its FLOPs count, and its input sets.
+struct Prefill {
+  flexjit::Kernel kernel;
+  Setup setup;  // owns the bound tensors and the block mask's storage
+  flexjit::ForwardOptions fwd{};
+  std::int64_t pairs = 0;
+  std::vector<InputSet> sets{};
+};
+
+// Compiles the config, binds its tensors, counts its pairs, makes its input sets and, for a mask
+// that reads tensors, builds the block mask once, as an engine would (the work create_block_mask
+// does for flex; timed on a GPU as prepare_ms). Records the kernel and the counts in the row.
+Prefill prepare_prefill(const Config& c, const Options& opt, const Device& dev, flexjit::Engine& jit,
+                        nlohmann::json& row) {
   const Shape& s = c.s;
-  nlohmann::json row = {{"cfg", c.name}, {"B", s.B},   {"Hq", s.Hq}, {"Hkv", s.Hkv},
-                        {"T", s.T},      {"D", s.D},   {"dtype", flexjit::dtype_name(s.dtype)}};
-  const flexjit::Kernel kernel = compile_config(c, opt, jit);
-  record_forward_kernel(kernel, row);
-
-  Setup setup = c.setup(s);
-  // Masks that read captured tensors: build the block mask once per mask, as an engine would
-  // (this is the work create_block_mask does for flex), and let every launch follow it.
+  Prefill p{compile_config(c, opt, jit), c.setup(s)};
+  record_forward_kernel(p.kernel, row);
+  Setup& setup = p.setup;
   auto mask = std::make_shared<flexjit::BlockMask>();
-  if (kernel.needs_block_mask() && !setup.prepare) {
-    const std::size_t bytes = kernel.block_mask_bytes(s.B, s.Hq, s.T, s.T);
+  if (p.kernel.needs_block_mask() && !setup.prepare) {
+    const std::size_t bytes = p.kernel.block_mask_bytes(s.B, s.Hq, s.T, s.T);
     setup.buffers.emplace_back(bytes);
     const TensorView storage = device_view(setup.buffers.back(), flexjit::u8, {static_cast<std::int64_t>(bytes)});
     setup.prepare = [mask, storage, s](const flexjit::Kernel& k, flexjit::ForwardOptions& o) {
@@ -525,53 +517,200 @@ nlohmann::json run_config(const Config& c, const Options& opt, const Device& dev
   }
   std::int64_t row_keys = 0;
   for (std::int64_t q = 0; q < s.T; ++q) row_keys += setup.keys_per_row(q);
-  const std::int64_t pairs = row_keys * s.B * s.Hq;
-  row["pairs"] = pairs;
+  p.pairs = row_keys * s.B * s.Hq;
+  row["pairs"] = p.pairs;
   row["density"] = static_cast<double>(row_keys) / (static_cast<double>(s.T) * s.T);
 
   // Enough sets that all of them together are more than twice the L2, and at least three.
   const std::int64_t set_bytes = 2ll * s.D * s.T * s.B * (2 * s.Hq + 2 * s.Hkv);
   const int sets_needed = static_cast<int>(std::max<std::int64_t>(3, 2 * dev.l2_bytes / set_bytes + 1));
-  std::vector<InputSet> sets = make_sets(s, sets_needed);
+  p.sets = make_sets(s, sets_needed);
   row["sets"] = sets_needed;
 
-  flexjit::ForwardOptions fwd{.bind = setup.bind};
-  if (setup.prepare && g_gpu) {
-    setup.prepare(kernel, fwd);  // warm-up call
-    synchronize();
-    std::vector<double> t;
-    for (int i = 0; i < 10; ++i) {
-      flexjit::ForwardOptions o{.bind = setup.bind};
-      const auto t0 = std::chrono::steady_clock::now();
-      setup.prepare(kernel, o);
-      synchronize();
-      t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    row["prepare_ms"] = median(t);
-  }
-  const auto launch = [&](std::size_t i) {
-    InputSet& x = sets[i];
-    kernel.forward(device_view(x.q, s.dtype, {s.B, s.Hq, s.T, s.D}), device_view(x.k, s.dtype, {s.B, s.Hkv, s.T, s.D}),
-                   device_view(x.v, s.dtype, {s.B, s.Hkv, s.T, s.D}), device_view(x.out, s.dtype, {s.B, s.Hq, s.T, s.D}),
-                   fwd);
-  };
-
+  p.fwd = {.bind = setup.bind};
+  if (!setup.prepare) return p;
   if (!g_gpu) {
-    dry_run([&] {
-      if (setup.prepare) setup.prepare(kernel, fwd);
-      launch(0);
-    });
+    dry_run([&] { setup.prepare(p.kernel, p.fwd); });
+    return p;
+  }
+  setup.prepare(p.kernel, p.fwd);  // warm-up call
+  synchronize();
+  std::vector<double> t;
+  for (int i = 0; i < 10; ++i) {
+    flexjit::ForwardOptions o{.bind = setup.bind};
+    const auto t0 = std::chrono::steady_clock::now();
+    setup.prepare(p.kernel, o);
+    synchronize();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  row["prepare_ms"] = median(t);
+  return p;
+}
+
+// The config's forward on input set i.
+void launch_forward(Prefill& p, const Shape& s, std::size_t i, const flexjit::ForwardOptions& o) {
+  InputSet& x = p.sets[i];
+  p.kernel.forward(device_view(x.q, s.dtype, q_shape(s)), device_view(x.k, s.dtype, kv_shape(s)),
+                   device_view(x.v, s.dtype, kv_shape(s)), device_view(x.out, s.dtype, q_shape(s)), o);
+}
+
+nlohmann::json prefill_row(const Config& c) {
+  const Shape& s = c.s;
+  nlohmann::json row = {{"cfg", c.name}, {"B", s.B}, {"Hq", s.Hq}, {"Hkv", s.Hkv},
+                        {"T", s.T},      {"D", s.D}, {"dtype", flexjit::dtype_name(s.dtype)}};
+  if (c.fwdbwd) row["kind"] = "fwdbwd";
+  return row;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Forward + backward.
+
+// What the backward adds to an input set: the lse the forward writes, a random dout, and dq, dk,
+// dv (NaN at first, so that an element the backward never writes shows up).
+struct Gradients {
+  DeviceBuffer lse, dout, dq, dk, dv;
+};
+
+std::vector<Gradients> make_gradients(const Shape& s, std::size_t count) {
+  const std::size_t nq = q_elements(s), nkv = kv_elements(s);
+  const std::vector<std::uint16_t>& pool = random_pool(s.dtype, std::min(std::max(nq, nkv), kMaxPoolElements));
+  std::size_t tensor = std::size_t{1} << 16;  // offsets past the input sets': dout is none of their tensors
+  std::vector<Gradients> g;
+  for (std::size_t i = 0; i < count; ++i) {
+    g.push_back({DeviceBuffer(std::size_t{4} * s.B * s.Hq * s.T), DeviceBuffer(nq * 2), DeviceBuffer(nq * 2),
+                 DeviceBuffer(nkv * 2), DeviceBuffer(nkv * 2)});
+    fill_random(g.back().dout, nq, pool, &tensor);
+    for (DeviceBuffer* b : {&g.back().dq, &g.back().dk, &g.back().dv}) b->fill_bytes(0xFF);
+  }
+  return g;
+}
+
+// dv = P^T dout and every row of P sums to one (each query of these configs sees a key), so for
+// each batch entry, kv head and d, dv summed over the keys equals dout summed over the queries of
+// that kv head's query heads. A check from two downloads that the backward recomputed the
+// forward's probabilities (its mask and score_mod, against the forward's lse). Returns the largest
+// difference over the norm of those dout elements; bf16 rounding of P and dv leaves ~1e-3 at most.
+constexpr double kDvSumTolerance = 0.02;
+
+double dv_sum_error(const Gradients& g, const Shape& s) {
+  const std::size_t nq = q_elements(s), nkv = kv_elements(s);
+  std::vector<std::uint16_t> dout(nq), dv(nkv);
+  g.dout.download(dout.data(), nq * 2);
+  g.dv.download(dv.data(), nkv * 2);
+  const auto value = [bf16 = s.dtype == flexjit::bf16](std::uint16_t x) -> double {
+    return bf16 ? flexjit::bf16_bits_to_float(x) : flexjit::fp16_bits_to_float(x);
+  };
+  // Sums per (b, kv head, d) of [B, heads, T, D] elements: head h's at (b * Hkv + h / group) * D + d.
+  const std::size_t D = static_cast<std::size_t>(s.D), T = static_cast<std::size_t>(s.T);
+  const std::size_t Hkv = static_cast<std::size_t>(s.Hkv);
+  const std::size_t sums = static_cast<std::size_t>(s.B) * Hkv * D;
+  std::vector<double> dv_sum(sums), dout_sum(sums), dout_squares(sums);
+  const auto accumulate = [&](const std::vector<std::uint16_t>& x, int heads, const auto& add) {
+    const std::size_t H = static_cast<std::size_t>(heads), group = H / Hkv;
+    for (std::size_t e = 0; e < x.size(); ++e) {
+      const std::size_t bh = e / (T * D);  // b * H + h
+      add((bh / H * Hkv + bh % H / group) * D + e % D, value(x[e]));
+    }
+  };
+  accumulate(dout, s.Hq, [&](std::size_t i, double x) { dout_sum[i] += x, dout_squares[i] += x * x; });
+  accumulate(dv, s.Hkv, [&](std::size_t i, double x) { dv_sum[i] += x; });
+  double worst = 0;
+  for (std::size_t i = 0; i < dv_sum.size(); ++i)
+    worst = std::max(worst, std::abs(dv_sum[i] - dout_sum[i]) / std::sqrt(std::max(dout_squares[i], 1e-30)));
+  return worst;
+}
+
+// Set 0's out and gradients all written and finite, and its dv consistent with the forward.
+void check_gradients(const InputSet& x, const Gradients& g, const Shape& s, nlohmann::json& row) {
+  const std::size_t nq = q_elements(s), nkv = kv_elements(s);
+  const std::tuple<const char*, const DeviceBuffer*, std::size_t> outputs[] = {
+      {"out", &x.out, nq}, {"dq", &g.dq, nq}, {"dk", &g.dk, nkv}, {"dv", &g.dv, nkv}};
+  for (const auto& [name, buffer, n] : outputs) {
+    nlohmann::json check;
+    check_output(*buffer, n, s.dtype, check);
+    if (!check["ok"].get<bool>()) {
+      row["ok"] = false;
+      row["error"] = fmt::format("{}: {}", name, check["error"].get<std::string>());
+      return;
+    }
+  }
+  const double error = dv_sum_error(g, s);
+  row["dv_sum_error"] = error;
+  row["ok"] = error <= kDvSumTolerance;
+  if (error > kDvSumTolerance)
+    row["error"] = fmt::format("dv summed over keys is off dout summed over queries by {:.3g} of its norm (> {})",
+                               error, kDvSumTolerance);
+}
+
+// The training step on the config's input sets, each with its Gradients: times the forward (with
+// lse) then Kernel::backward per iteration, then the backward alone on the out and lse the
+// forward left. A backward the kernel does not serve (UnsupportedError: a head dim, say) is
+// recorded as unsupported, not as a failure.
+void run_fwdbwd(Prefill& p, const Shape& s, int reps, nlohmann::json& row) {
+  std::vector<Gradients> g = make_gradients(s, p.sets.size());
+  const auto lse = [&](std::size_t i) { return device_view(g[i].lse, flexjit::f32, {s.B, s.Hq, s.T}); };
+  std::vector<flexjit::ForwardOptions> with_lse(p.sets.size(), p.fwd);  // built once: no map copy per launch
+  for (std::size_t i = 0; i < with_lse.size(); ++i) with_lse[i].lse = lse(i);
+  const flexjit::BackwardOptions bwd{.bind = p.fwd.bind};
+  const auto forward = [&](std::size_t i) { launch_forward(p, s, i, with_lse[i]); };
+  const auto backward = [&](std::size_t i) {
+    InputSet& x = p.sets[i];
+    p.kernel.backward(device_view(x.q, s.dtype, q_shape(s)), device_view(x.k, s.dtype, kv_shape(s)),
+                      device_view(x.v, s.dtype, kv_shape(s)), device_view(x.out, s.dtype, q_shape(s)), lse(i),
+                      device_view(g[i].dout, s.dtype, q_shape(s)), device_view(g[i].dq, s.dtype, q_shape(s)),
+                      device_view(g[i].dk, s.dtype, kv_shape(s)), device_view(g[i].dv, s.dtype, kv_shape(s)), bwd);
+  };
+  try {
+    if (!g_gpu) {
+      dry_run([&] { forward(0); });
+      dry_run([&] { backward(0); });  // compiles the backward's kernels, then cannot launch
+      row["ok"] = true;
+      return;
+    }
+    for (std::size_t i = 0; i < p.sets.size(); ++i) forward(i);
+    backward(0);  // compiles the backward's kernels, untimed
+    synchronize();
+  } catch (const flexjit::UnsupportedError& e) {
+    row["unsupported"] = e.what();
+    row["ok"] = true;
+    return;
+  }
+  const std::vector<double> ms = time_launches(reps, p.sets.size(), [&](std::size_t i) {
+    forward(i);
+    backward(i);
+  });
+  const double flops = 4.0 * s.D * static_cast<double>(p.pairs);  // the forward's
+  row["ms"] = median(ms);
+  row["ms_min"] = *std::min_element(ms.begin(), ms.end());
+  row["tflops"] = 3.5 * flops / row["ms"].get<double>() / 1e9;
+  row["bwd_ms"] = median(time_launches(reps, p.sets.size(), backward));
+  row["bwd_tflops"] = 2.5 * flops / row["bwd_ms"].get<double>() / 1e9;
+  check_gradients(p.sets[0], g[0], s, row);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+nlohmann::json run_config(const Config& c, const Options& opt, const Device& dev, flexjit::Engine& jit) {
+  const Shape& s = c.s;
+  nlohmann::json row = prefill_row(c);
+  Prefill p = prepare_prefill(c, opt, dev, jit, row);
+  if (c.fwdbwd) {
+    run_fwdbwd(p, s, opt.reps, row);
+    return row;
+  }
+  const auto launch = [&](std::size_t i) { launch_forward(p, s, i, p.fwd); };
+  if (!g_gpu) {
+    dry_run([&] { launch(0); });
     row["ok"] = true;
     return row;
   }
 
-  const std::vector<double> ms = time_launches(opt.reps, sets.size(), launch);
+  const std::vector<double> ms = time_launches(opt.reps, p.sets.size(), launch);
   const double med = median(ms);
   row["ms"] = med;
   row["ms_min"] = *std::min_element(ms.begin(), ms.end());
-  row["tflops"] = 4.0 * s.D * static_cast<double>(pairs) / med / 1e9;
-  check_output(sets[0].out, std::size_t{1} * s.B * s.Hq * s.T * s.D, s.dtype, row);
-  if (opt.backward && row.value("ok", false)) time_backward(kernel, s, fwd, sets, opt.reps, 4.0 * s.D * static_cast<double>(pairs), row);
+  row["tflops"] = 4.0 * s.D * static_cast<double>(p.pairs) / med / 1e9;
+  check_output(p.sets[0].out, q_elements(s), s.dtype, row);
   return row;
 }
 
@@ -720,6 +859,30 @@ std::string cell(const nlohmann::json& row, const char* key, const char* format)
   return fmt::format(fmt::runtime(format), row[key].get<double>());
 }
 
+// --only's NAME: a config's name, or with a trailing * the start of names.
+bool matches(const std::string& pattern, const std::string& name) {
+  if (!pattern.empty() && pattern.back() == '*') return name.starts_with(pattern.substr(0, pattern.size() - 1));
+  return name == pattern;
+}
+
+void print_row(const Config& c, const nlohmann::json& row) {
+  if (c.decode) {
+    fmt::print("{:<29} {:>9} us {:>6} TB/s {:>5} of copy bandwidth\n", c.name, cell(row, "us", "{:.1f}"),
+               cell(row, "tbps", "{:.2f}"), cell(row, "copy_fraction", "{:.2f}"));
+  } else if (c.fwdbwd && row.contains("unsupported")) {
+    fmt::print("{:<29} unsupported: {}\n", c.name, row["unsupported"].get<std::string>());
+  } else if (c.fwdbwd) {
+    fmt::print("{:<29} {:>9} ms {:>7} TF/s  forward + backward; backward alone {:>9} ms {:>7} TF/s  dv sums {}\n",
+               c.name, cell(row, "ms", "{:.4f}"), cell(row, "tflops", "{:.1f}"), cell(row, "bwd_ms", "{:.4f}"),
+               cell(row, "bwd_tflops", "{:.1f}"), cell(row, "dv_sum_error", "{:.1e}"));
+  } else {
+    fmt::print("{:<22} {:>9} ms {:>7} TF/s  tile {:<11} regs {:>4}  local {:>4} B{}\n", c.name,
+               cell(row, "ms", "{:.4f}"), cell(row, "tflops", "{:.1f}"), row.value("tile", std::string("-")),
+               cell(row, "regs", "{:.0f}"), cell(row, "local_bytes", "{:.0f}"),
+               row.contains("prepare_ms") ? fmt::format("  prepare {:.3f} ms", row["prepare_ms"].get<double>()) : "");
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -738,7 +901,6 @@ int main(int argc, char** argv) {
         if (!name.empty()) opt.only.insert(name);
     } else if (a == "--list") opt.list = true;
     else if (a == "--family") opt.family = value();
-    else if (a == "--backward") opt.backward = true;
     else if (a == "--tile") {
       flexjit::TileShape t;
       const std::string v = value();
@@ -749,19 +911,21 @@ int main(int argc, char** argv) {
       t.q_in_registers = n == 5;
       opt.tile = t;
     } else {
-      fmt::print(stderr, "usage: attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWxS] [--family NAME] [--backward] [--list]\n");
+      fmt::print(stderr, "usage: attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWxS] [--family NAME] [--list]\n");
       return 2;
     }
   }
 
   std::vector<Config> selected;
-  std::set<std::string> known;
+  std::set<std::string> used;  // the --only names that took a config
   for (Config& c : configs()) {
-    known.insert(c.name);
-    if (opt.only.empty() || opt.only.count(c.name)) selected.push_back(std::move(c));
+    bool take = opt.only.empty();
+    for (const std::string& name : opt.only)
+      if (matches(name, c.name)) take = true, used.insert(name);
+    if (take) selected.push_back(std::move(c));
   }
   for (const std::string& name : opt.only)
-    if (!known.count(name)) {
+    if (!used.count(name)) {
       fmt::print(stderr, "attn_bench: unknown config '{}'\n", name);
       return 2;
     }
@@ -814,22 +978,11 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
       row = {{"cfg", c.name}, {"ok", false}, {"error", e.what()}};
       if (c.decode) row["kind"] = "decode";
+      if (c.fwdbwd) row["kind"] = "fwdbwd";
     }
     if (!row.value("ok", false)) ++failures;
     if (row.contains("error")) fmt::print(stderr, "{}: {}\n", c.name, row["error"].get<std::string>());
-    if (c.decode) {
-      fmt::print("{:<29} {:>9} us {:>6} TB/s {:>5} of copy bandwidth\n", c.name, cell(row, "us", "{:.1f}"),
-                 cell(row, "tbps", "{:.2f}"), cell(row, "copy_fraction", "{:.2f}"));
-    } else {
-      fmt::print("{:<22} {:>9} ms {:>7} TF/s  tile {:<11} regs {:>4}  local {:>4} B{}\n", c.name,
-                 cell(row, "ms", "{:.4f}"), cell(row, "tflops", "{:.1f}"), row.value("tile", std::string("-")),
-                 cell(row, "regs", "{:.0f}"), cell(row, "local_bytes", "{:.0f}"),
-                 row.contains("prepare_ms") ? fmt::format("  prepare {:.3f} ms", row["prepare_ms"].get<double>()) : "");
-      if (row.contains("fwdbwd_ms"))
-        fmt::print("{:<22} {:>9} ms {:>7} TF/s  forward + backward; backward alone {} ms, {} TF/s\n", "",
-                   cell(row, "fwdbwd_ms", "{:.4f}"), cell(row, "fwdbwd_tflops", "{:.1f}"), cell(row, "bwd_ms", "{:.4f}"),
-                   cell(row, "bwd_tflops", "{:.1f}"));
-    }
+    print_row(c, row);
     std::fflush(stdout);
     rows.push_back(std::move(row));
   }

@@ -15,10 +15,12 @@ peers' figures of its contiguous twin:
   - long KV (every sequence 65536 keys or more): >= 70% of the copy bandwidth attn_bench measured
   - paged configs: within 1.1x of our time on the contiguous cache
 
-Forward + backward (attn_bench --backward, peers.py --backward; TF/s = 3.5 * 4 * D * pairs / time):
+Forward + backward (fwdbwd_*: the forward with lse, then the backward; TF/s = 3.5 * 4 * D * pairs
+/ time on both sides, FlashAttention's count; the backward alone, ours only, 2.5 * 4 * D * pairs):
   - dense and causal configs: >= 1.0x SDPA FLASH (FlashAttention-2)
   - other masked configs: >= 0.9x FlexAttention; windows, documents and top-k (masks that skip
     most tiles): >= 1.0x FlexAttention
+  - a head dim our backward does not serve counts as missed ("unsupported")
 
     python3 bench/compare.py OURS.json [PEERS.json]
 """
@@ -48,29 +50,41 @@ def flags(checks):
 SKIPPING = ("window", "document", "topk")  # masks that skip most tiles
 
 
-def backward_table(ours, peers, checks_out):
-    print("| config | fwd+bwd ms | TF/s | bwd alone TF/s | flex TF/s | FA2 TF/s | cuDNN TF/s | x flex | x FA2 | x cuDNN | targets |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+def pairs_note(name, r, peer_row, notes):
+    if peer_row and r.get("pairs") and abs(peer_row["pairs"] / r["pairs"] - 1) > 1e-3:
+        notes.append(f"{name}: unmasked pairs differ (ours {r['pairs']}, peers {peer_row['pairs']}; "
+                     f"density {r.get('density', 0):.4f} vs {peer_row['density']:.4f})")
+
+
+def fwdbwd_table(ours, peers, checks_out, notes):
+    print("| config | fwd+bwd ms | TF/s | bwd ms | bwd TF/s | flex TF/s | FA2 TF/s | cuDNN TF/s | x flex | x FA2 | "
+          "x cuDNN | targets |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in ours:
         name = r["cfg"]
-        if "fwdbwd_tflops" not in r and "bwd_unsupported" not in r:
-            continue
-        tf = r.get("fwdbwd_tflops")
-        peer = {s: peers[(name, s, "fwdbwd")]["tflops"] for s in (FLEX, FA2, CUDNN) if (name, s, "fwdbwd") in peers}
+        tf = r.get("tflops")
+        peer_tf = {s: peers[(name, s)]["tflops"] for s in (FLEX, FA2, CUDNN) if (name, s) in peers}
         ratio = lambda p: tf / p if tf and p else None
-        x_flex, x_fa2, x_cudnn = ratio(peer.get(FLEX)), ratio(peer.get(FA2)), ratio(peer.get(CUDNN))
-        checks = []
-        if "bwd_unsupported" in r:
-            checks.append((False, "unsupported: " + r["bwd_unsupported"][-60:]))
-        elif x_fa2 is not None:
-            checks.append((x_fa2 >= 1.0, f"FA2 {x_fa2:.2f}x (>= 1.0)"))
-        elif x_flex is not None:
-            want = 1.0 if any(w in name for w in SKIPPING) else 0.9
-            checks.append((x_flex >= want, f"flex {x_flex:.2f}x (>= {want})"))
+        x_flex, x_fa2, x_cudnn = ratio(peer_tf.get(FLEX)), ratio(peer_tf.get(FA2)), ratio(peer_tf.get(CUDNN))
+
+        checks = []  # (met, text)
+        if "error" in r:
+            checks.append((False, "error: " + r["error"][:80]))
+        elif "unsupported" in r:
+            checks.append((False, "unsupported: " + r["unsupported"].strip().splitlines()[-1].strip()[:120]))
+        elif tf is not None:
+            if x_fa2 is not None:
+                checks.append((x_fa2 >= 1.0, f"FA2 {x_fa2:.2f}x (>= 1.0)"))
+            elif x_flex is not None:
+                want = 1.0 if any(w in name for w in SKIPPING) else 0.9
+                checks.append((x_flex >= want, f"flex {x_flex:.2f}x (>= {want})"))
         checks_out += checks
-        print(f"| {name} | {fmt(r.get('fwdbwd_ms'), '.3f')} | {fmt(tf, '.1f')} | {fmt(r.get('bwd_tflops'), '.1f')} | "
-              f"{fmt(peer.get(FLEX), '.1f')} | {fmt(peer.get(FA2), '.1f')} | {fmt(peer.get(CUDNN), '.1f')} | "
-              f"{fmt(x_flex, '.2f')} | {fmt(x_fa2, '.2f')} | {fmt(x_cudnn, '.2f')} | {flags(checks)} |")
+
+        print(f"| {name} | {fmt(r.get('ms'), '.3f')} | {fmt(tf, '.1f')} | {fmt(r.get('bwd_ms'), '.3f')} | "
+              f"{fmt(r.get('bwd_tflops'), '.1f')} | {fmt(peer_tf.get(FLEX), '.1f')} | {fmt(peer_tf.get(FA2), '.1f')} | "
+              f"{fmt(peer_tf.get(CUDNN), '.1f')} | {fmt(x_flex, '.2f')} | {fmt(x_fa2, '.2f')} | "
+              f"{fmt(x_cudnn, '.2f')} | {flags(checks)} |")
+        pairs_note(name, r, peers.get((name, FLEX)), notes)
 
 
 def prefill_table(ours, peers, checks_out, notes):
@@ -105,9 +119,7 @@ def prefill_table(ours, peers, checks_out, notes):
               f"{fmt(x_fa2, '.2f')} | {fmt(x_best, '.2f')} | {regs} | {flags(checks)} |")
 
         flex_row = peers.get((name, FLEX))
-        if flex_row and r.get("pairs") and abs(flex_row["pairs"] / r["pairs"] - 1) > 1e-3:
-            notes.append(f"{name}: unmasked pairs differ (ours {r['pairs']}, peers {flex_row['pairs']}; "
-                         f"density {r.get('density', 0):.4f} vs {flex_row['density']:.4f})")
+        pairs_note(name, r, flex_row, notes)
         if flex_row and flex_row.get("block_mask_ms") is not None:
             mask_times.append(f"{name} {flex_row['block_mask_ms']:.2f}"
                               + (f" (ours {r['prepare_ms']:.2f})" if r.get("prepare_ms") is not None else ""))
@@ -173,18 +185,14 @@ def main(argv):
     peers = {}
     for r in load(argv[2])["rows"] if len(argv) == 3 else []:
         if "ms" in r:
-            peers[(r["cfg"], r["sys"]) if "pass" not in r else (r["cfg"], r["sys"], r["pass"])] = r
+            peers[(r["cfg"], r["sys"])] = r
 
     decode = [r for r in ours if r.get("kind") == "decode"]
-    prefill = [r for r in ours if r.get("kind") != "decode"]
+    fwdbwd = [r for r in ours if r.get("kind") == "fwdbwd"]
+    prefill = [r for r in ours if r.get("kind") not in ("decode", "fwdbwd")]
     checks, notes = [], []
     if prefill:
         prefill_table(prefill, peers, checks, notes)
-        if any("fwdbwd_tflops" in r or "bwd_unsupported" in r for r in prefill):
-            print()
-            print("Forward + backward (TF/s = 3.5 * 4 * D * pairs / time)")
-            print()
-            backward_table(prefill, peers, checks)
     if decode:
         if prefill:
             print()
@@ -194,8 +202,16 @@ def main(argv):
         print(f"Decode: {measured}; TB/s = bytes of K and V of every sequence, q and out / time")
         print()
         decode_table(decode, {r["cfg"]: r for r in decode}, peers, checks, notes)
+    if fwdbwd:
+        if prefill or decode:
+            print()
+        print("Forward + backward: the forward with lse, then the backward, timed together (TF/s = 3.5 * 4 * D * "
+              "unmasked pairs / time, FlashAttention's count); bwd: the backward alone (2.5 * 4 * D * pairs / time)")
+        print()
+        fwdbwd_table(fwdbwd, peers, checks, notes)
     met = sum(ok for ok, _ in checks)
-    own = (["spills"] if prefill else []) + (["copy bandwidth", "paged / contiguous"] if decode else [])
+    own = ((["spills"] if prefill else []) + (["copy bandwidth", "paged / contiguous"] if decode else [])
+           + (["gradients", "backward support"] if fwdbwd else []))
     print()
     print(f"targets: {met} met, {len(checks) - met} missed"
           + ("" if peers else f" (no peer figures: only {', '.join(own)} checked)"))

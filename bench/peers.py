@@ -2,15 +2,19 @@
 shapes and masks): torch FlexAttention (torch.compile, static shapes) and, where the pattern is
 plain dense or causal, SDPA with the FlashAttention-2 and cuDNN backends.
 
-    python3 bench/peers.py [--json FILE] [--only NAME[,NAME...]] [--backward]
+    python3 bench/peers.py [--json FILE] [--only NAME[,NAME...]]
 
---backward also times each prefill config's forward + backward (autograd: out.backward(dout) on
-q, k, v that require grad), rows with "pass": "fwdbwd", TF/s = 3.5 * 4 * D * pairs / time
-(FlashAttention's count, as attn_bench --backward).
+--only takes config names; a trailing * takes every name that starts with the rest (fwdbwd_*).
 
 Times are triton.testing.do_bench medians (it clears the L2 cache before each call).
 TF/s = 4 * D * unmasked (q, kv) pairs / time, the pairs counted from the mask itself.
 block_mask_ms: create_block_mask for the config's mask, warm (what flex needs per new mask).
+
+Forward + backward configs (fwdbwd_*: a prefill config's name with that prefix, as attn_bench
+names them): the forward then autograd's backward, out.backward(dout) on q, k, v that require
+grad, timed together; TF/s = 3.5 * 4 * D * pairs / time (FlashAttention's count: the backward
+does 2.5 times the forward's FLOPs), as attn_bench counts them. The block mask is built outside
+the timed step, as for the forward.
 
 Decode configs (decode_*): one query token per sequence against a contiguous KV cache, q [B, 32,
 1, 128], k, v [B, 8, KV, 128], every key kept (flex without a block mask, SDPA with enable_gqa;
@@ -40,7 +44,6 @@ DTYPE_NAMES = {torch.bfloat16: "bf16", torch.float16: "fp16"}
 torch._dynamo.config.recompile_limit = 1000
 torch._dynamo.config.cache_size_limit = 1000
 flex = torch.compile(flex_attention, dynamic=False)
-BACKWARD = False  # --backward
 
 
 # Masks and score mods, as FlexAttention users write them.
@@ -168,19 +171,27 @@ def record(rows, shape, system, fn, rate, amount, **extra):
     rows.append(row)
     unit, spec = RATES[rate]
     figures = f"{row['ms']:8.3f} ms {row[rate]:{spec}} {unit}" if "ms" in row else row["error"]
-    print(f"{shape['cfg']:22s} {system:16s} {figures}", flush=True)
+    print(f"{shape['cfg']:26s} {system:16s} {figures}", flush=True)
 
 
-def run(cfg, rows):
-    name, B, Hq, Hkv, T, D, dtype, mask_mod, score_mod, sdpa = cfg
+def prefill_inputs(cfg, **kind):
+    """Random q, k, v of a prefill config and its row's shape fields (with the pairs its FLOPs
+    count)."""
+    name, B, Hq, Hkv, T, D, dtype, mask_mod, _, _ = cfg
     q = torch.randn(B, Hq, T, D, device=DEV, dtype=dtype)
     k = torch.randn(B, Hkv, T, D, device=DEV, dtype=dtype)
     v = torch.randn(B, Hkv, T, D, device=DEV, dtype=dtype)
     pairs = count_pairs(mask_mod, T) * B * Hq
-    flop = 4 * D * pairs
-    gqa = Hq != Hkv
-    shape = dict(cfg=name, B=B, Hq=Hq, Hkv=Hkv, T=T, D=D, dtype=DTYPE_NAMES[dtype], pairs=pairs,
+    shape = dict(cfg=name, **kind, B=B, Hq=Hq, Hkv=Hkv, T=T, D=D, dtype=DTYPE_NAMES[dtype], pairs=pairs,
                  density=pairs / (B * Hq * T * T))
+    return q, k, v, shape
+
+
+def run(cfg, rows):
+    name, B, Hq, Hkv, T, D, dtype, mask_mod, score_mod, sdpa = cfg
+    q, k, v, shape = prefill_inputs(cfg)
+    flop = 4 * D * shape["pairs"]
+    gqa = Hq != Hkv
 
     block_mask, mask_ms = None, None
     if mask_mod is not None:
@@ -195,34 +206,48 @@ def run(cfg, rows):
                 record(rows, shape, str(backend).split(".")[-1],
                        lambda: F.scaled_dot_product_attention(q, k, v, is_causal=sdpa == "causal", enable_gqa=gqa),
                        "tflops", flop)
-    if BACKWARD:
-        run_backward(shape, q, k, v, block_mask, score_mod, sdpa, gqa, 3.5 * flop, rows)
     del q, k, v, block_mask
     torch.cuda.empty_cache()
 
 
-def run_backward(shape, q, k, v, block_mask, score_mod, sdpa, gqa, flop, rows):
-    """Forward + backward of flex and of the SDPA backends that take the config."""
-    qg, kg, vg = (t.detach().requires_grad_() for t in (q, k, v))
+# Forward + backward: the mission's masks at B = 4, H = 16, T = 4096, D = 128 and causal at D = 64
+# (attn_bench's fwdbwd_configs names the same), each a copy of its prefill config under the prefix.
+FWDBWD_PREFIX = "fwdbwd_"
+FWDBWD_OF = ("dense", "causal", "sliding_window_1024", "sink4_window1024", "alibi_causal", "softcap50_causal",
+             "prefix_lm_1024", "document_8docs", "topk8_blk128_causal", "causal_d64")
+
+
+def fwdbwd_configs(prefill):
+    return [(FWDBWD_PREFIX + c[0], *c[1:]) for c in prefill if c[0] in FWDBWD_OF]
+
+
+def run_fwdbwd(cfg, rows):
+    """Forward + backward of flex and of the SDPA backends that take the config, through autograd."""
+    name, B, Hq, Hkv, T, D, dtype, mask_mod, score_mod, sdpa = cfg
+    q, k, v, shape = prefill_inputs(cfg, kind="fwdbwd")
+    q, k, v = (t.requires_grad_() for t in (q, k, v))
     dout = torch.randn_like(q)
-    step_shape = dict(shape, **{"pass": "fwdbwd"})
+    flop = 3.5 * 4 * D * shape["pairs"]
+    gqa = Hq != Hkv
+    block_mask = None if mask_mod is None else create_block_mask(mask_mod, None, None, T, T, device=DEV)
 
     def step(attend):
         def fn():
-            for t in (qg, kg, vg):
-                t.grad = None
+            for t in (q, k, v):
+                t.grad = None  # each step writes fresh gradients, as a training step's first use does
             attend().backward(dout)
         return fn
 
-    record(rows, step_shape, "flex",
-           step(lambda: flex(qg, kg, vg, score_mod=score_mod, block_mask=block_mask, enable_gqa=gqa)), "tflops", flop)
+    record(rows, shape, "flex", step(lambda: flex(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=gqa)),
+           "tflops", flop)
     if sdpa is not None:
         for backend in (SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION):
-            with sdpa_kernel([backend]):
-                record(rows, step_shape, str(backend).split(".")[-1],
-                       step(lambda: F.scaled_dot_product_attention(qg, kg, vg, is_causal=sdpa == "causal",
+            with sdpa_kernel([backend]):  # only this backend, or the call fails
+                record(rows, shape, str(backend).split(".")[-1],
+                       step(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=sdpa == "causal",
                                                                    enable_gqa=gqa)), "tflops", flop)
-    del qg, kg, vg, dout
+    del q, k, v, dout, block_mask
+    torch.cuda.empty_cache()
 
 
 # Decode: 32 query heads over 8 kv heads, D = 128, bf16 (bench/attn_bench.cpp, decode_configs).
@@ -287,23 +312,28 @@ def run_decode(cfg, rows):
     torch.cuda.empty_cache()
 
 
+def matches(pattern, name):
+    """--only's NAME: a config's name, or with a trailing * the start of names."""
+    return name.startswith(pattern[:-1]) if pattern.endswith("*") else name == pattern
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--only", help="comma-separated config names")
-    ap.add_argument("--backward", action="store_true", help="also time forward + backward of prefill configs")
     args = ap.parse_args()
-    global BACKWARD
-    BACKWARD = args.backward
-    cfgs = [(run, c) for c in configs()] + [(run_decode, c) for c in decode_configs()]
+    prefill = configs()
+    # Forward + backward last, as in attn_bench.
+    cfgs = ([(run, c) for c in prefill] + [(run_decode, c) for c in decode_configs()]
+            + [(run_fwdbwd, c) for c in fwdbwd_configs(prefill)])
     if args.only:
         # A paged decode config is timed on its contiguous twin (see the top of this file).
         wanted = {n[: -len(PAGED_SUFFIX)] if n.startswith("decode_") and n.endswith(PAGED_SUFFIX) else n
-                  for n in args.only.split(",")}
-        unknown = wanted - {c[0] for _, c in cfgs}
+                  for n in args.only.split(",") if n}
+        unknown = {w for w in wanted if not any(matches(w, c[0]) for _, c in cfgs)}
         if unknown:
             sys.exit(f"peers.py: unknown config(s): {', '.join(sorted(unknown))}")
-        cfgs = [(fn, c) for fn, c in cfgs if c[0] in wanted]
+        cfgs = [(fn, c) for fn, c in cfgs if any(matches(w, c[0]) for w in wanted)]
     print(f"torch {torch.__version__}, triton {triton.__version__}, {torch.cuda.get_device_name()}", flush=True)
     meta = dict(torch=torch.__version__, triton=triton.__version__, device=torch.cuda.get_device_name())
     rows = []
@@ -312,7 +342,7 @@ def main():
             fn(cfg, rows)
         except Exception as e:  # e.g. create_block_mask failing: the other configs still run
             rows.append(dict(cfg=cfg[0], sys="flex", error=f"{type(e).__name__}: {str(e)[:200]}"))
-            print(f"{cfg[0]:22s} failed: {rows[-1]['error']}", flush=True)
+            print(f"{cfg[0]:26s} failed: {rows[-1]['error']}", flush=True)
         if args.json:  # after every config, so that a run cut short still leaves its figures
             with open(args.json, "w") as f:
                 json.dump(dict(meta=meta, rows=rows), f, indent=1)
