@@ -16,21 +16,30 @@ namespace {
 
 using flexjit::sm80::BwdTile;
 
-// The table's tile, or for a block-list program the largest that puts each query tile inside one
-// query block and each block of keys inside one kv block (what the schedule's membership test
-// relies on); nullopt when the blocks are too small for whole m16 tiles.
+// The requested tile (the engine's retry after spills) or the table's, and for a block-list
+// program the largest below it that puts each query tile inside one query block and each block of
+// keys inside one kv block (what the schedule's membership test relies on); nullopt when none fits.
 std::optional<BwdTile> choose_tile(const compiler::KernelTarget& t, const ir::Program& program) {
-  BwdTile tile = flexjit::sm80::default_bwd_tile(t.head_dim);
-  if (!program.block_indices) return tile;
+  const BwdTile first = t.tile ? BwdTile{t.tile->block_n, t.tile->block_m, t.tile->warps, t.tile->stages}
+                               : flexjit::sm80::default_bwd_tile(t.head_dim);
+  if (!program.block_indices) return first;
   const int qb = program.block_indices->q_block, kb = program.block_indices->kv_block;
-  for (int bn = tile.block_n; bn >= 16; bn /= 2) {
+  for (int bn = first.block_n; bn >= 16; bn /= 2) {
     if (kb % bn != 0) continue;
-    for (int bm = tile.block_m; bm >= 16; bm /= 2) {
-      const BwdTile c{bn, bm, bn / 16, tile.stages};
+    for (int bm = first.block_m; bm >= 16; bm /= 2) {
+      const BwdTile c{bn, bm, bn / 16, first.stages};
       if (qb % bm == 0 && flexjit::sm80::bwd_tile_fits(c, t.head_dim)) return c;
     }
   }
   return std::nullopt;
+}
+
+// The table's second tile for this head dim, when the first was chosen and the second differs.
+std::optional<compiler::TileRequest> tile_if_spills(const compiler::KernelTarget& t, const BwdTile& chosen) {
+  if (t.tile) return std::nullopt;
+  const BwdTile next = flexjit::sm80::bwd_tile_if_spills(t.head_dim);
+  if (next.block_m >= chosen.block_m) return std::nullopt;
+  return compiler::TileRequest{next.block_m, next.block_n, next.warps, next.stages, false};
 }
 
 // Whether score_mod reads a captured float tensor that can have a gradient: then the main kernel
@@ -60,8 +69,13 @@ class Sm80Backward final : public KernelFamily {
 
   GeneratedKernel generate(const compiler::KernelPlan& plan) const override {
     const compiler::KernelTarget& t = plan.target;
-    if (t.tile) throw ArgumentError("the backward family takes no tile request (CompileOptions::tile is the forward's)");
-    const BwdTile tile = *choose_tile(t, *plan.program);
+    const std::optional<BwdTile> chosen = choose_tile(t, *plan.program);
+    if (!chosen || !flexjit::sm80::bwd_tile_fits(*chosen, t.head_dim))
+      throw ArgumentError(fmt::format("backward tile {}x{} with {} warps does not fit head dim {} (keys = 16 x warps, "
+                                      "whole m16 query tiles)",
+                                      t.tile ? t.tile->block_n : 0, t.tile ? t.tile->block_m : 0,
+                                      t.tile ? t.tile->warps : 0, t.head_dim));
+    const BwdTile tile = *chosen;
     GeneratedKernel k;
     k.family = name();
     k.target = t;
@@ -70,6 +84,7 @@ class Sm80Backward final : public KernelFamily {
     k.shared_bytes = flexjit::sm80::bwd_smem_bytes(t.head_dim, tile.block_n, tile.block_m, tile.stages);
     k.params = plan.params;
     k.grads = plan.grads;
+    k.tile_if_spills = tile_if_spills(t, tile);
     k.kv_range_is_full = plan.kv_range_full;
     k.entry = fmt::format("flexjit_bwd_{}_d{}_{}", plan.name, t.head_dim, compiler::element_name(t.dtype));
     k.prep_entry = k.entry + "_prep";

@@ -18,11 +18,20 @@ struct BwdTile {
 // The head dims the family serves: dK and dV of 16 keys x D stay in registers up to D = 128.
 constexpr bool bwd_serves_head_dim(int head_dim) { return head_dim % 16 == 0 && head_dim >= 16 && head_dim <= 128; }
 
-// The shipped tile: 128 keys (8 warps) against query tiles of 64 rows (D <= 64) or 32 (D <= 128:
-// with 64, dK, dV, S^T and dP^T take more than 255 registers), double-buffered.
+// The shipped tile: 128 keys (8 warps) against query tiles of 128 rows at D <= 64, 64 at D <= 128,
+// double-buffered (H200, forward + backward, bench/NOTES.md: causal D = 128 243 -> 263 TF/s over
+// 32 rows, causal D = 64 233 -> 245 over 64). dK, dV, S^T and dP^T then fill the 255 registers:
+// a program whose mods make ptxas spill more than kBwdTolerableSpillBytes gets the tile with half
+// the query rows instead (api/backward_kernel.cpp), which spills none.
 constexpr BwdTile default_bwd_tile(int head_dim) {
+  return head_dim <= 64 ? BwdTile{128, 128, 8, 2} : BwdTile{128, 64, 8, 2};
+}
+constexpr BwdTile bwd_tile_if_spills(int head_dim) {
   return head_dim <= 64 ? BwdTile{128, 64, 8, 2} : BwdTile{128, 32, 8, 2};
 }
+// A few spilled bytes (loop state ptxas parks once per query tile, not per product) cost less
+// than the smaller tile's extra barriers and loads.
+constexpr int kBwdTolerableSpillBytes = 16;
 
 // The constraints a tile must meet (the template static_asserts the same): whole warps of 16
 // keys, whole m16 query tiles, and the dQ product's warp grid (block_m / 16 query tiles times

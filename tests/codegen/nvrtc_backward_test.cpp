@@ -1,7 +1,9 @@
 // Every example program's backward kernels (templates/sm80/attention_bwd.cuh) -> NVRTC -> cubin,
 // no GPU needed: the backward pass generates valid CUDA for every pattern flexjit ships, at the
 // head dims it serves, and ptxas reports no spill, no stack frame and no silent slowdown for any
-// of its entries (pre-pass, main kernel, its scatter variant, post-pass).
+// of its entries (pre-pass, main kernel, its scatter variant, post-pass) beyond what the family
+// tolerates: a main kernel on the table's first tile may spill kBwdTolerableSpillBytes, and one
+// that would spill more is compiled again on the smaller tile, which must spill nothing.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include "flexjit/error.hpp"
 #include "flexjit/program.hpp"
 #include "jit/ptxas_report.hpp"
+#include "templates/sm80/bwd_tiles.cuh"
 
 namespace fs = std::filesystem;
 using namespace flexjit;
@@ -70,15 +73,22 @@ TEST_P(BackwardKernel, CompilesWithoutSpills) {
   EXPECT_EQ(g.family, "sm80_bwd");
   EXPECT_EQ(g.target.pass, compiler::KernelPass::Backward);
   const jit::PtxasReport report = jit::parse_ptxas_report(k->artifact->log());
+  const bool first_tile = g.tile.block_m == flexjit::sm80::default_bwd_tile(c.target.head_dim).block_m;
   std::vector<std::string> entries = {g.prep_entry, g.entry, g.post_entry};
   if (!g.grads_entry.empty()) entries.push_back(g.grads_entry);
   for (const std::string& entry : entries) {
     const jit::PtxasFunction* f = report.function(entry);
     ASSERT_NE(f, nullptr) << entry << ": no ptxas report in the NVRTC log";
     EXPECT_GT(f->registers, 0) << entry;
-    EXPECT_FALSE(f->spills()) << entry << ": " << f->registers << " registers, stack " << f->stack_bytes
-                              << " B, spills " << f->spill_store_bytes << "/" << f->spill_load_bytes << " B";
-    std::cout << entry << ": " << f->registers << " registers\n";
+    const bool main = entry == g.entry || entry == g.grads_entry;
+    const int tolerated = main && first_tile ? flexjit::sm80::kBwdTolerableSpillBytes : 0;
+    const std::string what = entry + ": " + std::to_string(f->registers) + " registers, stack " +
+                             std::to_string(f->stack_bytes) + " B, spills " + std::to_string(f->spill_store_bytes) +
+                             "/" + std::to_string(f->spill_load_bytes) + " B, query tile " +
+                             std::to_string(g.tile.block_m);
+    EXPECT_LE(std::max(f->spill_store_bytes, f->spill_load_bytes), tolerated) << what;
+    if (tolerated == 0) EXPECT_FALSE(f->spills()) << what;
+    std::cout << what << "\n";
   }
   for (const std::string& w : report.warnings) EXPECT_FALSE(jit::is_silent_slowdown(w)) << w;
 }
