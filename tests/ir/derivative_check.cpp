@@ -125,7 +125,8 @@ class Checker {
       }, p.score, p);
     }
     const auto analytic = load_derivatives();
-    for (auto& [name, data] : bindings_.floats) {
+    for (auto& [name, values] : bindings_.floats) {
+      auto& data = values;  // a variable, not a structured binding: clang 14 cannot capture those
       const std::map<std::int64_t, double> empty;
       const auto it = analytic.find(name);
       const std::map<std::int64_t, double>& read = it == analytic.end() ? empty : it->second;
