@@ -13,7 +13,7 @@ namespace flexjit::api {
 BackwardKernel::BackwardKernel(codegen::GeneratedKernel g, jit::ArtifactPtr a)
     : generated(std::move(g)), artifact(std::move(a)), prep(artifact, generated.prep_entry, 0),
       main(artifact, generated.entry, generated.shared_bytes), grads(artifact, generated.grads_entry, generated.shared_bytes),
-      post(artifact, generated.post_entry, 0) {}
+      post(artifact, generated.post_entry, 0), q_tile_map(artifact, generated.tile_map_entry, 0) {}
 
 codegen::GeneratedKernel generate_backward(const Program::Impl& program, const compiler::KernelTarget& forward_target) {
   compiler::KernelTarget target = forward_target;

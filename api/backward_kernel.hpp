@@ -20,6 +20,7 @@ struct BackwardKernel {
   mutable jit::ContextFunctions main;   // generated.entry
   mutable jit::ContextFunctions grads;  // generated.grads_entry (when there is one)
   mutable jit::ContextFunctions post;   // generated.post_entry
+  mutable jit::ContextFunctions q_tile_map;  // generated.tile_map_entry (when there is one)
 };
 
 // The backward pass of `forward_target` (its head dim, dtype, arch and math mode) for the program.

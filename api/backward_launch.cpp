@@ -7,9 +7,11 @@
 
 #include "api/binding_resolve.hpp"
 #include "api/forward_checks.hpp"
+#include "api/param_packing.hpp"
 #include "api/stream_workspace.hpp"
 #include "ir/gradient_captures.hpp"
 #include "compiler/grad_layout.hpp"
+#include "compiler/plan.hpp"
 #include "flexjit/error.hpp"
 #include "jit/cuda_driver.hpp"
 
@@ -44,6 +46,20 @@ bool score_scatters(const ir::Program& program, const std::map<std::string, Tens
   for (const auto& entry : grads)
     if (ir::mod_reads(program.score_mod, entry.first)) return true;
   return false;
+}
+
+// The transposed tile map's shape: a row per (map batch, map head, kv tile) of n_q_tiles entries,
+// after one count per row; no ints when the kernel has no builder.
+struct QTileMap {
+  int q_tiles = 0, kv_tiles = 0, maps_b = 0, maps_h = 0;
+  std::size_t rows() const { return static_cast<std::size_t>(maps_b) * static_cast<std::size_t>(maps_h) * static_cast<std::size_t>(kv_tiles); }
+  std::size_t ints() const { return rows() * (1 + static_cast<std::size_t>(q_tiles)); }
+};
+
+QTileMap q_tile_map_geometry(const codegen::GeneratedKernel& g, const BwdArgs& a) {
+  if (g.tile_map_entry.empty()) return {};
+  return {(a.Tq + g.tile.block_m - 1) / g.tile.block_m, (a.Tkv + g.tile.block_n - 1) / g.tile.block_n,
+          g.tile_map_per_batch ? a.B : 1, g.tile_map_per_head ? a.Hq : 1};
 }
 
 }  // namespace
@@ -85,6 +101,7 @@ BackwardPlan plan_backward(const std::string& entry, const compiler::ParamLayout
   plan.grads = pack_grads(compiler::grad_layout(program), options.grads, env);
   for (const auto& [name, g] : options.grads) plan.zero.push_back({g.data, static_cast<std::size_t>(g.numel())});
   plan.scatter = score_scatters(program, options.grads);
+  if (compiler::tile_map_needs(program).needed) plan.extents = pack_extents(program, env);
   plan.device = device.index;
   return plan;
 }
@@ -97,7 +114,8 @@ void launch_backward(const BackwardKernel& k, BackwardPlan& plan, void* stream) 
     const int block_m = g.tile.block_m, block_n = g.tile.block_n, D = g.target.head_dim;
     a.Tq_pad = (a.Tq + block_m - 1) / block_m * block_m;
     const std::size_t rows = static_cast<std::size_t>(a.B) * static_cast<std::size_t>(a.Hq) * static_cast<std::size_t>(a.Tq_pad);
-    StreamWorkspace workspace(rows * static_cast<std::size_t>(D + 2) * sizeof(float), s);
+    const QTileMap map = q_tile_map_geometry(g, a);
+    StreamWorkspace workspace(rows * static_cast<std::size_t>(D + 2) * sizeof(float) + map.ints() * sizeof(int), s);
     a.dq_accum = workspace.floats();
     a.lse2 = a.dq_accum + rows * static_cast<std::size_t>(D);
     a.delta = a.lse2 + rows;
@@ -113,6 +131,28 @@ void launch_backward(const BackwardKernel& k, BackwardPlan& plan, void* stream) 
     rows_pass.block[0] = static_cast<unsigned>(g.pass_threads);
     rows_pass.stream = s;
     launch(context, k.prep.get(context, plan.device), rows_pass, args);
+
+    if (map.ints() > 0) {
+      TileMapArgs m{};
+      m.counts = reinterpret_cast<int*>(a.delta + rows);
+      m.entries = m.counts + map.rows();
+      m.Tq = a.Tq, m.Tkv = a.Tkv;
+      m.n_q_tiles = map.q_tiles, m.n_kv_tiles = map.kv_tiles;
+      m.Hm = map.maps_h;
+      a.tile_counts = m.counts;
+      a.tile_entries = m.entries;
+      a.tm_h_stride = g.tile_map_per_head ? map.kv_tiles : 0;
+      a.tm_b_stride = g.tile_map_per_batch ? map.maps_h * map.kv_tiles : 0;
+      a.tm_q_tiles = map.q_tiles;
+      jit::LaunchConfig build;
+      build.grid[0] = static_cast<unsigned>(map.kv_tiles);
+      build.grid[1] = static_cast<unsigned>(map.maps_h);
+      build.grid[2] = static_cast<unsigned>(map.maps_b);
+      build.block[0] = static_cast<unsigned>(g.tile_map_threads);
+      build.stream = s;
+      void* map_args[] = {&m, plan.params.data(), plan.extents.data()};  // the builder takes Extents when it has them
+      launch(context, k.q_tile_map.get(context, plan.device), build, map_args);
+    }
 
     jit::LaunchConfig main;
     main.grid[0] = static_cast<unsigned>((a.Tkv + block_n - 1) / block_n);

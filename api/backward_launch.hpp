@@ -1,7 +1,8 @@
 // One Kernel::backward call on a CUDA kernel, in two halves like the forward's: plan_backward
 // checks every argument on the host (no driver call); launch_backward enqueues, in stream order,
-// the zeroing of the captured tensors' gradients, the pre-pass, the main kernel and the post-pass
-// over a workspace allocated and freed in stream order.
+// the zeroing of the captured tensors' gradients, the pre-pass, the transposed tile map's builder
+// (masks that read tensors, block lists), the main kernel and the post-pass over a workspace
+// allocated and freed in stream order.
 #pragma once
 
 #include <string>
@@ -24,6 +25,7 @@ struct BackwardPlan {
   };
   std::vector<Zero> zero;  // the gradients asked for, zeroed before the kernels accumulate
   bool scatter = false;    // score_mod scatters into one of them: the main kernel's grads entry
+  std::vector<long long> extents;  // Mods::Extents when the mask reads tensors (the map builder's)
   int device = 0;
 };
 

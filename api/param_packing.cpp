@@ -60,4 +60,11 @@ PackedParams pack_params(const compiler::ParamLayout& layout, const ir::Env& env
   return out;
 }
 
+std::vector<long long> pack_extents(const ir::Program& program, const ir::Env& env) {
+  std::vector<long long> extents;
+  for (const compiler::ExtentField& f : compiler::extents_layout(program))
+    extents.push_back(static_cast<long long>(env.tensors.at(f.owner).shape.at(static_cast<std::size_t>(f.dim))));
+  return extents;
+}
+
 }  // namespace flexjit::api

@@ -26,4 +26,8 @@ struct PackedParams {
 // block_head_group: Hq / (the H dimension of the bound block-index list), 1 when there is none.
 PackedParams pack_params(const compiler::ParamLayout& layout, const ir::Env& env, int block_head_group = 1);
 
+// Mods::Extents of a program whose mask reads tensors (what the tile-map builders clip their
+// index boxes to): each bound capture's size per dimension, in compiler::extents_layout's order.
+std::vector<long long> pack_extents(const ir::Program& program, const ir::Env& env);
+
 }  // namespace flexjit::api

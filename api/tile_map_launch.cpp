@@ -115,8 +115,7 @@ TileMapPlan plan_tile_map(const codegen::GeneratedKernel& kernel, const ir::Prog
   plan.args.n_kv_tiles = g.kv_tiles;
   plan.args.Hm = g.maps_h;
   plan.params = pack_params(kernel.params, env);
-  for (const auto& f : compiler::extents_layout(program))
-    plan.extents.push_back(static_cast<long long>(env.tensors.at(f.owner).shape.at(static_cast<std::size_t>(f.dim))));
+  plan.extents = pack_extents(program, env);
   plan.launch.grid[0] = static_cast<unsigned>(g.q_tiles);
   plan.launch.grid[1] = static_cast<unsigned>(g.maps_h);
   plan.launch.grid[2] = static_cast<unsigned>(g.maps_b);

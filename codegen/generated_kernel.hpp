@@ -35,7 +35,9 @@ struct GeneratedKernel {
   // the host encodes per launch (api/tma_maps.hpp).
   bool tensor_maps = false;
   // Masks that read captured tensors get a tile-map builder in the same translation unit
-  // (templates/common/tile_map.cuh); empty for index-arithmetic masks.
+  // (templates/common/tile_map.cuh); empty for index-arithmetic masks. A forward's builds the map
+  // Kernel::build_block_mask returns; a backward's (sm80_bwd: block lists too) the transposed map
+  // each Kernel::backward call builds for itself.
   std::string tile_map_entry;
   int tile_map_threads = 0;
   bool tile_map_per_batch = false;   // the mask reads b: one map per batch entry

@@ -51,6 +51,39 @@ bool score_scatters(const compiler::KernelPlan& plan) {
   return false;
 }
 
+// Masks that read tensors (documents, tables) and block lists (top-k) are scheduled by a
+// transposed tile map that the backward builds per call (templates/common/tile_map.cuh,
+// build_q_tile_map): the main kernel then walks only the query tiles that reach its keys, with
+// the classes the tensors' values give, instead of classifying (and reading block lists for)
+// every query tile of its q range itself. A block list is indexed by b and h, so its map is too.
+void describe_q_tile_map(const compiler::KernelPlan& plan, GeneratedKernel& k) {
+  const bool lists = plan.program->block_indices.has_value();
+  if (!plan.tile_map.needed && !lists) return;
+  k.headers.push_back("common/tile_map.cuh");
+  k.tile_map_entry = k.entry + "_q_tile_map";
+  k.tile_map_threads = kTileMapThreads;
+  k.tile_map_per_batch = lists || plan.tile_map.per_batch;
+  k.tile_map_per_head = lists || plan.tile_map.per_head;
+}
+
+// The builder's entry; it takes Mods::Extents when the mask reads tensors (the box reads).
+void q_tile_map_entry(CudaWriter& w, const std::string& name, bool reads_tensors) {
+  w.line();
+  w.line("// The transposed tile map: per kv tile, the query tiles that reach it, classified (common/tile_map.cuh).");
+  w.line(fmt::format("extern \"C\" __global__ void __launch_bounds__({})", kTileMapThreads));
+  w.line(fmt::format("{}(const __grid_constant__ flexjit::TileMapArgs margs,", name));
+  if (reads_tensors) {
+    w.line("    const __grid_constant__ fj_generated::Mods::Params params,");
+    w.line("    const __grid_constant__ fj_generated::Mods::Extents extents) {");
+  } else {
+    w.line("    const __grid_constant__ fj_generated::Mods::Params params) {");
+    w.line("  const flexjit::NoExtents extents;");
+  }
+  w.line(fmt::format("  flexjit::build_q_tile_map<fj_generated::Mods, Cfg::kBlockM, Cfg::kBlockN, {}>(margs, params, extents);",
+                     kTileMapThreads / 32));
+  w.line("}");
+}
+
 class Sm80Backward final : public KernelFamily {
  public:
   const char* name() const override { return "sm80_bwd"; }
@@ -93,9 +126,7 @@ class Sm80Backward final : public KernelFamily {
     k.pass_threads = flexjit::sm80::kBwdPassThreads;
     k.pass_rows = flexjit::sm80::kBwdPassRows;
     k.headers = {"common/attention_common.cuh", "sm80/attention_bwd.cuh", "common/dsl_ops.cuh", "common/interval.cuh"};
-    // A mask that reads tensors comes with a data classifier for the forward's tile-map builder
-    // (Mods::classify_data); the backward classifies with Mods::classify and builds no map.
-    if (plan.tile_map.needed) k.headers.push_back("common/tile_map.cuh");
+    describe_q_tile_map(plan, k);
 
     CudaWriter w(plan.source);
     write_preamble(w, plan, "Backward attention (dQ, dK, dV and captured tensors' gradients)", k.family,
@@ -116,6 +147,7 @@ class Sm80Backward final : public KernelFamily {
       entry(w, k.grads_entry, "Cfg::kThreads",
             "flexjit::attention_bwd_sm80<fj_generated::Mods, Cfg, true>(args, params, grads);");
     entry(w, k.post_entry, "flexjit::sm80::kBwdPassThreads", "flexjit::bwd_post<fj_generated::Mods, Cfg>(args);");
+    if (!k.tile_map_entry.empty()) q_tile_map_entry(w, k.tile_map_entry, plan.tile_map.needed);
     k.source = w.str();
     return k;
   }

@@ -71,6 +71,15 @@ struct BwdArgs {
   long long dv_b, dv_h, dv_t;
   float scale;       // natural scale applied to <q, k>
   float scale_log2;  // scale * log2(e)
+  // The transposed tile map (common/tile_map.cuh, build_q_tile_map), built per call for masks that
+  // read tensors and for block lists, followed instead of q_range + classify: the row of kv tile n
+  // for query head h of batch b is b * tm_b_stride + h * tm_h_stride + n (a stride is 0 when the
+  // map is shared along that axis), each tm_q_tiles entries long. Null for other programs.
+  const int* tile_counts;
+  const int* tile_entries;
+  int tm_b_stride, tm_h_stride;
+  int tm_q_tiles;
+  int tm_unused;
 };
 
 // Decode against a KV cache (templates/decode/attention_decode.cuh). q, o [B, Hq, Tq, D] and lse
@@ -121,7 +130,8 @@ struct TmaMaps {
   TmaDescriptor q, k, v;
 };
 
-// The tile-map builder's arguments (common/tile_map.cuh).
+// The tile-map builders' arguments (common/tile_map.cuh). The forward's map has a row of
+// n_kv_tiles entries per query tile, the backward's a row of n_q_tiles entries per kv tile.
 struct TileMapArgs {
   int* counts;
   int* entries;

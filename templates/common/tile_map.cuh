@@ -23,6 +23,7 @@
 
 #include "common/attention_common.cuh"
 #include "common/interval.cuh"
+#include "common/mods_traits.cuh"
 
 namespace flexjit {
 
@@ -94,38 +95,21 @@ __device__ __forceinline__ BoolInterval warp_box_bool(const void* base, const In
   return bi_from_int(r);
 }
 
-// Grid (n_q_tiles, Hm, Bm), kWarps * 32 threads. Mods::classify (indices only) settles a tile
-// first; Mods::classify_data (with box reads) runs only where that says PARTIAL.
-template <class Mods, int BM, int BN, int kWarps>
-__device__ __forceinline__ void build_tile_map(const TileMapArgs& a, const typename Mods::Params& p,
-                                               const typename Mods::Extents& x) {
+namespace detail {
+
+// Classifies tiles [t_lo, t_hi), one per warp (classify_tile(t): EMPTY, FULL or PARTIAL, warp-
+// collective), and writes the visited ones in ascending order to out as `t * 4 + class`; returns
+// their number (in every thread). Block-collective: every thread must call it.
+template <int kWarps, class ClassifyTile>
+__device__ __forceinline__ int compact_classified(int t_lo, int t_hi, int* out, const ClassifyTile& classify_tile) {
   __shared__ int s_cls[kWarps];
+  __shared__ int s_count;
   const int warp = threadIdx.x >> 5;
   const int lane = threadIdx.x & 31;
-  const int b = blockIdx.z;
-  const int h = blockIdx.y;
-  const int m = blockIdx.x;
-  const int q0 = m * BM;
-  const int q1 = min2(q0 + BM, a.Tq);
-  const long long row = (static_cast<long long>(b) * a.Hm + h) * a.n_q_tiles + m;
-  int* out = a.entries + row * a.n_kv_tiles;
-
-  int lo = 0, hi = a.Tkv;
-  Mods::kv_range(p, b, h, q0, q1, a.Tkv, &lo, &hi);
-  lo = max2(lo, 0);
-  hi = min2(hi, a.Tkv);
-  const int t_lo = hi > lo ? lo / BN : 0;
-  const int t_hi = hi > lo ? (hi + BN - 1) / BN : 0;
-
   int count = 0;  // meaningful in warp 0
   for (int base = t_lo; base < t_hi; base += kWarps) {
     const int t = base + warp;
-    int cls = EMPTY;
-    if (t < t_hi) {  // warp-uniform
-      const int k0 = t * BN, k1 = min2(k0 + BN, a.Tkv);
-      cls = Mods::classify(p, b, h, q0, q1, k0, k1);
-      if (cls == PARTIAL) cls = Mods::classify_data(p, x, b, h, q0, q1, k0, k1);
-    }
+    const int cls = t < t_hi ? classify_tile(t) : EMPTY;  // warp-uniform
     if (lane == 0) s_cls[warp] = cls;
     __syncthreads();
     if (warp == 0) {
@@ -136,6 +120,80 @@ __device__ __forceinline__ void build_tile_map(const TileMapArgs& a, const typen
     }
     __syncthreads();
   }
+  if (threadIdx.x == 0) s_count = count;
+  __syncthreads();
+  return s_count;
+}
+
+}  // namespace detail
+
+// The forward's map. Grid (n_q_tiles, Hm, Bm), kWarps * 32 threads. Mods::classify (indices
+// only) settles a tile first; Mods::classify_data (with box reads) runs only where that says
+// PARTIAL.
+template <class Mods, int BM, int BN, int kWarps>
+__device__ __forceinline__ void build_tile_map(const TileMapArgs& a, const typename Mods::Params& p,
+                                               const typename Mods::Extents& x) {
+  const int b = blockIdx.z;
+  const int h = blockIdx.y;
+  const int m = blockIdx.x;
+  const int q0 = m * BM;
+  const int q1 = min2(q0 + BM, a.Tq);
+  const long long row = (static_cast<long long>(b) * a.Hm + h) * a.n_q_tiles + m;
+
+  int lo = 0, hi = a.Tkv;
+  Mods::kv_range(p, b, h, q0, q1, a.Tkv, &lo, &hi);
+  lo = max2(lo, 0);
+  hi = min2(hi, a.Tkv);
+  const int t_lo = hi > lo ? lo / BN : 0;
+  const int t_hi = hi > lo ? (hi + BN - 1) / BN : 0;
+  const int count = detail::compact_classified<kWarps>(t_lo, t_hi, a.entries + row * a.n_kv_tiles, [&](int t) {
+    const int k0 = t * BN, k1 = min2(k0 + BN, a.Tkv);
+    const int cls = Mods::classify(p, b, h, q0, q1, k0, k1);
+    return cls == PARTIAL ? Mods::classify_data(p, x, b, h, q0, q1, k0, k1) : cls;
+  });
+  if (threadIdx.x == 0) a.counts[row] = count;
+}
+
+// What the builder of a block-list program's map takes for Extents (it reads no index box).
+struct NoExtents {};
+
+// The backward's map, transposed: per kv tile of BN keys, the query tiles of BM rows that reach
+// it, in the same `tile * 4 + class` form. Grid (n_kv_tiles, Hm, Bm), kWarps * 32 threads; the
+// map's rows are (b * Hm + h) * n_kv_tiles + kv tile, each n_q_tiles entries long. The query range
+// comes from Mods::q_range; a block-list program keeps the query tiles whose block lists this kv
+// tile's block (BN divides the kv block, BM the query block), a mask that reads tensors refines
+// classify's PARTIAL with the box reads of classify_data (x: its Mods::Extents).
+template <class Mods, int BM, int BN, int kWarps, class Extents>
+__device__ __forceinline__ void build_q_tile_map(const TileMapArgs& a, const typename Mods::Params& p,
+                                                 const Extents& x) {
+  const int b = blockIdx.z;
+  const int h = blockIdx.y;
+  const int n = blockIdx.x;
+  const int k0 = n * BN;
+  const int k1 = min2(k0 + BN, a.Tkv);
+  const long long row = (static_cast<long long>(b) * a.Hm + h) * a.n_kv_tiles + n;
+
+  int lo = 0, hi = a.Tq;
+  detail::QRangeOf<Mods>::get(p, b, h, k0, k1, a.Tq, &lo, &hi);
+  lo = max2(lo, 0);
+  hi = min2(hi, a.Tq);
+  const int t_lo = hi > lo ? lo / BM : 0;
+  const int t_hi = hi > lo ? (hi + BM - 1) / BM : 0;
+  const int count = detail::compact_classified<kWarps>(t_lo, t_hi, a.entries + row * a.n_q_tiles, [&](int t) {
+    const int q0 = t * BM, q1 = min2(q0 + BM, a.Tq);
+    if constexpr (detail::BlockListOf<Mods>::value) {
+      const int block = (k0 / Mods::kBlockListKv) * Mods::kBlockListKv;
+      const int listed = Mods::block_list_count(p, b, h, q0);
+      bool found = false;
+      for (int i = 0; i < listed && !found; ++i) found = Mods::block_list_entry(p, b, h, q0, i) == block;
+      if (!found) return static_cast<int>(EMPTY);
+    }
+    const int cls = Mods::classify(p, b, h, q0, q1, k0, k1);
+    if constexpr (detail::TileMapOf<Mods>::value) {
+      if (cls == PARTIAL) return Mods::classify_data(p, x, b, h, q0, q1, k0, k1);
+    }
+    return cls;
+  });
   if (threadIdx.x == 0) a.counts[row] = count;
 }
 

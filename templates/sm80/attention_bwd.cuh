@@ -68,14 +68,17 @@ __device__ __forceinline__ void lds_64(unsigned addr, float& a, float& b) {
 }
 
 // The query tiles a CTA's keys [k0, k1) of (b, kv head hk) meet, head by head of the kv head's
-// group, each with its class (CTA-uniform, like the forward's KvTileSchedule).
-template <class Mods, int BM>
+// group, each with its class (CTA-uniform, like the forward's KvTileSchedule). A program whose
+// mask reads tensors, or that follows block lists, walks the row of the transposed tile map
+// built for this call (args.tile_counts: common/tile_map.cuh, build_q_tile_map); any other walks
+// the q range and classifies each tile itself.
+template <class Mods, int BM, int BN>
 struct QTileSchedule {
-  static constexpr bool kBlockList = BlockListOf<Mods>::value;
+  static constexpr bool kMapped = BlockListOf<Mods>::value || TileMapOf<Mods>::value;
 
   __device__ __forceinline__ QTileSchedule(const BwdArgs& args, const typename Mods::Params& p, int b, int hk, int k0,
                                            int k1)
-      : p_(p), b_(b), k0_(k0), k1_(k1), Tq_(args.Tq) {
+      : args_(args), p_(p), b_(b), k0_(k0), k1_(k1), Tq_(args.Tq) {
     const int group = args.Hq / args.Hkv;
     h_ = hk * group - 1;
     h_end_ = (hk + 1) * group;
@@ -85,7 +88,7 @@ struct QTileSchedule {
   }
   __device__ __forceinline__ bool has_tile() const { return h_ < h_end_; }
   __device__ __forceinline__ int head() const { return h_; }
-  __device__ __forceinline__ int tile() const { return next_; }  // query tile index (rows tile * BM ...)
+  __device__ __forceinline__ int tile() const { return tile_; }  // query tile index (rows tile * BM ...)
   __device__ __forceinline__ int tile_class() const { return cls_; }
   __device__ __forceinline__ void pop() {
     ++next_;
@@ -93,48 +96,62 @@ struct QTileSchedule {
   }
 
  private:
+  // Moves to the next head that has query tiles to walk: the map row's entries [next_, end_), or
+  // the tiles [next_, end_) of the q range.
   __device__ __forceinline__ void next_head() {
     for (++h_; h_ < h_end_; ++h_) {
-      int lo = 0, hi = Tq_;
-      QRangeOf<Mods>::get(p_, b_, h_, k0_, k1_, Tq_, &lo, &hi);
-      lo = max2(lo, 0);
-      hi = min2(hi, Tq_);
-      if (lo < hi) {
-        next_ = lo / BM;
-        end_ = (hi + BM - 1) / BM;
-        return;
+      if constexpr (kMapped) {
+        const i64 row = static_cast<i64>(b_) * args_.tm_b_stride + static_cast<i64>(h_) * args_.tm_h_stride +
+                        k0_ / BN;
+        row_ = args_.tile_entries + row * args_.tm_q_tiles;
+        next_ = 0;
+        end_ = __ldg(args_.tile_counts + row);
+        if (end_ > 0) return;
+      } else {
+        int lo = 0, hi = Tq_;
+        QRangeOf<Mods>::get(p_, b_, h_, k0_, k1_, Tq_, &lo, &hi);
+        lo = max2(lo, 0);
+        hi = min2(hi, Tq_);
+        if (lo < hi) {
+          next_ = lo / BM;
+          end_ = (hi + BM - 1) / BM;
+          return;
+        }
       }
     }
   }
   // Moves to the first tile at or after next_ (of this head or a later one) that is not EMPTY.
   __device__ __forceinline__ void seek() {
     while (h_ < h_end_) {
-      for (; next_ < end_; ++next_) {
-        const int q0 = next_ * BM;
-        if constexpr (kBlockList) {
-          if (!listed(q0)) continue;
+      if constexpr (kMapped) {
+        if (next_ < end_) {
+          const int e = __ldg(row_ + next_);
+          tile_ = e >> 2;
+          cls_ = e & 3;
+          return;
         }
-        cls_ = Mods::classify(p_, b_, h_, q0, min2(q0 + BM, Tq_), k0_, k1_);
-        if (cls_ != EMPTY) return;
+      } else {
+        for (; next_ < end_; ++next_) {
+          const int q0 = next_ * BM;
+          cls_ = Mods::classify(p_, b_, h_, q0, min2(q0 + BM, Tq_), k0_, k1_);
+          if (cls_ != EMPTY) {
+            tile_ = next_;
+            return;
+          }
+        }
       }
       next_head();
     }
   }
-  // Whether the query block holding row q0 lists the kv block of these keys (the tile config puts
-  // a query tile inside one query block and the keys inside one kv block).
-  __device__ __forceinline__ bool listed(int q0) const {
-    const int first = (k0_ / Mods::kBlockListKv) * Mods::kBlockListKv;
-    const int n = Mods::block_list_count(p_, b_, h_, q0);
-    for (int i = 0; i < n; ++i)
-      if (Mods::block_list_entry(p_, b_, h_, q0, i) == first) return true;
-    return false;
-  }
 
+  const BwdArgs& args_;
   const typename Mods::Params& p_;
   int b_, k0_, k1_, Tq_;
   int h_, h_end_;
-  int next_, end_;
-  int cls_ = EMPTY;
+  int next_, end_;   // the map row's entries, or the q range's tiles, still to walk
+  int tile_ = 0;     // the current query tile
+  int cls_ = EMPTY;  // ... and its class
+  const int* row_ = nullptr;
 };
 
 // P^T of one tile in place, from the raw dot products S^T (rows: this thread's keys row, row + 8;
@@ -318,7 +335,7 @@ __device__ __forceinline__ void attention_bwd_sm80(const BwdArgs& args, const ty
   detail::copy_tile<BN, D, LDS, kThreads, true>(sV, gV + static_cast<i64>(k0) * args.v_t, args.v_t, Tkv - k0, tid);
   cp_async_commit();
 
-  detail::QTileSchedule<Mods, BM> sched(args, p, b, hk, k0, k1);
+  detail::QTileSchedule<Mods, BM, BN> sched(args, p, b, hk, k0, k1);
   // Issues the Q, dO, lse2 and delta copies of the next scheduled tile into `stage` as one commit
   // group (an empty one when nothing is left, so that the wait counts stay fixed).
   auto issue = [&](int stage, int& entry, int& head) {

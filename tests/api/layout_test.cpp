@@ -1,4 +1,4 @@
-// The bytes the launcher hands the kernel: AttnArgs, TileMapArgs and DecodeArgs laid out by NVRTC as by the
+// The bytes the launcher hands the kernel: AttnArgs, TileMapArgs, DecodeArgs and BwdArgs laid out by NVRTC as by the
 // host compiler, and Params packed by the generator's layout.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -42,6 +42,7 @@ TEST(Layout, KernelArgsMatchTheHost) {
   src += same_layout_as_host<AttnArgs>("AttnArgs");
   src += same_layout_as_host<TileMapArgs>("TileMapArgs");
   src += same_layout_as_host<DecodeArgs>("DecodeArgs");
+  src += same_layout_as_host<BwdArgs>("BwdArgs");
   expect_nvrtc_accepts(src);
   static_assert(offsetof(AttnArgs, B) == 40 && offsetof(AttnArgs, q_b) == 64 && offsetof(AttnArgs, scale) == 160);
   static_assert(offsetof(TileMapArgs, Tq) == 16 && offsetof(TileMapArgs, Hm) == 32);
