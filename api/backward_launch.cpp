@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "api/binding_resolve.hpp"
 #include "api/forward_checks.hpp"
@@ -154,10 +155,12 @@ void launch_backward(const BackwardKernel& k, BackwardPlan& plan, void* stream) 
       launch(context, k.q_tile_map.get(context, plan.device), build, map_args);
     }
 
-    jit::LaunchConfig main;
-    main.grid[0] = static_cast<unsigned>((a.Tkv + block_n - 1) / block_n);
-    main.grid[1] = static_cast<unsigned>(a.Hkv);
-    main.grid[2] = static_cast<unsigned>(a.B);
+    jit::LaunchConfig main;  // one dimension, kv tile slowest (attention_bwd_sm80 says why)
+    const long long ctas = static_cast<long long>((a.Tkv + block_n - 1) / block_n) * a.Hkv * a.B;
+    if (ctas > std::numeric_limits<int>::max())
+      throw ArgumentError(fmt::format("{}: B * Hkv * ceil(Tkv / {}) = {} backward CTAs exceed the grid's 2^31 - 1",
+                                      g.entry, block_n, ctas));
+    main.grid[0] = static_cast<unsigned>(ctas);
     main.block[0] = static_cast<unsigned>(g.threads);
     main.shared_bytes = static_cast<unsigned>(g.shared_bytes);
     main.stream = s;

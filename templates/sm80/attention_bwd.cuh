@@ -21,7 +21,8 @@
 //
 // The generator wraps the three as extern "C" kernels (codegen/sm80_bwd), launched with
 //   prep, post: grid (Tq_pad / kBwdPassRows, Hq, B), kBwdPassThreads threads;
-//   main: grid (ceil(Tkv / block_n), Hkv, B), kThreads threads, kSmemBytes of dynamic smem.
+//   main: a 1-D grid of ceil(Tkv / block_n) * Hkv * B CTAs, kv tile slowest, kThreads threads,
+//   kSmemBytes of dynamic smem.
 #pragma once
 
 #include "common/attention_common.cuh"
@@ -319,9 +320,14 @@ __device__ __forceinline__ void attention_bwd_sm80(const BwdArgs& args, const ty
   const int lane = tid & 31;
   const int g = lane >> 2;
   const int t = lane & 3;
-  const int n_block = blockIdx.x;
-  const int hk = blockIdx.y;
-  const int b = blockIdx.z;
+  // A 1-D grid, kv tile slowest: every (b, kv head) of kv tile 0 starts first. The low kv tiles
+  // carry the most query tiles under causal-like masks (prefix, top-k too), so the longest CTAs
+  // start earliest and the wave's tail is short ones.
+  const int heads = args.B * args.Hkv;
+  const int n_block = static_cast<int>(blockIdx.x / static_cast<unsigned>(heads));
+  const int bh = static_cast<int>(blockIdx.x % static_cast<unsigned>(heads));
+  const int hk = bh % args.Hkv;
+  const int b = bh / args.Hkv;
   const int Tkv = args.Tkv;
   const int k0 = n_block * BN;
   const int k1 = min2(k0 + BN, Tkv);
