@@ -113,6 +113,11 @@ void launch_backward(const BackwardKernel& k, BackwardPlan& plan, void* stream) 
     BwdArgs& a = plan.args;
     const CUstream s = static_cast<CUstream>(stream);
     const int block_m = g.tile.block_m, block_n = g.tile.block_n, D = g.target.head_dim;
+    // Checked before anything is enqueued, so that a refused call leaves the gradients untouched.
+    const long long ctas = static_cast<long long>((a.Tkv + block_n - 1) / block_n) * a.Hkv * a.B;
+    if (ctas > std::numeric_limits<int>::max())
+      throw ArgumentError(fmt::format("{}: B * Hkv * ceil(Tkv / {}) = {} backward CTAs exceed the grid's 2^31 - 1",
+                                      g.entry, block_n, ctas));
     a.Tq_pad = (a.Tq + block_m - 1) / block_m * block_m;
     const std::size_t rows = static_cast<std::size_t>(a.B) * static_cast<std::size_t>(a.Hq) * static_cast<std::size_t>(a.Tq_pad);
     const QTileMap map = q_tile_map_geometry(g, a);
@@ -156,10 +161,6 @@ void launch_backward(const BackwardKernel& k, BackwardPlan& plan, void* stream) 
     }
 
     jit::LaunchConfig main;  // one dimension, kv tile slowest (attention_bwd_sm80 says why)
-    const long long ctas = static_cast<long long>((a.Tkv + block_n - 1) / block_n) * a.Hkv * a.B;
-    if (ctas > std::numeric_limits<int>::max())
-      throw ArgumentError(fmt::format("{}: B * Hkv * ceil(Tkv / {}) = {} backward CTAs exceed the grid's 2^31 - 1",
-                                      g.entry, block_n, ctas));
     main.grid[0] = static_cast<unsigned>(ctas);
     main.block[0] = static_cast<unsigned>(g.threads);
     main.shared_bytes = static_cast<unsigned>(g.shared_bytes);
