@@ -94,9 +94,16 @@ class ValueEmitter {
     if (auto n = e.as<ir::Binary>()) return binary(*n);
     if (auto n = e.as<ir::Compare>()) {
       static const char* ops[] = {"<", "<=", ">", ">=", "==", "!="};
+      const char* op = ops[static_cast<int>(n->op)];
       if (n->a.type() == Type::Int && fits32(n->a) && fits32(n->b))
-        return fmt::format("({} {} {})", emit32(n->a), ops[static_cast<int>(n->op)], emit32(n->b));
-      return fmt::format("({} {} {})", emit(n->a), ops[static_cast<int>(n->op)], emit(n->b));
+        return fmt::format("({} {} {})", emit32(n->a), op, emit32(n->b));
+      if (n->a.type() == Type::Int && fits32(n->a)) {
+        if (auto b = clamped32(n->b, n->a)) return fmt::format("({} {} {})", emit32(n->a), op, *b);
+      }
+      if (n->a.type() == Type::Int && fits32(n->b)) {
+        if (auto a = clamped32(n->a, n->b)) return fmt::format("({} {} {})", *a, op, emit32(n->b));
+      }
+      return fmt::format("({} {} {})", emit(n->a), op, emit(n->b));
     }
     if (auto n = e.as<ir::Select>()) {
       std::string c = emit(n->cond);
@@ -208,6 +215,25 @@ class ValueEmitter {
     if (auto n = e.as<ir::Call>())
       return n->fn == ir::Intrinsic::Abs && n->args.size() == 1 && fits32(n->args[0]);
     return false;
+  }
+
+  // A 64-bit operand (a runtime scalar, a load) compared with a 32-bit one, `other`, whose values
+  // are [lo, hi]: clamped into [lo - 1, hi + 1] it compares the same against every value of
+  // `other` (above hi + 1 or at it, it is greater than all of them; below lo - 1 or at it, less),
+  // so the comparison per score is a 32-bit one and the clamp, loop-invariant, is hoisted. None
+  // when lo - 1 or hi + 1 does not fit in 32 bits.
+  std::optional<std::string> clamped32(const Expr& wide, const Expr& other) {
+    const ir::IntInterval r = ranges_->at(other.get());
+    const std::int64_t lo = r.lo - 1, hi = r.hi + 1;
+    if (lo < std::numeric_limits<std::int32_t>::min() || hi > std::numeric_limits<std::int32_t>::max())
+      return std::nullopt;
+    return fmt::format("flexjit::ops::clamp32({}, {}, {})", emit(wide), int32_literal(lo), int32_literal(hi));
+  }
+
+  static std::string int32_literal(std::int64_t v) {
+    // INT32_MIN has no literal of type int: spell it as an expression.
+    if (v == std::numeric_limits<std::int32_t>::min()) return "(-2147483647 - 1)";
+    return v < 0 ? fmt::format("({})", v) : fmt::format("{}", v);
   }
 
   // e (which fits32) as a C++ int expression.

@@ -117,12 +117,12 @@ TileMapNeeds tile_map_needs(const ir::Program& p) {
 
 namespace {
 
-// What the kernel knows of its mod parameters: positions are non-negative 32-bit ints, b and h
-// grid indices.
+// What the kernel knows of its mod parameters: positions are below a length, which is a
+// non-negative 32-bit int (so at most 2^31 - 2), b and h grid indices.
 const ir::BoundsEnv& mod_param_ranges() {
   static const ir::BoundsEnv env = [] {
     ir::BoundsEnv e;
-    const IntInterval index{0, std::numeric_limits<std::int32_t>::max()}, grid{0, 65534};
+    const IntInterval index{0, std::numeric_limits<std::int32_t>::max() - 1}, grid{0, 65534};
     e.set(ir::kParamQ, index).set(ir::kParamKv, index).set(ir::kParamBatch, grid).set(ir::kParamHead, grid);
     return e;
   }();

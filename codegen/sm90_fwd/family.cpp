@@ -42,7 +42,7 @@ class Sm90Forward final : public KernelFamily {
                                           "warpgroups", t.block_m, t.block_n, t.stages, t.block_m / 64),
                .config = fmt::format("flexjit::Sm90FwdConfig<{}, {}, {}, {}, {}>", target.head_dim, t.block_m,
                                      t.block_n, t.stages, compiler::element_cuda_type(target.dtype)),
-               .min_blocks = "1",
+               .min_blocks = "Cfg::kMinBlocksPerSM",
                .kernel = "flexjit::attention_fwd_sm90"});
     kernel.tile_if_spills = tile_if_spills(target, t);
     return kernel;

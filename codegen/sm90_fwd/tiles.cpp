@@ -12,6 +12,10 @@ constexpr int kMaxSharedBytes = 227 * 1024;  // per CTA on sm_90
 // A warpgroup per 64 query rows, plus the producer warpgroup.
 int warps_for(int block_m) { return 4 * (block_m / 64 + 1); }
 
+int ctas_per_sm(const compiler::KernelTarget& target, int block_m, int block_n, int stages) {
+  return sm90::fwd_ctas_per_sm(block_m / 64, sm90::fwd_smem_bytes(target.head_dim, block_m, block_n, stages));
+}
+
 }  // namespace
 
 std::optional<compiler::TileRequest> tile_if_spills(const compiler::KernelTarget& target, const TileConfig& chosen) {
@@ -49,12 +53,13 @@ std::string tile_refusal(const compiler::KernelTarget& target) {
 TileConfig choose_tile(const compiler::KernelTarget& target, const ir::Program& program) {
   if (target.tile) {
     const compiler::TileRequest& r = *target.tile;
-    return {r.block_m, r.block_n, r.warps, r.stages, false, 1};
+    return {r.block_m, r.block_n, r.warps, r.stages, false, ctas_per_sm(target, r.block_m, r.block_n, r.stages)};
   }
   const sm90::FwdTile d = program.block_indices
                               ? sm90::fwd_tile_for_blocks(target.head_dim, program.block_indices->q_block)
                               : sm90::default_fwd_tile(target.head_dim);
-  return {d.block_m, d.block_n, warps_for(d.block_m), d.stages, false, 1};
+  return {d.block_m, d.block_n, warps_for(d.block_m), d.stages, false,
+          ctas_per_sm(target, d.block_m, d.block_n, d.stages)};
 }
 
 }  // namespace flexjit::codegen::sm90_fwd

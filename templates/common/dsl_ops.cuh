@@ -60,6 +60,9 @@ FJ_OPS_FN i64 ipow(i64 base, i64 e) {
 FJ_OPS_FN int abs32(int a) { return a < 0 ? -a : a; }
 FJ_OPS_FN int min32(int a, int b) { return a < b ? a : b; }
 FJ_OPS_FN int max32(int a, int b) { return a < b ? b : a; }
+// v clamped into [lo, hi]: a 64-bit comparison operand narrowed for a 32-bit one whose values lie
+// in (lo, hi) (codegen/cuda_expr.cpp says why the comparison is unchanged).
+FJ_OPS_FN int clamp32(i64 v, int lo, int hi) { return v < lo ? lo : (v > hi ? hi : static_cast<int>(v)); }
 FJ_OPS_FN int floordiv32(int a, int b) {
   if (b == 0) return 0;
   int q = a / b;

@@ -9,16 +9,15 @@
 namespace flexjit {
 namespace detail {
 
-// Element-wise logits of one S tile (in place, from the raw dot products).
+// Element-wise logits of one S tile (in place).
 //   kMask:   call Mods::mask per element (PARTIAL tiles).
 //   kBounds: mask q >= Tq and kv >= Tkv (tiles at the sequence ends), so that user hooks never see
 //            an index out of range.
-//   Masked entries become -inf. With a score mod the result is score(scale * s) * log2(e); without
-//   one the raw dot product is kept and the scale is folded into the exponent later (one FFMA).
-//   The score mod runs only where the score is kept, unless the Mods says it may run anywhere
-//   (kScoreAnywhere: it reads no tensor per score); then it runs on every element and the mask
-//   selects, without a branch per element.
-template <class Mods, bool kMask, bool kBounds, int MT, int NN, class Context>
+//   kScore:  run the score mod (on the raw dot product: score(scale * s) * log2(e)). Without it the
+//            value is kept as it is: the raw dot product when there is no score mod (the scale is
+//            folded into the exponent later, one FFMA), or logits a score-only pass made.
+//   Masked entries become -inf; with kScore the score mod runs only where the score is kept.
+template <class Mods, bool kMask, bool kBounds, bool kScore, int MT, int NN, class Context>
 __device__ __forceinline__ void apply_logits(float (&s)[MT][NN][4], const Context& p, const AttnArgs& args, int b,
                                              int h, int row0, int col0) {
 #pragma unroll
@@ -36,15 +35,11 @@ __device__ __forceinline__ void apply_logits(float (&s)[MT][NN][4], const Contex
           if constexpr (kMask || kBounds) {
             bool keep = row_ok && (!kBounds || col < args.Tkv);
             if constexpr (kMask) keep = keep && Mods::mask(p, b, h, row, col);
-            if constexpr (Mods::kHasScoreMod && ScoreAnywhereOf<Mods>::value && !kBounds) {
-              const float v = Mods::score(p, x * args.scale, b, h, row, col) * kLog2e;
-              x = keep ? v : neg_inf();
-            } else if constexpr (Mods::kHasScoreMod) {
+            if constexpr (kScore)
               x = keep ? Mods::score(p, x * args.scale, b, h, row, col) * kLog2e : neg_inf();
-            } else {
+            else
               x = keep ? x : neg_inf();
-            }
-          } else if constexpr (Mods::kHasScoreMod) {
+          } else if constexpr (kScore) {
             x = Mods::score(p, x * args.scale, b, h, row, col) * kLog2e;
           }
         }
@@ -55,18 +50,24 @@ __device__ __forceinline__ void apply_logits(float (&s)[MT][NN][4], const Contex
 
 // The logits of one visited tile by its class: PARTIAL tiles evaluate the mask, FULL tiles skip
 // it, and tiles at the sequence ends (`edge`) take the bounds checks and the mask whatever their
-// class (true on all of a FULL tile, so the same result). Three copies of the mods, not four: the
-// mods are inlined once per copy, and the copies are most of the compile time. row0 / col0 are
-// this thread's first row and column (q0 + its warp's first row + g, k0 + 2t).
+// class (true on all of a FULL tile, so the same result). The mods are inlined once per copy, and
+// the copies of the score mod are most of the compile time: a score mod that may run anywhere
+// (Mods::kScoreAnywhere: it reads no tensor per score) runs once on the whole tile, for every
+// class, and only the selection is specialised; any other runs only where the score is kept, so
+// each class has its own copy. row0 / col0 are this thread's first row and column (q0 + its
+// warp's first row + g, k0 + 2t).
 template <class Mods, int MT, int NN, class Context>
 __device__ __forceinline__ void apply_tile_logits(float (&s)[MT][NN][4], const Context& p, const AttnArgs& args,
                                                   int b, int h, int row0, int col0, int cls, bool edge) {
+  constexpr bool kScoreFirst = Mods::kHasScoreMod && ScoreAnywhereOf<Mods>::value;
+  constexpr bool kScore = Mods::kHasScoreMod && !kScoreFirst;
+  if constexpr (kScoreFirst) apply_logits<Mods, false, false, true>(s, p, args, b, h, row0, col0);
   if (edge) {
-    apply_logits<Mods, Mods::kHasMask, true>(s, p, args, b, h, row0, col0);
+    apply_logits<Mods, Mods::kHasMask, true, kScore>(s, p, args, b, h, row0, col0);
   } else if (Mods::kHasMask && cls == PARTIAL) {
-    apply_logits<Mods, Mods::kHasMask, false>(s, p, args, b, h, row0, col0);
+    apply_logits<Mods, Mods::kHasMask, false, kScore>(s, p, args, b, h, row0, col0);
   } else {
-    apply_logits<Mods, false, false>(s, p, args, b, h, row0, col0);
+    apply_logits<Mods, false, false, kScore>(s, p, args, b, h, row0, col0);
   }
 }
 

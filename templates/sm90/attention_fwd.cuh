@@ -23,7 +23,7 @@
 // consumers walk the same CTA-uniform sequence independently.
 //
 // The generator wraps it as
-//   extern "C" __global__ void __launch_bounds__(Cfg::kThreads, 1)
+//   extern "C" __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSM)
 //   flexjit_fwd(const __grid_constant__ flexjit::AttnArgs args,
 //               const __grid_constant__ Mods::Params params,
 //               const __grid_constant__ flexjit::TmaMaps maps) {
@@ -58,11 +58,15 @@ struct Sm90FwdConfig {
   static constexpr unsigned kQBytes = sm90::fwd_tile_bytes(kBlockM, kHeadDim);
   static constexpr unsigned kKvBytes = sm90::fwd_tile_bytes(kBlockN, kHeadDim);
   static constexpr bool kServed = sm90::serves_head_dim(kHeadDim);
+  // One CTA per SM, or two for a one-consumer tile that fits twice (sm90/tiles.cuh).
+  static constexpr int kMinBlocksPerSM = sm90::fwd_ctas_per_sm(kConsumers, kSmemBytes);
   // Registers per thread after reallocation: the producer keeps few, the consumers take the rest.
   static constexpr int kProducerRegisters = 24;
-  // 64K registers: 128 * 24 for the producer, the rest shared by the consumers (at most 240 each,
-  // a multiple of 8): 240 for one or two consumer warpgroups, 160 for three.
-  static constexpr int kConsumerRegisters = sm90::consumer_registers(kConsumers, kProducerRegisters);
+  // The CTA's share of the 64K registers: 128 * 24 for the producer, the rest shared by the
+  // consumers (at most 240 each, a multiple of 8): 240 for one or two consumer warpgroups, 160
+  // for three, 232 for one when two CTAs share the SM.
+  static constexpr int kConsumerRegisters =
+      sm90::consumer_registers(kConsumers, kProducerRegisters, kMinBlocksPerSM);
 };
 
 template <int D, class E>

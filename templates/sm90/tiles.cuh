@@ -34,10 +34,19 @@ constexpr FwdTile fwd_tile_for_blocks(int head_dim, int q_block) {
   return q_block % d.block_m != 0 && q_block % 128 == 0 ? FwdTile{128, d.block_n, d.stages} : d;
 }
 
+constexpr int kSmemPerSmBytes = 228 * 1024;  // shared memory of one SM
+constexpr int kSmemReservedBytes = 1024;     // reserved by the system per resident CTA
+
+// CTAs resident on one SM: two for a tile with one consumer warpgroup whose shared memory fits
+// twice (one CTA's prologue and epilogue then run under the other's products), else one.
+constexpr int fwd_ctas_per_sm(int consumers, int smem_bytes) {
+  return consumers == 1 && 2 * (smem_bytes + kSmemReservedBytes) <= kSmemPerSmBytes ? 2 : 1;
+}
+
 // Registers per consumer thread after the producer warpgroup drops to `producer` registers:
-// an equal share of the rest of the 64K, a multiple of 8, at most 240.
-constexpr int consumer_registers(int consumers, int producer) {
-  const int share = ((65536 / 128 - producer) / consumers) & ~7;
+// an equal share of the rest of this CTA's part of the 64K, a multiple of 8, at most 240.
+constexpr int consumer_registers(int consumers, int producer, int ctas_per_sm) {
+  const int share = ((65536 / ctas_per_sm / 128 - producer) / consumers) & ~7;
   return share < 240 ? share : 240;
 }
 

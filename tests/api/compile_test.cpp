@@ -99,6 +99,19 @@ TEST(Compile, Sm90TileThatSpillsGivesWayToTheNext) {
   EXPECT_GT(asked.compile_report().spill_bytes, 0);
 }
 
+TEST(Compile, Sm90OneConsumerTileThatFitsTwiceRunsTwoCtasPerSm) {
+  // 64 x 64 with 2 stages at D = 128 is 81 KB of shared memory: two CTAs share an SM, so ptxas
+  // is held to 128 registers a thread (the launch bounds); 64 x 128 (145 KB) runs one, at 240.
+  const Program p = example("document");
+  const Kernel two = engine().compile(
+      p, {.head_dim = 128, .arch = "sm_90a", .tile = TileShape{.block_m = 64, .block_n = 64, .warps = 8, .stages = 2}});
+  EXPECT_EQ(two.compile_report().registers, 128);
+  EXPECT_EQ(two.compile_report().spill_bytes, 0);
+  const Kernel one = engine().compile(
+      p, {.head_dim = 128, .arch = "sm_90a", .tile = TileShape{.block_m = 64, .block_n = 128, .warps = 8, .stages = 2}});
+  EXPECT_GT(one.compile_report().registers, 128);
+}
+
 TEST(Compile, UnsupportedHeadDim) {
   const std::string e = error_of([] { engine().compile(example("causal"), {.head_dim = 72, .arch = "sm_90a"}); });
   EXPECT_THAT(e, HasSubstr("head dim 72 is not supported"));

@@ -81,6 +81,47 @@ TEST(DeviceOps, ThirtyTwoBitOperationsMatchWhereTheyApply) {
   EXPECT_GT(checked, 10000);
 }
 
+// A 64-bit operand compared with a 32-bit one whose values lie in [lo, hi] is clamped into
+// [lo - 1, hi + 1] (codegen/cuda_expr.cpp): every comparison, either way round, must then give
+// the interpreter's 64-bit answer, for any 64-bit value.
+TEST(DeviceOps, ClampedComparisonsMatchTheInterpreter) {
+  const long long i32max = std::numeric_limits<std::int32_t>::max();
+  const std::vector<std::pair<long long, long long>> ranges = {
+      {-(i32max - 1), i32max - 1}, {0, i32max - 1}, {0, 0}, {-5, 5}, {0, 4095}};
+  std::vector<long long> wide = interesting_ints();
+  for (long long v : {i32max, i32max + 1, -i32max, -i32max - 1, -i32max - 2}) wide.push_back(v);
+  std::int64_t checked = 0;
+  for (const auto& [lo, hi] : ranges) {
+    std::vector<long long> narrow = {lo, lo + 1, hi, hi - 1, (lo + hi) / 2};
+    for (long long w : wide) narrow.push_back(w);
+    for (long long w : wide) {
+      const int c = ops::clamp32(w, static_cast<int>(lo - 1), static_cast<int>(hi + 1));
+      for (long long x : narrow) {
+        if (x < lo || x > hi) continue;
+        SCOPED_TRACE(testing::Message() << x << " vs " << w << " in [" << lo << ", " << hi << "]");
+        for (int op = 0; op <= static_cast<int>(ir::CompareOp::NE); ++op) {
+          const auto cmp = static_cast<ir::CompareOp>(op);
+          auto device = [&](long long a, long long b) {
+            switch (cmp) {
+              case ir::CompareOp::LT: return a < b;
+              case ir::CompareOp::LE: return a <= b;
+              case ir::CompareOp::GT: return a > b;
+              case ir::CompareOp::GE: return a >= b;
+              case ir::CompareOp::EQ: return a == b;
+              case ir::CompareOp::NE: return a != b;
+            }
+            return false;
+          };
+          ASSERT_EQ(device(x, c), ir::eval_compare(cmp, Value::integer(x), Value::integer(w)).b);
+          ASSERT_EQ(device(c, x), ir::eval_compare(cmp, Value::integer(w), Value::integer(x)).b);
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 10000);
+}
+
 TEST(DeviceOps, IntegerOperationsMatchTheInterpreter) {
   auto values = interesting_ints();
   for (long long a : values) {

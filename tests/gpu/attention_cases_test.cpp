@@ -10,6 +10,7 @@
 #include <functional>
 #include <iostream>
 
+#include "jit/cuda_driver.hpp"
 #include "templates/sm90/tiles.cuh"
 #include "tests/gpu/attention_case.hpp"
 
@@ -47,11 +48,20 @@ std::vector<Case> cases() {
   v.push_back({"chunked", bf16, 64, 1, 1, 1, 9000, 9000, L::bhsd});
   v.push_back({"softcap", fp16, 128, 2, 2, 1, 300, 300, L::bhsd, 0.3f});
   v.push_back({"alibi", bf16, 64, 3, 8, 8, 129, 129, L::bshd, 0.05f});
-  // 5. Both families: the automatic choice takes sm90_fwd for the head dims it serves on an sm_90a
+  // 5. The Hopper family's one-consumer tile, two CTAs to an SM (64 x 64, 2 stages): its own
+  //    register split and launch bounds, on a tensor-reading mask, a score mod and a sink.
+  for (const char* p : {"document", "alibi_softcap_window", "sink_window", "learned_sink"})
+    for (int d : {64, 128}) {
+      Case c{p, bf16, d, 2, 4, 2, 1000, 1000, L::bhsd};
+      c.family = "sm90_fwd";
+      c.tile = TileShape{.block_m = 64, .block_n = 64, .warps = 8, .stages = 2};
+      v.push_back(c);
+    }
+  // 6. Both families: the automatic choice takes sm90_fwd for the head dims it serves on an sm_90a
   //    device; every such case runs again on sm80_fwd.
   const std::size_t automatic = v.size();
   for (std::size_t i = 0; i < automatic; ++i)
-    if (flexjit::sm90::serves_head_dim(v[i].D)) {
+    if (flexjit::sm90::serves_head_dim(v[i].D) && !v[i].tile) {
       Case c = v[i];
       c.family = "sm80_fwd";
       v.push_back(c);
@@ -63,6 +73,7 @@ class Attention : public GpuTest, public ::testing::WithParamInterface<Case> {};
 
 TEST_P(Attention, MatchesReference) {
   const Case& c = GetParam();
+  if (c.family == "sm90_fwd" && jit::device_arch(0) != "sm_90a") GTEST_SKIP() << "sm90_fwd runs on sm_90a only";
   // Fresh data per case; the seed is the case name, so a failure reproduces.
   AttentionRun run(c, std::hash<std::string>{}(c.name()));
   run.run_and_check();

@@ -25,6 +25,21 @@ TEST_F(RuntimeValues, ChangingAScalarDoesNotRecompile) {
   EXPECT_EQ(engine().counters().compiles, compiles);
 }
 
+// The mask compares q_idx - kv_idx (32 bits) with the 64-bit window through a clamp
+// (codegen/cuda_expr.cpp): values at and past the 32-bit ends must mask as the reference does.
+TEST_F(RuntimeValues, WindowsAtAndPastThe32BitRange) {
+  const long long i32max = 2147483647LL, i64max = 9223372036854775807LL;
+  for (const char* program : {"sliding_window", "sink_window"}) {
+    AttentionRun run({program, bf16, 128, 1, 2, 1, 333, 333}, 14);
+    for (long long w : {-i64max - 1, -(1LL << 40), -i32max - 1, -i32max, -1LL, 0LL, 1LL, 7LL, i32max - 1, i32max,
+                        i32max + 1, 1LL << 40, i64max}) {
+      SCOPED_TRACE(testing::Message() << program << " window " << w);
+      run.bindings().scalars["window"] = w;
+      run.run_and_check();
+    }
+  }
+}
+
 TEST_F(RuntimeValues, ChangingCapturedTensorValuesDoesNotRecompile) {
   AttentionRun run({"document", fp16, 128, 2, 2, 2, 700, 700}, 12);
   run.run_and_check();
