@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <map>
 #include <mutex>
 
@@ -12,6 +14,7 @@
 #include "jit/cuda_driver.hpp"
 #include "jit/driver_extras.hpp"
 #include "api/forward_checks.hpp"
+#include "api/stream_workspace.hpp"
 #include "jit/module.hpp"
 #include "api/tile_map_launch.hpp"
 #include "api/tma_maps.hpp"
@@ -26,6 +29,7 @@ struct DeviceFacts {
   std::mutex mutex;
   int count = -1;
   std::map<int, std::string> archs;
+  std::map<int, int> multiprocessors;
 };
 
 int cached_device_count(DeviceFacts& f) {
@@ -38,6 +42,14 @@ std::string cached_arch(DeviceFacts& f, int device) {
   std::lock_guard lock(f.mutex);
   auto it = f.archs.find(device);
   if (it == f.archs.end()) it = f.archs.emplace(device, jit::device_arch(device)).first;
+  return it->second;
+}
+
+int cached_multiprocessors(DeviceFacts& f, int device) {
+  std::lock_guard lock(f.mutex);
+  auto it = f.multiprocessors.find(device);
+  if (it == f.multiprocessors.end())
+    it = f.multiprocessors.emplace(device, jit::device_attribute(device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)).first;
   return it->second;
 }
 
@@ -86,6 +98,13 @@ ForwardPlan plan_forward(const codegen::GeneratedKernel& kernel, const ir::Progr
   plan.launch.grid[0] = static_cast<unsigned>((shape->Tq + block_m - 1) / block_m);
   plan.launch.grid[1] = static_cast<unsigned>(shape->Hq);
   plan.launch.grid[2] = static_cast<unsigned>(shape->B);
+  if (kernel.tile.persistent) {
+    // The persistent grid numbers its tiles with ints (sm90/attention_fwd.cuh), a wave ahead.
+    const long long tiles = static_cast<long long>(plan.launch.grid[0]) * shape->Hq * shape->B;
+    if (tiles > std::numeric_limits<int>::max() / 2)
+      throw ArgumentError(fmt::format("{}: B * Hq * ceil(Tq / {}) = {} query tiles exceed the persistent grid's 2^30",
+                                      kernel.entry, block_m, tiles));
+  }
   plan.launch.block[0] = static_cast<unsigned>(kernel.tile.threads());
   plan.launch.shared_bytes = static_cast<unsigned>(kernel.shared_bytes);
   plan.device = device.index;
@@ -96,6 +115,26 @@ void launch_forward(const codegen::GeneratedKernel& kernel, jit::ContextFunction
                     void* stream) {
   plan.launch.stream = static_cast<CUstream>(stream);
   void* args[] = {&plan.args, plan.params.data(), &plan.maps};
+  if (kernel.tile.persistent) {
+    // At most one wave of CTAs, which take the query tiles from a counter zeroed in stream order.
+    in_launch_context(kernel.entry, kernel.target.arch, plan.device, [&](CUcontext context) {
+      CUfunction fn = functions.get(context, plan.device);
+      if (kernel.tensor_maps) plan.maps = encode_tma_maps(kernel, plan.args);
+      const long long tiles =
+          static_cast<long long>(plan.launch.grid[0]) * plan.launch.grid[1] * plan.launch.grid[2];
+      const long long wave = static_cast<long long>(cached_multiprocessors(facts(), plan.device)) *
+                             kernel.tile.min_blocks_per_sm;
+      jit::LaunchConfig config = plan.launch;
+      config.grid[0] = static_cast<unsigned>(std::min(tiles, wave));
+      config.grid[1] = config.grid[2] = 1;
+      StreamWorkspace counter(sizeof(int), config.stream);
+      jit::check(jit::driver().cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(counter.ints()), 0, 1, config.stream),
+                 "cuMemsetD32Async");
+      plan.args.tile_counter = counter.ints();
+      launch(context, fn, config, args);
+    });
+    return;
+  }
   // Tensor maps are encoded in the launch's context (the driver wants one current).
   const auto encode_maps = [&] { plan.maps = encode_tma_maps(kernel, plan.args); };
   launch_entry(kernel.entry, kernel.target.arch, functions, plan.device, plan.launch, args,

@@ -52,7 +52,7 @@ Kernel Engine::compile_cuda(const Program& program, const CompileOptions& option
   while (!options.tile && generated.tile_if_spills && spills(*artifact, generated.entry)) {
     CompileOptions retry = options;
     const compiler::TileRequest& t = *generated.tile_if_spills;
-    retry.tile = TileShape{t.block_m, t.block_n, t.warps, t.stages, t.q_in_registers};
+    retry.tile = TileShape{t.block_m, t.block_n, t.warps, t.stages, t.q_in_registers, t.persistent};
     generated = api::generate(*source, retry);
     artifact = api::compile_or_explain(program.name(), generated, state_->cache);
   }

@@ -17,7 +17,7 @@ compiler::KernelTarget forward_target(const CompileOptions& options) {
   target.math = math_mode(options.math);
   if (options.tile)
     target.tile = compiler::TileRequest{options.tile->block_m, options.tile->block_n, options.tile->warps,
-                                        options.tile->stages, options.tile->q_in_registers};
+                                        options.tile->stages, options.tile->q_in_registers, options.tile->persistent};
   return target;
 }
 

@@ -57,7 +57,7 @@ const std::string& Kernel::arch() const {
 TileShape Kernel::tile() const {
   require_cuda(*impl_, "CUDA tile");
   const codegen::TileConfig& t = impl_->generated.tile;
-  return {t.block_m, t.block_n, t.warps, t.stages, t.q_in_registers};
+  return {t.block_m, t.block_n, t.warps, t.stages, t.q_in_registers, t.persistent};
 }
 
 std::vector<char> Kernel::cubin() const {

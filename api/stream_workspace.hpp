@@ -20,6 +20,7 @@ class StreamWorkspace {
   StreamWorkspace(const StreamWorkspace&) = delete;
   StreamWorkspace& operator=(const StreamWorkspace&) = delete;
   float* floats() const { return reinterpret_cast<float*>(ptr_); }
+  int* ints() const { return reinterpret_cast<int*>(ptr_); }
 
  private:
   CUdeviceptr ptr_ = 0;

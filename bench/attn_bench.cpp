@@ -19,12 +19,12 @@
 // pairs counted as for the forward. A head dim the backward does not serve is reported as
 // unsupported (not a failure).
 //
-//   attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWARPSxSTAGES[q]]
+//   attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWARPSxSTAGES[q][p]]
 //              [--family NAME] [--list]
 //
 // --only takes config names; a trailing * takes every name that starts with the rest (fwdbwd_*).
 // --tile overrides the shipped tile table for every config (the tuning sweep behind the table);
-// a trailing q keeps Q in registers.
+// a trailing q keeps Q in registers, a trailing p runs a persistent grid (sm90_fwd).
 //
 // Without a CUDA driver it is a dry run: every config is compiled (sm_90a) and its arguments are
 // checked by Kernel::forward (and Kernel::backward, whose kernels are compiled too), nothing is
@@ -434,17 +434,21 @@ flexjit::Kernel compile_config(const Config& c, const Options& opt, flexjit::Eng
   return jit.compile(load_program(c), compile_options);
 }
 
-// The forward kernel's name, family and tile, and on a GPU its registers and local memory.
+// The forward kernel's name, family and tile, its registers and local memory (a dry run: ptxas's spills).
 void record_forward_kernel(const flexjit::Kernel& kernel, nlohmann::json& row) {
   row["entry"] = kernel.entry_name();
   row["family"] = kernel.family();
   const flexjit::TileShape tile = kernel.tile();
-  row["tile"] = fmt::format("{}x{}x{}x{}{}", tile.block_m, tile.block_n, tile.warps, tile.stages,
-                            tile.q_in_registers ? "q" : "");
+  row["tile"] = fmt::format("{}x{}x{}x{}{}{}", tile.block_m, tile.block_n, tile.warps, tile.stages,
+                            tile.q_in_registers ? "q" : "", tile.persistent ? "p" : "");
   if (g_gpu) {
     const flexjit::Kernel::Resources res = kernel.resources();
     row["regs"] = res.registers;
     row["local_bytes"] = res.local_bytes;
+  } else {  // a dry run still has ptxas's report: registers, and spills as the local bytes
+    const flexjit::Kernel::CompileReport report = kernel.compile_report();
+    row["regs"] = report.registers;
+    row["local_bytes"] = report.spill_bytes;
   }
 }
 
@@ -904,11 +908,14 @@ int main(int argc, char** argv) {
     else if (a == "--tile") {
       flexjit::TileShape t;
       const std::string v = value();
-      char q = 0;
-      const int n = std::sscanf(v.c_str(), "%dx%dx%dx%d%c", &t.block_m, &t.block_n, &t.warps, &t.stages, &q);
-      if (n < 4 || (n == 5 && q != 'q'))
-        throw std::invalid_argument("--tile wants BMxBNxWARPSxSTAGES[q] (q: Q in registers), e.g. 128x64x4x2, got " + v);
-      t.q_in_registers = n == 5;
+      int end = 0;
+      const int n = std::sscanf(v.c_str(), "%dx%dx%dx%d%n", &t.block_m, &t.block_n, &t.warps, &t.stages, &end);
+      const std::string flags = n == 4 ? v.substr(static_cast<std::size_t>(end)) : "?";
+      if (flags.find_first_not_of("qp") != std::string::npos)
+        throw std::invalid_argument("--tile wants BMxBNxWARPSxSTAGES[q][p] (q: Q in registers, p: persistent grid), "
+                                    "e.g. 128x64x4x2, got " + v);
+      t.q_in_registers = flags.find('q') != std::string::npos;
+      t.persistent = flags.find('p') != std::string::npos;
       opt.tile = t;
     } else {
       fmt::print(stderr, "usage: attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWxS] [--family NAME] [--list]\n");

@@ -12,11 +12,13 @@
 namespace flexjit::codegen {
 
 // The forward tile of the generated kernel: query rows and keys per tile, warps per CTA, depth of
-// the K/V ring, whether Q stays in registers, and the CTAs per SM its registers must allow.
+// the K/V ring, whether Q stays in registers, the CTAs per SM its registers must allow, and
+// whether the grid is persistent.
 struct TileConfig {
   int block_m, block_n, warps, stages;
   bool q_in_registers;
   int min_blocks_per_sm;
+  bool persistent = false;  // one wave of CTAs that take query tiles from a counter (sm90_fwd)
   int threads() const { return warps * 32; }
 };
 

@@ -27,6 +27,7 @@ const char* math_mode_name(MathMode m);  // "fast", "exact"
 struct TileRequest {
   int block_m, block_n, warps, stages;
   bool q_in_registers = false;
+  bool persistent = false;  // a persistent grid (one wave of CTAs taking query tiles)
 };
 
 // The architecture code generation assumes when no CUDA driver can be asked: the source can be

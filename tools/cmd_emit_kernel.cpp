@@ -89,9 +89,10 @@ void add_emit_kernel_commands(CLI::App* emit, int& exit_code) {
       if (!out) throw std::runtime_error(fmt::format("cannot write '{}'", opts->output));
       const TileShape tile = kernel.tile();
       const Kernel::CompileReport report = kernel.compile_report();
-      std::cerr << fmt::format("{}: kernel {} ({} bytes, {}; {}, tile {}x{}; {} registers, {} bytes spilled)\n",
+      std::cerr << fmt::format("{}: kernel {} ({} bytes, {}; {}, tile {}x{}{}; {} registers, {} bytes spilled)\n",
                                opts->output, kernel.entry_name(), image.size(), kernel.arch(), kernel.family(),
-                               tile.block_m, tile.block_n, report.registers, report.spill_bytes);
+                               tile.block_m, tile.block_n, tile.persistent ? ", persistent grid" : "",
+                               report.registers, report.spill_bytes);
       for (const std::string& w : report.warnings) std::cerr << w << "\n";
       return kExitOk;
     });

@@ -28,6 +28,7 @@ TileConfig requested_tile(const compiler::KernelTarget& spec, const compiler::Ti
                      16 * r.warps, 16 * r.warps));
   if (r.block_n < 16 || r.block_n > 256 || r.block_n % 16 != 0) fail("block_n must be a multiple of 16 in [16, 256]");
   if (r.stages < 2 || r.stages > 4) fail("stages must be 2, 3 or 4");
+  if (r.persistent) fail("the persistent grid is the sm90_fwd family's (TMA + wgmma)");
   TileConfig t{r.block_m, r.block_n, r.warps, r.stages, r.q_in_registers, 1};
   const int smem = shared_bytes(t, spec.head_dim);
   if (smem > kMaxSharedBytes)

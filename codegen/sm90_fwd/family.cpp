@@ -39,9 +39,11 @@ class Sm90Forward final : public KernelFamily {
                .templates = "sm90/attention_fwd.cuh",
                .tensor_maps = true,
                .description = fmt::format("TMA + wgmma, warp-specialized; tile {}x{}, {} stages, {} consumer "
-                                          "warpgroups", t.block_m, t.block_n, t.stages, t.block_m / 64),
-               .config = fmt::format("flexjit::Sm90FwdConfig<{}, {}, {}, {}, {}>", target.head_dim, t.block_m,
-                                     t.block_n, t.stages, compiler::element_cuda_type(target.dtype)),
+                                          "warpgroups{}", t.block_m, t.block_n, t.stages, t.block_m / 64,
+                                          t.persistent ? "; persistent grid" : ""),
+               .config = fmt::format("flexjit::Sm90FwdConfig<{}, {}, {}, {}, {}, {}>", target.head_dim, t.block_m,
+                                     t.block_n, t.stages, compiler::element_cuda_type(target.dtype),
+                                     t.persistent ? "true" : "false"),
                .min_blocks = "Cfg::kMinBlocksPerSM",
                .kernel = "flexjit::attention_fwd_sm90"});
     kernel.tile_if_spills = tile_if_spills(target, t);

@@ -22,6 +22,7 @@ struct TileShape {
   int warps = 4;
   int stages = 2;
   bool q_in_registers = false;  // keep Q's fragments in registers (else re-read from shared memory)
+  bool persistent = false;      // one wave of CTAs taking query tiles in turn (sm90_fwd only)
 };
 
 // How a cpu kernel runs the program's mods: native code JIT-compiled with LLVM (when the library

@@ -36,6 +36,9 @@ struct AttnArgs {
   int tm_b_stride, tm_h_stride;
   int tm_kv_tiles;  // entries per row
   int tm_unused;
+  // Persistent kernels (sm90 forward with Cfg::kPersistent): the grid takes query tiles from this
+  // counter, zeroed before the launch; each CTA's first tile is its blockIdx.x. Null otherwise.
+  int* tile_counter;
 };
 
 // The backward pass (templates/sm80/attention_bwd.cuh): q, k, v, o as in AttnArgs, dout like o,

@@ -44,9 +44,12 @@
 
 namespace flexjit {
 
-template <int kHeadDim_, int kBlockM_, int kBlockN_, int kStages_, class Element_>
+template <int kHeadDim_, int kBlockM_, int kBlockN_, int kStages_, class Element_, bool kPersistent_ = false>
 struct Sm90FwdConfig {
   static constexpr int kHeadDim = kHeadDim_;
+  // A grid of at most one wave of CTAs that take query tiles from AttnArgs::tile_counter, the
+  // producer loading the next tile's Q and K/V under this one's last products and epilogue.
+  static constexpr bool kPersistent = kPersistent_;
   static constexpr int kBlockM = kBlockM_;
   static constexpr int kBlockN = kBlockN_;
   static constexpr int kStages = kStages_;
@@ -61,17 +64,35 @@ struct Sm90FwdConfig {
   // One CTA per SM, or two for a one-consumer tile that fits twice (sm90/tiles.cuh).
   static constexpr int kMinBlocksPerSM = sm90::fwd_ctas_per_sm(kConsumers, kSmemBytes);
   // Registers per thread after reallocation: the producer keeps few, the consumers take the rest.
-  static constexpr int kProducerRegisters = 24;
-  // The CTA's share of the 64K registers: 128 * 24 for the producer, the rest shared by the
-  // consumers (at most 240 each, a multiple of 8): 240 for one or two consumer warpgroups, 160
-  // for three, 232 for one when two CTAs share the SM.
+  // The persistent producer's loop over query tiles needs 40 (at 24 ptxas spills it on window,
+  // sink and top-k masks). The CTA's share of the registers is what it was launched with (168 a
+  // thread for 384 threads): setmaxnreg.inc waits for registers that another warpgroup gave
+  // back, so producer + consumers must not exceed it.
+  static constexpr int kProducerRegisters = kPersistent ? 40 : 24;
+  // The rest shared by the consumers (at most 240 each, a multiple of 8): 240 for one or two
+  // consumer warpgroups, 160 for three, 232 for one when two CTAs share the SM; persistent: 232
+  // for two.
   static constexpr int kConsumerRegisters =
       sm90::consumer_registers(kConsumers, kProducerRegisters, kMinBlocksPerSM);
 };
 
 template <int D, class E>
 using DefaultSm90FwdConfig = Sm90FwdConfig<D, sm90::default_fwd_tile(D).block_m, sm90::default_fwd_tile(D).block_n,
-                                           sm90::default_fwd_tile(D).stages, E>;
+                                           sm90::default_fwd_tile(D).stages, E, sm90::default_fwd_tile(D).persistent>;
+
+namespace sm90 {
+// A query tile of the grid: query tile m_block of (b, h).
+struct FwdTileIndex {
+  int m_block, h, b;
+};
+// The persistent grid's order, the one the hardware launches the non-persistent grid in: tile w
+// is query tile n_m - 1 - w % n_m (the last rows, the heaviest under causal-like masks, first) of
+// (b, h) = divmod(w / n_m, Hq), so that the CTAs running at once share a few heads' K and V in L2.
+__device__ __forceinline__ FwdTileIndex fwd_tile_of(int w, int n_m, int Hq) {
+  const int bh = w / n_m;
+  return {n_m - 1 - (w - bh * n_m), bh % Hq, bh / Hq};
+}
+}  // namespace sm90
 
 template <class Mods, class Cfg>
 __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const typename Mods::Params& p,
@@ -93,7 +114,7 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
   static_assert(BN % 64 == 0 && BN <= 256, "kv tile must be a multiple of 64, at most 256");
   static_assert(S >= 2, "need at least a double-buffered K/V ring");
 
-  // ---- shared memory: [Q | K ring | V ring | barriers], from a 1024-byte aligned start.
+  // ---- shared memory: [Q | K ring | V ring | barriers | tile slots], from a 1024-byte aligned start.
   extern __shared__ __align__(1024) unsigned char flexjit_smem[];
   const unsigned smem0 = (smem_u32(flexjit_smem) + sm90::kTileAlign - 1) & ~unsigned(sm90::kTileAlign - 1);
   const unsigned sQ = smem0;
@@ -104,18 +125,22 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
   auto k_full = [&](int s) { return bar0 + 8u * (1 + s); };
   auto v_full = [&](int s) { return bar0 + 8u * (1 + S + s); };
   auto kv_empty = [&](int s) { return bar0 + 8u * (1 + 2 * S + s); };
+  // Persistent grid: Q's slot free again (every consumer thread past its last S of the tile), and
+  // the two tile slots, each written by the producer and published on its barrier.
+  const unsigned q_empty = bar0 + 8u * (1 + 3 * S);
+  auto tile_full = [&](int j) { return bar0 + 8u * (2 + 3 * S + (j & 1)); };
+  auto tile_slot = [&](int j) { return bar0 + 8u * (4 + 3 * S) + 4u * (j & 1); };
   constexpr int kConsumerWarps = Cfg::kConsumers * 4;
 
   const int tid = threadIdx.x;
   const int warpgroup = tid / 128;
-  const int b = blockIdx.z;
-  const int h = blockIdx.y;
-  const int m_block = gridDim.x - 1 - blockIdx.x;  // heaviest query tiles first
   const int Tq = args.Tq;
   const int Tkv = args.Tkv;
-  const int q0 = m_block * BM;
-  const int q1 = min2(q0 + BM, Tq);
-  const int hk = h / (args.Hq / args.Hkv);
+  const int n_m = (Tq + BM - 1) / BM;
+  const int tiles = n_m * args.Hq * args.B;  // persistent grid: tiles to take (the host bounds it)
+  // Non-persistent grid: (query tile, h, b) from blockIdx, the heaviest query tiles first.
+  const sm90::FwdTileIndex own_tile = {static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x),
+                                       static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z)};
 
   if (tid == 0) {
     sm90::mbarrier_init(q_full, 1);
@@ -124,6 +149,11 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
       sm90::mbarrier_init(k_full(s), 1);
       sm90::mbarrier_init(v_full(s), 1);
       sm90::mbarrier_init(kv_empty(s), kConsumerWarps);
+    }
+    if constexpr (Cfg::kPersistent) {
+      sm90::mbarrier_init(q_empty, Cfg::kConsumers * 128);
+      sm90::mbarrier_init(tile_full(0), 1);
+      sm90::mbarrier_init(tile_full(1), 1);
     }
     sm90::mbarrier_init_fence();
   }
@@ -136,25 +166,50 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
     sm90::tma_prefetch_descriptor(&maps.q);
     sm90::tma_prefetch_descriptor(&maps.k);
     sm90::tma_prefetch_descriptor(&maps.v);
-    sm90::mbarrier_arrive_expect_tx(q_full, kQBytes);
+    // Q of one query tile, then K and V of each tile it visits; `ring` counts the K/V tiles loaded
+    // before it (the ring position carries over from tile to tile).
+    auto produce = [&](const sm90::FwdTileIndex& at, int ring) {
+      const int q0 = at.m_block * BM;
+      const int hk = at.h / (args.Hq / args.Hkv);
+      sm90::mbarrier_arrive_expect_tx(q_full, kQBytes);
 #pragma unroll
-    for (int cb = 0; cb < D / 64; ++cb) sm90::tma_load_4d(sQ + cb * BM * kBlockBytes, &maps.q, q_full, cb * 64, q0, h, b);
-    KvTileSchedule<Mods, BN> kv(args, p, b, h, m_block, q0, q1);
-    kv.start();
+      for (int cb = 0; cb < D / 64; ++cb)
+        sm90::tma_load_4d(sQ + cb * BM * kBlockBytes, &maps.q, q_full, cb * 64, q0, at.h, at.b);
+      KvTileSchedule<Mods, BN> kv(args, p, at.b, at.h, at.m_block, q0, min2(q0 + BM, Tq));
+      kv.start();
 #pragma unroll 1
-    for (int i = 0; kv.has_tile(); kv.pop(), ++i) {
-      const int s = i % S;
-      // The slot's previous tile (i - S) must be consumed: its phase (i / S - 1) has completed.
-      if (i >= S) sm90::mbarrier_wait(kv_empty(s), ((i / S) & 1) ^ 1);
-      const int k0 = kv.tile() * BN;
-      sm90::mbarrier_arrive_expect_tx(k_full(s), kKvBytes);
+      for (; kv.has_tile(); kv.pop(), ++ring) {
+        const int s = ring % S;
+        // The slot's previous tile (ring - S) must be consumed: its phase (ring / S - 1) has completed.
+        if (ring >= S) sm90::mbarrier_wait(kv_empty(s), ((ring / S) & 1) ^ 1);
+        const int k0 = kv.tile() * BN;
+        sm90::mbarrier_arrive_expect_tx(k_full(s), kKvBytes);
 #pragma unroll
-      for (int cb = 0; cb < D / 64; ++cb)
-        sm90::tma_load_4d(sK + s * kKvBytes + cb * BN * kBlockBytes, &maps.k, k_full(s), cb * 64, k0, hk, b);
-      sm90::mbarrier_arrive_expect_tx(v_full(s), kKvBytes);
+        for (int cb = 0; cb < D / 64; ++cb)
+          sm90::tma_load_4d(sK + s * kKvBytes + cb * BN * kBlockBytes, &maps.k, k_full(s), cb * 64, k0, hk, at.b);
+        sm90::mbarrier_arrive_expect_tx(v_full(s), kKvBytes);
 #pragma unroll
-      for (int cb = 0; cb < D / 64; ++cb)
-        sm90::tma_load_4d(sV + s * kKvBytes + cb * BN * kBlockBytes, &maps.v, v_full(s), cb * 64, k0, hk, b);
+        for (int cb = 0; cb < D / 64; ++cb)
+          sm90::tma_load_4d(sV + s * kKvBytes + cb * BN * kBlockBytes, &maps.v, v_full(s), cb * 64, k0, hk, at.b);
+      }
+      return ring;
+    };
+    if constexpr (!Cfg::kPersistent) {
+      produce(own_tile, 0);
+    } else {
+      int w = blockIdx.x;
+      int ring = 0;
+#pragma unroll 1
+      for (int j = 0;; ++j) {
+        // Publish tile j (tiles or more: the end); the release of the arrival orders the store.
+        sm90::sts_s32(tile_slot(j), w);
+        sm90::mbarrier_arrive(tile_full(j));
+        if (w >= tiles) break;
+        const int w_next = atomicAdd(args.tile_counter, 1) + static_cast<int>(gridDim.x);  // under this tile's loads
+        if (j > 0) sm90::mbarrier_wait(q_empty, (j - 1) & 1);  // the consumers' last S of tile j - 1
+        ring = produce(sm90::fwd_tile_of(w, n_m, args.Hq), ring);
+        w = w_next;
+      }
     }
     return;
   }
@@ -166,58 +221,9 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
   const int warp_in_group = (tid / 32) & 3;
   const int g = lane >> 2;
   const int t = lane & 3;
-  const int group_row0 = consumer * 64;                  // first tile row of this warpgroup
-  const int row0 = q0 + group_row0 + warp_in_group * 16;  // first row of this warp
-
-  const typename detail::CtaOf<Mods>::type cta = detail::CtaOf<Mods>::make(p, b, h);
-  KvTileSchedule<Mods, BN> kv(args, p, b, h, m_block, q0, q1);
-  kv.start();
-
-  float o[1][ND][4];
-  float m_run[1][2] = {{neg_inf(), neg_inf()}};
-  float l_run[1][2] = {{0.f, 0.f}};
-#pragma unroll
-  for (int nd = 0; nd < ND; ++nd)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) o[0][nd][e] = 0.f;
-
+  const int group_row0 = consumer * 64;  // first tile row of this warpgroup
   const float factor = Mods::kHasScoreMod ? 1.f : args.scale_log2;
-  const bool q_tail = (Mods::kHasMask || Mods::kHasScoreMod) && q0 + BM > Tq;
 
-  // S = Q K^T of the tile in ring slot s, issued (not waited for).
-  float sacc[1][NN][4];
-  auto issue_qk = [&](int s) {
-#pragma unroll
-    for (int kk = 0; kk < KD; ++kk) {
-      const unsigned column = kk / 4, within = (kk % 4) * 32u;
-      const unsigned long long a =
-          sm90::smem_descriptor(sQ + column * BM * kBlockBytes + group_row0 * kBlockBytes + within, 16, 1024);
-      const unsigned long long bk =
-          sm90::smem_descriptor(sK + s * kKvBytes + column * BN * kBlockBytes + within, 16, 1024);
-      sm90::Wgmma<BN>::template ss<kBf16>(sacc[0], a, bk, kk > 0);
-    }
-    sm90::wgmma_commit();
-  };
-  // The logits and probabilities of the S tile at k0 of class cls (O untouched).
-  float corr[1][2];
-  auto softmax = [&](int k0, int cls) {
-    detail::apply_tile_logits<Mods>(sacc, cta, args, b, h, row0 + g, k0 + 2 * t, cls, k0 + BN > Tkv || q_tail);
-    return detail::softmax_exponentiate(sacc, m_run, l_run, corr, factor);
-  };
-
-  // Per visited tile: S = Q K^T, its logits and softmax, P; then O += P V (peeled by one tile, so
-  // that the loop body ends with the next tile's P ready).
-  unsigned pa[KN][1][4];
-  // O += P V of the tile in ring slot s (issued and committed, not waited for).
-  auto issue_pv = [&](int s) {
-#pragma unroll
-    for (int kn = 0; kn < KN; ++kn) {
-      const unsigned long long bv =
-          sm90::smem_descriptor(sV + s * kKvBytes + kn * 16 * kBlockBytes, BN * kBlockBytes, 1024);
-      sm90::Wgmma<D>::template rs<kBf16>(o[0], pa[kn][0], bv, 1);
-    }
-    sm90::wgmma_commit();
-  };
   // Ping-pong: consumer c issues its products after consumer c - 1 has issued its own (named
   // barrier kTurnBarrier + c: 128 threads wait, the previous warpgroup's 128 arrive), so one
   // warpgroup's softmax runs under the other's products instead of colliding with them.
@@ -229,62 +235,144 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
     if constexpr (Cfg::kConsumers > 1) sm90::named_barrier_arrive(kTurnBarrier + (consumer + 1) % Cfg::kConsumers, 256);
   };
 
-  sm90::mbarrier_wait(q_full, 0);
-  if (kv.has_tile()) {
-    // The last consumer hands the first turn to consumer 0; every warpgroup then takes one turn
-    // per batch of products, and the last one skips its final pass so the barriers end balanced.
-    if (consumer == Cfg::kConsumers - 1) pass_turn();
-    sm90::mbarrier_wait(k_full(0), 0);
-    my_turn();
-    sm90::wgmma_fence();
-    issue_qk(0);
-    pass_turn();
-    sm90::wgmma_wait<0>();
-    softmax(kv.tile() * BN, kv.tile_class());  // O is still zero: nothing to rescale
-    detail::pack_probabilities<kBf16>(sacc, pa);
-    int i = 0;  // the visited tile whose P is in pa
+  // One query tile: its visited kv tiles from ring position `ring` on, Q in phase q_phase of
+  // q_full. Returns the ring position after it. (The tile slot it came from may be rewritten once
+  // this tile's Q is released: `at` is read once, before.)
+  auto consume = [&](const sm90::FwdTileIndex& at, int ring, unsigned q_phase) {
+    const int b = at.b;
+    const int h = at.h;
+    const int q0 = at.m_block * BM;
+    const int row0 = q0 + group_row0 + warp_in_group * 16;  // first row of this warp
+    const typename detail::CtaOf<Mods>::type cta = detail::CtaOf<Mods>::make(p, b, h);
+    KvTileSchedule<Mods, BN> kv(args, p, b, h, at.m_block, q0, min2(q0 + BM, Tq));
+    kv.start();
+
+    float o[1][ND][4];
+    float m_run[1][2] = {{neg_inf(), neg_inf()}};
+    float l_run[1][2] = {{0.f, 0.f}};
+#pragma unroll
+    for (int nd = 0; nd < ND; ++nd)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[0][nd][e] = 0.f;
+    const bool q_tail = (Mods::kHasMask || Mods::kHasScoreMod) && q0 + BM > Tq;
+
+    // S = Q K^T of the tile in ring slot s, issued (not waited for).
+    float sacc[1][NN][4];
+    auto issue_qk = [&](int s) {
+#pragma unroll
+      for (int kk = 0; kk < KD; ++kk) {
+        const unsigned column = kk / 4, within = (kk % 4) * 32u;
+        const unsigned long long a =
+            sm90::smem_descriptor(sQ + column * BM * kBlockBytes + group_row0 * kBlockBytes + within, 16, 1024);
+        const unsigned long long bk =
+            sm90::smem_descriptor(sK + s * kKvBytes + column * BN * kBlockBytes + within, 16, 1024);
+        sm90::Wgmma<BN>::template ss<kBf16>(sacc[0], a, bk, kk > 0);
+      }
+      sm90::wgmma_commit();
+    };
+    // The logits and probabilities of the S tile at k0 of class cls (O untouched).
+    float corr[1][2];
+    auto softmax = [&](int k0, int cls) {
+      detail::apply_tile_logits<Mods>(sacc, cta, args, b, h, row0 + g, k0 + 2 * t, cls, k0 + BN > Tkv || q_tail);
+      return detail::softmax_exponentiate(sacc, m_run, l_run, corr, factor);
+    };
+    unsigned pa[KN][1][4];
+    // O += P V of the tile in ring slot s (issued and committed, not waited for).
+    auto issue_pv = [&](int s) {
+#pragma unroll
+      for (int kn = 0; kn < KN; ++kn) {
+        const unsigned long long bv =
+            sm90::smem_descriptor(sV + s * kKvBytes + kn * 16 * kBlockBytes, BN * kBlockBytes, 1024);
+        sm90::Wgmma<D>::template rs<kBf16>(o[0], pa[kn][0], bv, 1);
+      }
+      sm90::wgmma_commit();
+    };
+    // Q is no longer read once this thread's last S has completed (persistent grid). Every
+    // consumer thread arrives, so that each one's arrival also releases its own read of the tile
+    // slot, which the producer rewrites two tiles on (one arrival per warp would leave the other
+    // lanes' reads unordered before that write).
+    auto release_q = [&] {
+      if constexpr (Cfg::kPersistent) sm90::mbarrier_arrive(q_empty);
+    };
+
+    // Per visited tile: S = Q K^T, its logits and softmax, P; then O += P V (peeled by one tile, so
+    // that the loop body ends with the next tile's P ready). r: the ring position of the tile
+    // whose P is in pa.
+    sm90::mbarrier_wait(q_full, q_phase);
+    if (kv.has_tile()) {
+      // The last consumer hands the first turn to consumer 0; every warpgroup then takes one turn
+      // per batch of products, and the last one skips its final pass so the barriers end balanced.
+      if (consumer == Cfg::kConsumers - 1) pass_turn();
+      sm90::mbarrier_wait(k_full(ring % S), (ring / S) & 1);
+      my_turn();
+      sm90::wgmma_fence();
+      issue_qk(ring % S);
+      pass_turn();
+      sm90::wgmma_wait<0>();
+      softmax(kv.tile() * BN, kv.tile_class());  // O is still zero: nothing to rescale
+      detail::pack_probabilities<kBf16>(sacc, pa);
+      int r = ring;
 #pragma unroll 1
-    for (kv.pop(); kv.has_tile(); kv.pop(), ++i) {
-      const int s = i % S, next = (i + 1) % S;
-      sm90::mbarrier_wait(k_full(next), ((i + 1) / S) & 1);
-      sm90::mbarrier_wait(v_full(s), (i / S) & 1);
+      for (kv.pop(); kv.has_tile(); kv.pop(), ++r) {
+        const int s = r % S, next = (r + 1) % S;
+        sm90::mbarrier_wait(k_full(next), ((r + 1) / S) & 1);
+        sm90::mbarrier_wait(v_full(s), (r / S) & 1);
+        my_turn();
+        sm90::wgmma_fence();
+        issue_pv(s);
+        issue_qk(next);
+        pass_turn();
+        sm90::wgmma_wait<0>();
+        if (lane == 0) sm90::mbarrier_arrive(kv_empty(s));
+        if (softmax(kv.tile() * BN, kv.tile_class())) detail::rescale_output(o, corr);
+        detail::pack_probabilities<kBf16>(sacc, pa);
+      }
+      release_q();
+      // The last tile's P V.
+      const int s = r % S;
+      sm90::mbarrier_wait(v_full(s), (r / S) & 1);
       my_turn();
       sm90::wgmma_fence();
       issue_pv(s);
-      issue_qk(next);
-      pass_turn();
+      if (consumer != Cfg::kConsumers - 1) pass_turn();
       sm90::wgmma_wait<0>();
       if (lane == 0) sm90::mbarrier_arrive(kv_empty(s));
-      if (softmax(kv.tile() * BN, kv.tile_class())) detail::rescale_output(o, corr);
-      detail::pack_probabilities<kBf16>(sacc, pa);
+      ring = r + 1;
+    } else {
+      release_q();
     }
-    // The last tile's P V.
-    const int s = i % S;
-    sm90::mbarrier_wait(v_full(s), (i / S) & 1);
-    my_turn();
-    sm90::wgmma_fence();
-    issue_pv(s);
-    if (consumer != Cfg::kConsumers - 1) pass_turn();
-    sm90::wgmma_wait<0>();
-    if (lane == 0) sm90::mbarrier_arrive(kv_empty(s));
-  }
 
-  // ---- epilogue: sink, normalisation, LSE, O straight from the accumulators.
-  float sink2 = 0.f;
-  if constexpr (Mods::kHasSink) sink2 = Mods::sink(p, b, h) * kLog2e;
-  unsigned short* gO =
-      static_cast<unsigned short*>(args.o) + static_cast<i64>(b) * args.o_b + static_cast<i64>(h) * args.o_h;
+    // ---- epilogue: sink, normalisation, LSE, O straight from the accumulators.
+    float sink2 = 0.f;
+    if constexpr (Mods::kHasSink) sink2 = Mods::sink(p, b, h) * kLog2e;
+    unsigned short* gO =
+        static_cast<unsigned short*>(args.o) + static_cast<i64>(b) * args.o_b + static_cast<i64>(h) * args.o_h;
 #pragma unroll
-  for (int hf = 0; hf < 2; ++hf) {
-    const int row = row0 + g + hf * 8;
-    float lse;
-    const float inv = detail::finish_row<Mods::kHasSink>(l_run[0][hf], m_run[0][hf], sink2, lse);
-    if (row < Tq) {
-      if (args.lse != nullptr && t == 0) args.lse[(static_cast<i64>(b) * args.Hq + h) * Tq + row] = lse;
-      unsigned short* out_row = gO + static_cast<i64>(row) * args.o_t + 2 * t;
+    for (int hf = 0; hf < 2; ++hf) {
+      const int row = row0 + g + hf * 8;
+      float lse;
+      const float inv = detail::finish_row<Mods::kHasSink>(l_run[0][hf], m_run[0][hf], sink2, lse);
+      if (row < Tq) {
+        if (args.lse != nullptr && t == 0) args.lse[(static_cast<i64>(b) * args.Hq + h) * Tq + row] = lse;
+        unsigned short* out_row = gO + static_cast<i64>(row) * args.o_t + 2 * t;
 #pragma unroll
-      for (int nd = 0; nd < ND; ++nd)
-        sm90::stg_32(out_row + nd * 8, pack2<kBf16>(o[0][nd][2 * hf] * inv, o[0][nd][2 * hf + 1] * inv));
+        for (int nd = 0; nd < ND; ++nd)
+          sm90::stg_32(out_row + nd * 8, pack2<kBf16>(o[0][nd][2 * hf] * inv, o[0][nd][2 * hf + 1] * inv));
+      }
+    }
+    return ring;
+  };
+
+  if constexpr (!Cfg::kPersistent) {
+    consume(own_tile, 0, 0);
+  } else {
+    int ring = 0;
+#pragma unroll 1
+    for (int j = 0;; ++j) {
+      sm90::mbarrier_wait(tile_full(j), (j >> 1) & 1);
+      const int w = sm90::lds_s32(tile_slot(j));
+      if (w >= tiles) break;
+      ring = consume(sm90::fwd_tile_of(w, n_m, args.Hq), ring, j & 1);
     }
   }
 }

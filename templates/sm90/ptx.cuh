@@ -103,6 +103,16 @@ __device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
 
+// One int in shared memory (the persistent grid's tile slots; ordered by the mbarrier around them).
+__device__ __forceinline__ void sts_s32(unsigned addr, int v) {
+  asm volatile("st.shared.s32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+__device__ __forceinline__ int lds_s32(unsigned addr) {
+  int v;
+  asm volatile("ld.shared.s32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+
 __device__ __forceinline__ void stg_32(void* ptr, unsigned v) {
   asm volatile("st.global.u32 [%0], %1;\n" ::"l"(ptr), "r"(v) : "memory");
 }

@@ -8,9 +8,10 @@ namespace flexjit {
 namespace sm90 {
 
 struct FwdTile {
-  int block_m;  // query rows per CTA: 64 per consumer warpgroup
-  int block_n;  // keys per K/V tile (the N of the QK^T wgmma)
-  int stages;   // depth of the K/V ring
+  int block_m;      // query rows per CTA: 64 per consumer warpgroup
+  int block_n;      // keys per K/V tile (the N of the QK^T wgmma)
+  int stages;       // depth of the K/V ring
+  bool persistent;  // one wave of CTAs taking query tiles in turn
 };
 
 // Head dims the family serves (the N of the PV wgmma, in 64-column swizzle blocks).
@@ -23,15 +24,21 @@ constexpr bool serves_head_dim(int head_dim) { return head_dim == 64 || head_dim
 //   D = 128: 128 x 128, 3 stages.  Q 32 KB + K, V 3 x 64 KB = 224 KB (a third stage measured
 //            +4% dense, +8% causal, +6% prefix LM over two: bench/NOTES.md).
 //   D = 256: 128 x 64, 2 stages.   Q 64 KB + K, V 2 x 64 KB = 192 KB (O alone is 128 registers).
+// D = 128 runs a persistent grid: the next tile's Q and K/V load under this one's last products
+// and epilogue (up to +14% over one CTA per tile, most on short kv loops: bench/NOTES.md), except
+// for masks that follow a tile map (codegen/sm90_fwd/tiles.cpp); at D = 64 the 192-row tile has
+// no registers to spare for it (it measured up to 10% slower).
 constexpr FwdTile default_fwd_tile(int head_dim) {
-  return head_dim <= 64 ? FwdTile{192, 128, 4} : head_dim <= 128 ? FwdTile{128, 128, 3} : FwdTile{128, 64, 2};
+  return head_dim <= 64    ? FwdTile{192, 128, 4, false}
+         : head_dim <= 128 ? FwdTile{128, 128, 3, true}
+                           : FwdTile{128, 64, 2, false};
 }
 
 // A tile for programs whose block-sparse blocks (q_block rows) the default tile does not divide:
 // the same kv tile with 128 query rows, when that divides them.
 constexpr FwdTile fwd_tile_for_blocks(int head_dim, int q_block) {
   const FwdTile d = default_fwd_tile(head_dim);
-  return q_block % d.block_m != 0 && q_block % 128 == 0 ? FwdTile{128, d.block_n, d.stages} : d;
+  return q_block % d.block_m != 0 && q_block % 128 == 0 ? FwdTile{128, d.block_n, d.stages, d.persistent} : d;
 }
 
 constexpr int kSmemPerSmBytes = 228 * 1024;  // shared memory of one SM
@@ -43,10 +50,18 @@ constexpr int fwd_ctas_per_sm(int consumers, int smem_bytes) {
   return consumers == 1 && 2 * (smem_bytes + kSmemReservedBytes) <= kSmemPerSmBytes ? 2 : 1;
 }
 
-// Registers per consumer thread after the producer warpgroup drops to `producer` registers:
-// an equal share of the rest of this CTA's part of the 64K, a multiple of 8, at most 240.
+// Registers a thread is launched with: this CTA's part of the 64K over its threads, a multiple
+// of 8, at most 255 (ptxas allocates that much for a kernel that reallocates with setmaxnreg).
+constexpr int launch_registers(int consumers, int ctas_per_sm) {
+  const int share = 65536 / (ctas_per_sm * 128 * (consumers + 1));
+  return (share < 255 ? share : 255) & ~7;
+}
+
+// Registers per consumer thread after the producer warpgroup drops to `producer` registers: an
+// equal share of what the CTA was launched with, a multiple of 8, at most 240. Never more:
+// setmaxnreg.inc waits for registers the other warpgroups gave back, and would wait forever.
 constexpr int consumer_registers(int consumers, int producer, int ctas_per_sm) {
-  const int share = ((65536 / ctas_per_sm / 128 - producer) / consumers) & ~7;
+  const int share = ((launch_registers(consumers, ctas_per_sm) * (consumers + 1) - producer) / consumers) & ~7;
   return share < 240 ? share : 240;
 }
 
@@ -56,11 +71,13 @@ constexpr int kTileAlign = 1024;    // a swizzled tile starts on a 1024-byte bou
 // Bytes of one [rows x D] 16-bit tile (D / 64 column blocks of rows x 128 bytes).
 constexpr int fwd_tile_bytes(int rows, int head_dim) { return rows * head_dim * 2; }
 
-// Dynamic shared memory of one CTA: Q, the K and V rings, the mbarriers (Q, then K full, V full
-// and K/V empty per stage, 8 bytes each), and the slack to align the start to 1024 bytes.
+// Dynamic shared memory of one CTA: Q, the K and V rings, the mbarriers (Q full, then K full,
+// V full and K/V empty per stage, then Q empty and two tile-slot barriers of the persistent
+// grid, 8 bytes each), two ints of tile slots, and the slack to align the start to 1024 bytes.
+constexpr int fwd_barrier_bytes(int stages) { return 8 * (4 + 3 * stages) + 8; }
 constexpr int fwd_smem_bytes(int head_dim, int block_m, int block_n, int stages) {
-  return fwd_tile_bytes(block_m, head_dim) + 2 * stages * fwd_tile_bytes(block_n, head_dim) + 8 * (1 + 3 * stages) +
-         kTileAlign;
+  return fwd_tile_bytes(block_m, head_dim) + 2 * stages * fwd_tile_bytes(block_n, head_dim) +
+         fwd_barrier_bytes(stages) + kTileAlign;
 }
 
 }  // namespace sm90

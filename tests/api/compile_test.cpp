@@ -112,6 +112,30 @@ TEST(Compile, Sm90OneConsumerTileThatFitsTwiceRunsTwoCtasPerSm) {
   EXPECT_GT(one.compile_report().registers, 128);
 }
 
+TEST(Compile, Sm90PersistentGridAtHeadDim128) {
+  // D = 128: one wave of CTAs that take query tiles in turn (templates/sm90/tiles.cuh); the
+  // producer's loop keeps 40 registers, so the consumers hold 232 and nothing spills.
+  const Kernel causal = engine().compile(example("causal"), {.head_dim = 128, .arch = "sm_90a"});
+  EXPECT_TRUE(causal.tile().persistent);
+  EXPECT_THAT(causal.cuda_source(), HasSubstr("flexjit::Sm90FwdConfig<128, 128, 128, 3, flexjit::bf16_t, true>"));
+  EXPECT_EQ(causal.compile_report().spill_bytes, 0);
+  // A mask that follows a tile map keeps one CTA per query tile, as does every other head dim.
+  const Kernel documents = engine().compile(example("document"), {.head_dim = 128, .arch = "sm_90a"});
+  EXPECT_FALSE(documents.tile().persistent);
+  EXPECT_THAT(documents.cuda_source(), HasSubstr("flexjit::Sm90FwdConfig<128, 128, 128, 3, flexjit::bf16_t, false>"));
+  EXPECT_FALSE(engine().compile(example("causal"), {.head_dim = 64, .arch = "sm_90a"}).tile().persistent);
+  EXPECT_FALSE(engine().compile(example("causal"), {.head_dim = 256, .arch = "sm_90a"}).tile().persistent);
+  // Asked for, it is kept, tile map and all; the sm80_fwd family has no persistent grid.
+  const TileShape persistent{.block_m = 128, .block_n = 128, .warps = 12, .stages = 3, .persistent = true};
+  const Kernel asked = engine().compile(example("document"), {.head_dim = 128, .arch = "sm_90a", .tile = persistent});
+  EXPECT_TRUE(asked.tile().persistent);
+  const TileShape sm80_shape{.block_m = 128, .block_n = 64, .warps = 4, .stages = 3, .persistent = true};
+  const std::string refused = error_of([&] {
+    engine().compile(example("causal"), {.head_dim = 128, .arch = "sm_90a", .tile = sm80_shape, .family = "sm80_fwd"});
+  });
+  EXPECT_THAT(refused, HasSubstr("the persistent grid is the sm90_fwd family's (TMA + wgmma)"));
+}
+
 TEST(Compile, UnsupportedHeadDim) {
   const std::string e = error_of([] { engine().compile(example("causal"), {.head_dim = 72, .arch = "sm_90a"}); });
   EXPECT_THAT(e, HasSubstr("head dim 72 is not supported"));

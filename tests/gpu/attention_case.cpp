@@ -44,7 +44,9 @@ const char* layout_name(Layout l) {
 
 std::string Case::name() const {
   const std::string tile_name =
-      tile ? fmt::format("_tile{}x{}x{}x{}", tile->block_m, tile->block_n, tile->warps, tile->stages) : "";
+      tile ? fmt::format("_tile{}x{}x{}x{}{}", tile->block_m, tile->block_n, tile->warps, tile->stages,
+                         tile->persistent ? "p" : "")
+           : "";
   return fmt::format("{}_{}_d{}_b{}_h{}x{}_t{}x{}_{}{}{}{}{}{}", program, dtype_name(dtype), D, B, Hq, Hkv, Tq, Tkv,
                      layout_name(layout), scale ? "_scaled" : "", math == Math::fast ? "_fast" : "",
                      family.empty() ? "" : "_", family, tile_name);

@@ -57,11 +57,29 @@ std::vector<Case> cases() {
       c.tile = TileShape{.block_m = 64, .block_n = 64, .warps = 8, .stages = 2};
       v.push_back(c);
     }
+  // 5b. The Hopper family's persistent grid at D = 128 (CTAs taking query tiles from a counter,
+  //     the next tile's Q and K/V loaded under this one's epilogue): more query tiles than a wave
+  //     of CTAs, on every program, and the lengths of section 3. The table's choice, so masks
+  //     that follow a tile map (and programs whose mods would spill in the persistent loop) run
+  //     one CTA per tile instead; asked for, the persistent grid runs a tile-map mask too.
+  for (const char* p : kExamples) {
+    Case c{p, bf16, 128, 2, 12, 4, 1000, 1000, L::bhsd};  // 192 query tiles
+    c.family = "sm90_fwd";
+    v.push_back(c);
+  }
+  for (const char* p : {"causal", "document_window_sinks"})
+    for (auto [tq, tkv] : lengths) {
+      Case c{p, bf16, 128, 3, 16, 4, tq, tkv, L::bhsd};
+      c.family = "sm90_fwd";
+      v.push_back(c);
+      c.tile = TileShape{.block_m = 128, .block_n = 128, .warps = 12, .stages = 3, .persistent = true};
+      if (std::string(p) != "causal") v.push_back(c);
+    }
   // 6. Both families: the automatic choice takes sm90_fwd for the head dims it serves on an sm_90a
   //    device; every such case runs again on sm80_fwd.
   const std::size_t automatic = v.size();
   for (std::size_t i = 0; i < automatic; ++i)
-    if (flexjit::sm90::serves_head_dim(v[i].D) && !v[i].tile) {
+    if (flexjit::sm90::serves_head_dim(v[i].D) && !v[i].tile && v[i].family.empty()) {
       Case c = v[i];
       c.family = "sm80_fwd";
       v.push_back(c);
