@@ -1,34 +1,24 @@
-// One forward call, in two halves: plan_forward checks every argument and builds the kernel
+// One forward call, in two halves: plan_forward checks every argument and fills the kernel
 // arguments on the host (no driver call, so bad input is reported identically with or without a
-// GPU, and nothing is launched); launch_forward picks the context and enqueues the kernel.
+// GPU, and nothing is launched); forward_launch_plan answers with the launches for a device, and
+// launch_forward runs them.
 #pragma once
 
-#include <functional>
-#include <string>
-
-#include "codegen/families.hpp"
-#include "flexjit/options.hpp"
-#include "jit/context_functions.hpp"
-#include "jit/module.hpp"
+#include "api/common_args.hpp"
+#include "api/compiled_kernel.hpp"
+#include "api/launch_plan.hpp"
 #include "api/param_packing.hpp"
+#include "flexjit/options.hpp"
+#include "ir/ir.hpp"
 #include "templates/common/kernel_args.cuh"
 
 namespace flexjit::api {
-
 
 struct ForwardPlan {
   AttnArgs args{};
   PackedParams params;
   TmaMaps maps{};  // encoded at launch for kernels with GeneratedKernel::tensor_maps
-  jit::LaunchConfig launch;  // grid, block, shared memory; the stream is set when launched
   int device = 0;  // CUDA ordinal of the tensors
-};
-
-struct ForwardTensors {
-  const TensorView& q;
-  const TensorView& k;
-  const TensorView& v;
-  const TensorView& out;
 };
 
 // Checks q, k, v, out and every option against the kernel and the program; throws
@@ -36,23 +26,13 @@ struct ForwardTensors {
 ForwardPlan plan_forward(const codegen::GeneratedKernel& kernel, const ir::Program& program, DType dtype,
                          const ForwardTensors& tensors, const ForwardOptions& options);
 
-// Enqueues the planned launch on `stream` in the current context (which must belong to the
-// tensors' device), or the device's primary context when none is current. Throws flexjit::Error
-// when there is no driver, the device or arch does not fit, or the launch fails.
-void launch_forward(const codegen::GeneratedKernel& kernel, jit::ContextFunctions& functions, ForwardPlan& plan,
-                    void* stream);
+// One launch of the main entry: a CTA per query tile of each (b, h), or, for a persistent grid,
+// at most one wave of CTAs taking query tiles from a counter zeroed in the workspace.
+LaunchPlan forward_launch_plan(const codegen::GeneratedKernel& kernel, ForwardPlan& plan, const DeviceFacts& device);
 
-// The shared tail of every launch: checks the device and its arch against the compiled one, picks
-// the current context (or the device's primary one), runs `in_context` (when given) with that
-// context current, and enqueues `entry`'s function there. Errors name `entry`.
-void launch_entry(const std::string& entry, const std::string& compiled_arch, jit::ContextFunctions& functions,
-                  int device, const jit::LaunchConfig& config, void** args,
-                  const std::function<void()>& in_context = {});
-
-// The part of launch_entry that several launches share: checks the device and its arch, picks the
-// context, and runs `body` with that context current (driver errors become flexjit errors naming
-// `entry`).
-void in_launch_context(const std::string& entry, const std::string& compiled_arch, int device,
-                       const std::function<void(CUcontext)>& body);
+// Enqueues the plan on `stream` in the current context (which must belong to the tensors' device),
+// or the device's primary context when none is current. Throws flexjit::Error when there is no
+// driver, the device or arch does not fit, or the launch fails.
+void launch_forward(const CompiledKernel& kernel, ForwardPlan& plan, void* stream);
 
 }  // namespace flexjit::api

@@ -17,15 +17,8 @@
 namespace flexjit::api {
 
 struct BackwardTensors {
-  const TensorView& q;
-  const TensorView& k;
-  const TensorView& v;
-  const TensorView& out;
-  const TensorView& lse;
-  const TensorView& dout;
-  const TensorView& dq;
-  const TensorView& dk;
-  const TensorView& dv;
+  const TensorView &q, &k, &v, &out, &lse;  // the forward call's inputs and outputs
+  const TensorView &dout, &dq, &dk, &dv;    // d loss / d out, and the gradients written
 };
 
 // Adds one problem per mistake in dout, dq, dk and dv: the kernel's dtype, placement (host memory

@@ -2,24 +2,21 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
+#include <array>
 #include <cstring>
 #include <limits>
 
 #include "api/binding_resolve.hpp"
 #include "api/forward_checks.hpp"
 #include "api/param_packing.hpp"
-#include "api/stream_workspace.hpp"
+#include "api/tile_map_geometry.hpp"
 #include "ir/gradient_captures.hpp"
 #include "compiler/grad_layout.hpp"
 #include "compiler/plan.hpp"
 #include "flexjit/error.hpp"
-#include "jit/cuda_driver.hpp"
 
 namespace flexjit::api {
 namespace {
-
-constexpr float kLog2e = 1.4426950408889634f;
 
 // Mods::Grads: each gradient's pointer (null when not asked for), the bound tensor's extents and
 // the gradient's strides.
@@ -49,20 +46,6 @@ bool score_scatters(const ir::Program& program, const std::map<std::string, Tens
   return false;
 }
 
-// The transposed tile map's shape: a row per (map batch, map head, kv tile) of n_q_tiles entries,
-// after one count per row; no ints when the kernel has no builder.
-struct QTileMap {
-  int q_tiles = 0, kv_tiles = 0, maps_b = 0, maps_h = 0;
-  std::size_t rows() const { return static_cast<std::size_t>(maps_b) * static_cast<std::size_t>(maps_h) * static_cast<std::size_t>(kv_tiles); }
-  std::size_t ints() const { return rows() * (1 + static_cast<std::size_t>(q_tiles)); }
-};
-
-QTileMap q_tile_map_geometry(const codegen::GeneratedKernel& g, const BwdArgs& a) {
-  if (g.tile_map_entry.empty()) return {};
-  return {(a.Tq + g.tile.block_m - 1) / g.tile.block_m, (a.Tkv + g.tile.block_n - 1) / g.tile.block_n,
-          g.tile_map_per_batch ? a.B : 1, g.tile_map_per_head ? a.Hq : 1};
-}
-
 }  // namespace
 
 BackwardPlan plan_backward(const std::string& entry, const compiler::ParamLayout& layout, const ir::Program& program,
@@ -80,96 +63,74 @@ BackwardPlan plan_backward(const std::string& entry, const compiler::ParamLayout
 
   BackwardPlan plan;
   BwdArgs& a = plan.args;
-  a.q = t.q.data, a.k = t.k.data, a.v = t.v.data, a.o = t.out.data, a.dout = t.dout.data;
-  a.lse = static_cast<const float*>(t.lse.data);
+  fill_common_args(a, {t.q, t.k, t.v, t.out}, static_cast<const float*>(t.lse.data), *shape, options.scale, head_dim);
+  a.dout = t.dout.data;
   a.dq = t.dq.data, a.dk = t.dk.data, a.dv = t.dv.data;
-  a.B = shape->B, a.Hq = shape->Hq, a.Hkv = shape->Hkv, a.Tq = shape->Tq, a.Tkv = shape->Tkv;
   const auto strides = [](const TensorView& x, long long& sb, long long& sh, long long& st) {
     sb = x.stride(0), sh = x.stride(1), st = x.stride(2);
   };
-  strides(t.q, a.q_b, a.q_h, a.q_t);
-  strides(t.k, a.k_b, a.k_h, a.k_t);
-  strides(t.v, a.v_b, a.v_h, a.v_t);
-  strides(t.out, a.o_b, a.o_h, a.o_t);
   strides(t.dout, a.do_b, a.do_h, a.do_t);
   strides(t.dq, a.dq_b, a.dq_h, a.dq_t);
   strides(t.dk, a.dk_b, a.dk_h, a.dk_t);
   strides(t.dv, a.dv_b, a.dv_h, a.dv_t);
-  a.scale = options.scale ? *options.scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
-  a.scale_log2 = a.scale * kLog2e;
 
   plan.params = pack_params(layout, env, block_head_group);
   plan.grads = pack_grads(compiler::grad_layout(program), options.grads, env);
-  for (const auto& [name, g] : options.grads) plan.zero.push_back({g.data, static_cast<std::size_t>(g.numel())});
+  for (const auto& [name, g] : options.grads) plan.zero_grads.push_back({g.data, 0, static_cast<std::size_t>(g.numel())});
   plan.scatter = score_scatters(program, options.grads);
   if (compiler::tile_map_needs(program).needed) plan.extents = pack_extents(program, env);
   plan.device = device.index;
   return plan;
 }
 
-void launch_backward(const BackwardKernel& k, BackwardPlan& plan, void* stream) {
-  const codegen::GeneratedKernel& g = k.generated;
-  in_launch_context(g.entry, g.target.arch, plan.device, [&](CUcontext context) {
-    BwdArgs& a = plan.args;
-    const CUstream s = static_cast<CUstream>(stream);
-    const int block_m = g.tile.block_m, block_n = g.tile.block_n, D = g.target.head_dim;
-    // Checked before anything is enqueued, so that a refused call leaves the gradients untouched.
-    const long long ctas = static_cast<long long>((a.Tkv + block_n - 1) / block_n) * a.Hkv * a.B;
-    if (ctas > std::numeric_limits<int>::max())
-      throw ArgumentError(fmt::format("{}: B * Hkv * ceil(Tkv / {}) = {} backward CTAs exceed the grid's 2^31 - 1",
-                                      g.entry, block_n, ctas));
-    a.Tq_pad = (a.Tq + block_m - 1) / block_m * block_m;
-    const std::size_t rows = static_cast<std::size_t>(a.B) * static_cast<std::size_t>(a.Hq) * static_cast<std::size_t>(a.Tq_pad);
-    const QTileMap map = q_tile_map_geometry(g, a);
-    StreamWorkspace workspace(rows * static_cast<std::size_t>(D + 2) * sizeof(float) + map.ints() * sizeof(int), s);
-    a.dq_accum = workspace.floats();
-    a.lse2 = a.dq_accum + rows * static_cast<std::size_t>(D);
-    a.delta = a.lse2 + rows;
-    for (const BackwardPlan::Zero& z : plan.zero)
-      jit::check(jit::driver().cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(z.data), 0, z.floats, s),
-                 "cuMemsetD32Async");
+LaunchPlan backward_launch_plan(const codegen::GeneratedKernel& g, BackwardPlan& plan) {
+  using codegen::EntryRole;
+  BwdArgs& a = plan.args;
+  const int block_m = g.tile.block_m, block_n = g.tile.block_n;
+  // Thrown while planning, before anything is enqueued, so a refused call leaves the gradients untouched.
+  const long long ctas = static_cast<long long>((a.Tkv + block_n - 1) / block_n) * a.Hkv * a.B;
+  if (ctas > std::numeric_limits<int>::max())
+    throw ArgumentError(fmt::format("{}: B * Hkv * ceil(Tkv / {}) = {} backward CTAs exceed the grid's 2^31 - 1",
+                                    g.entry(), block_n, ctas));
+  LaunchPlan launches;
+  // The workspace: dQ's fp32 accumulator, lse2 and delta over rows padded to whole query tiles,
+  // then the transposed tile map when the kernel builds one.
+  a.Tq_pad = (a.Tq + block_m - 1) / block_m * block_m;
+  const std::size_t rows = static_cast<std::size_t>(a.B) * static_cast<std::size_t>(a.Hq) * static_cast<std::size_t>(a.Tq_pad);
+  launches.point(a.dq_accum, launches.reserve(rows * static_cast<std::size_t>(g.target.head_dim) * sizeof(float)));
+  launches.point(a.lse2, launches.reserve(rows * sizeof(float)));
+  launches.point(a.delta, launches.reserve(rows * sizeof(float)));
+  for (const LaunchPlan::Zero& z : plan.zero_grads) launches.zero.push_back(z);
 
-    void* args[] = {&a, plan.params.data(), plan.grads.data()};
-    jit::LaunchConfig rows_pass;
-    rows_pass.grid[0] = static_cast<unsigned>(a.Tq_pad / g.pass_rows);
-    rows_pass.grid[1] = static_cast<unsigned>(a.Hq);
-    rows_pass.grid[2] = static_cast<unsigned>(a.B);
-    rows_pass.block[0] = static_cast<unsigned>(g.pass_threads);
-    rows_pass.stream = s;
-    launch(context, k.prep.get(context, plan.device), rows_pass, args);
+  std::vector<void*> args = {&a, plan.params.data(), plan.grads.data()};
+  const std::array<unsigned, 3> rows_pass = {static_cast<unsigned>(a.Tq_pad / g.pass_rows), static_cast<unsigned>(a.Hq),
+                                             static_cast<unsigned>(a.B)};
+  launches.add(g, EntryRole::prep, rows_pass, args);
+  const TileMapGeometry map = tile_map_geometry(g, TileMapRows::kv_tiles, a.B, a.Hq, a.Tq, a.Tkv);
+  if (map.ints() > 0) {
+    const std::size_t at = launches.reserve(map.ints() * sizeof(int));
+    // The map's pointers are workspace addresses: the builder's and the main kernel's fields
+    // are both patched once the workspace exists.
+    plan.map_args = map.builder_args(nullptr, a.Tq, a.Tkv);
+    a.tile_map = map.ref(nullptr);
+    launches.point(plan.map_args.counts, at);
+    launches.point(plan.map_args.entries, at + map.rows() * sizeof(int));
+    launches.point(a.tile_map.counts, at);
+    launches.point(a.tile_map.entries, at + map.rows() * sizeof(int));
+    // The builder takes Mods::Extents when the mask reads tensors.
+    launches.add(g, EntryRole::tile_map, map.builder_grid(), {&plan.map_args, plan.params.data(), plan.extents.data()});
+  }
+  // One dimension, kv tile slowest (attention_bwd_sm80 says why); the grads entry when score_mod
+  // scatters into a captured tensor's gradient.
+  const bool scatter = plan.scatter && g.has_entry(EntryRole::grads);
+  launches.add(g, scatter ? EntryRole::grads : EntryRole::main, {static_cast<unsigned>(ctas), 1, 1}, args);
+  launches.add(g, EntryRole::post, rows_pass, args);
+  return launches;
+}
 
-    if (map.ints() > 0) {
-      TileMapArgs m{};
-      m.counts = reinterpret_cast<int*>(a.delta + rows);
-      m.entries = m.counts + map.rows();
-      m.Tq = a.Tq, m.Tkv = a.Tkv;
-      m.n_q_tiles = map.q_tiles, m.n_kv_tiles = map.kv_tiles;
-      m.Hm = map.maps_h;
-      a.tile_counts = m.counts;
-      a.tile_entries = m.entries;
-      a.tm_h_stride = g.tile_map_per_head ? map.kv_tiles : 0;
-      a.tm_b_stride = g.tile_map_per_batch ? map.maps_h * map.kv_tiles : 0;
-      a.tm_q_tiles = map.q_tiles;
-      jit::LaunchConfig build;
-      build.grid[0] = static_cast<unsigned>(map.kv_tiles);
-      build.grid[1] = static_cast<unsigned>(map.maps_h);
-      build.grid[2] = static_cast<unsigned>(map.maps_b);
-      build.block[0] = static_cast<unsigned>(g.tile_map_threads);
-      build.stream = s;
-      void* map_args[] = {&m, plan.params.data(), plan.extents.data()};  // the builder takes Extents when it has them
-      launch(context, k.q_tile_map.get(context, plan.device), build, map_args);
-    }
-
-    jit::LaunchConfig main;  // one dimension, kv tile slowest (attention_bwd_sm80 says why)
-    main.grid[0] = static_cast<unsigned>(ctas);
-    main.block[0] = static_cast<unsigned>(g.threads);
-    main.shared_bytes = static_cast<unsigned>(g.shared_bytes);
-    main.stream = s;
-    const bool scatter = plan.scatter && !g.grads_entry.empty();
-    launch(context, (scatter ? k.grads : k.main).get(context, plan.device), main, args);
-
-    launch(context, k.post.get(context, plan.device), rows_pass, args);
-  });
+void launch_backward(const CompiledKernel& kernel, BackwardPlan& plan, void* stream) {
+  run_launch_plan(kernel, plan.device, stream,
+                  [&](const DeviceFacts&) { return backward_launch_plan(kernel.generated, plan); });
 }
 
 }  // namespace flexjit::api

@@ -10,7 +10,8 @@
 
 #include "api/attention_launch.hpp"
 #include "api/backward_checks.hpp"
-#include "api/backward_kernel.hpp"
+#include "api/compiled_kernel.hpp"
+#include "api/launch_plan.hpp"
 #include "templates/common/kernel_args.cuh"
 
 namespace flexjit::api {
@@ -19,13 +20,10 @@ struct BackwardPlan {
   BwdArgs args{};
   PackedParams params;
   std::vector<std::uint64_t> grads;  // Mods::Grads, packed by compiler/grad_layout.hpp
-  struct Zero {
-    void* data;
-    std::size_t floats;
-  };
-  std::vector<Zero> zero;  // the gradients asked for, zeroed before the kernels accumulate
+  std::vector<LaunchPlan::Zero> zero_grads;  // the gradients asked for, zeroed before the kernels accumulate
   bool scatter = false;    // score_mod scatters into one of them: the main kernel's grads entry
   std::vector<long long> extents;  // Mods::Extents when the mask reads tensors (the map builder's)
+  TileMapArgs map_args{};  // the transposed tile map's builder, when the kernel has one
   int device = 0;
 };
 
@@ -35,6 +33,10 @@ struct BackwardPlan {
 BackwardPlan plan_backward(const std::string& entry, const compiler::ParamLayout& layout, const ir::Program& program,
                            int head_dim, DType dtype, const BackwardTensors& tensors, const BackwardOptions& options);
 
-void launch_backward(const BackwardKernel& kernel, BackwardPlan& plan, void* stream);
+// In stream order: zero the captured tensors' gradients asked for, the pre-pass, the transposed
+// tile map's builder (when the kernel has one), the main kernel (or its grads entry), the
+// post-pass, over one workspace. Throws ArgumentError for a grid too large, before any launch.
+LaunchPlan backward_launch_plan(const codegen::GeneratedKernel& kernel, BackwardPlan& plan);
+void launch_backward(const CompiledKernel& kernel, BackwardPlan& plan, void* stream);
 
 }  // namespace flexjit::api

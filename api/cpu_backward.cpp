@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/binding_resolve.hpp"
+#include "api/cpu_forward.hpp"
 #include "api/forward_checks.hpp"
 #include "api/host_tensor_copy.hpp"
 #include "cpu/attention_backward.hpp"
@@ -28,17 +29,10 @@ void cpu_backward(const Kernel::Impl& kernel, const BackwardTensors& t, const Ba
   check_gradient_targets(program, options.grads, env, problems);
   problems.raise_if_any(name);
 
-  const std::vector<float> q = gather_as_float(t.q), k = gather_as_float(t.k), v = gather_as_float(t.v);
+  const HostAttentionInputs inputs({t.q, t.k, t.v, t.out}, *shape, options.scale, env);
   const std::vector<float> out = gather_as_float(t.out), lse = gather_as_float(t.lse), dout = gather_as_float(t.dout);
-  cpu::CpuAttentionInputs in;
-  in.q = q.data();
-  in.k = k.data();
-  in.v = v.data();
-  in.B = shape->B, in.Hq = shape->Hq, in.Hkv = shape->Hkv, in.Tq = shape->Tq, in.Tkv = shape->Tkv, in.D = shape->D;
-  if (options.scale) in.scale = *options.scale;
-  in.bindings = &env;
 
-  std::vector<float> dq(q.size()), dk(k.size()), dv(v.size());
+  std::vector<float> dq(inputs.q.size()), dk(inputs.k.size()), dv(inputs.v.size());
   std::map<std::string, std::vector<float>> captures;
   cpu::CpuGradients grads;
   grads.dq = dq.data(), grads.dk = dk.data(), grads.dv = dv.data();
@@ -48,7 +42,8 @@ void cpu_backward(const Kernel::Impl& kernel, const BackwardTensors& t, const Ba
     grads.captures[capture] = buffer.data();
   }
   try {
-    cpu::cpu_attention_backward(program, in, {out.data(), lse.data(), dout.data()}, grads, kernel.cpu_backend);
+    cpu::cpu_attention_backward(program, inputs.in, {out.data(), lse.data(), dout.data()}, grads,
+                                kernel.cpu_backend);
   } catch (const UnsupportedError& e) {
     throw UnsupportedError(fmt::format("{}: {}", name, e.what()));  // score_mod or sink has no derivative
   } catch (const Error&) {

@@ -26,12 +26,8 @@ void cpu_forward(const Kernel::Impl& kernel, const ForwardTensors& t, const Forw
     problems.add("block_mask: a cpu kernel takes none (the host back end classifies key tiles itself)");
   problems.raise_if_any(name);
 
-  const std::vector<float> q = gather_as_float(t.q), k = gather_as_float(t.k), v = gather_as_float(t.v);
-  cpu::CpuAttentionInputs in;
-  in.q = q.data();
-  in.k = k.data();
-  in.v = v.data();
-  in.B = shape->B, in.Hq = shape->Hq, in.Hkv = shape->Hkv, in.Tq = shape->Tq, in.Tkv = shape->Tkv, in.D = shape->D;
+  HostAttentionInputs inputs(t, *shape, options.scale, env);
+  cpu::CpuAttentionInputs& in = inputs.in;
   if (cache) {
     in.kv_lens = cache->lens.data();
     if (!cache->pages.empty()) {
@@ -39,9 +35,7 @@ void cpu_forward(const Kernel::Impl& kernel, const ForwardTensors& t, const Forw
       in.page_size = shape->page_size, in.max_pages = cache->max_pages, in.num_pages = shape->num_pages;
     }
   }
-  if (options.scale) in.scale = *options.scale;
-  in.bindings = &env;
-  std::vector<float> out(q.size());
+  std::vector<float> out(inputs.q.size());
   std::vector<float> lse(options.lse ? static_cast<std::size_t>(options.lse->numel()) : 0);
   try {
     cpu::cpu_attention_forward(program, in, out.data(), options.lse ? lse.data() : nullptr, kernel.cpu_backend);
@@ -53,6 +47,17 @@ void cpu_forward(const Kernel::Impl& kernel, const ForwardTensors& t, const Forw
   }
   scatter_from_float(out, t.out);
   if (options.lse) scatter_from_float(lse, *options.lse);
+}
+
+HostAttentionInputs::HostAttentionInputs(const ForwardTensors& t, const AttentionShape& shape,
+                                         std::optional<float> scale, const ir::Env& env)
+    : q(gather_as_float(t.q)), k(gather_as_float(t.k)), v(gather_as_float(t.v)) {
+  in.q = q.data();
+  in.k = k.data();
+  in.v = v.data();
+  in.B = shape.B, in.Hq = shape.Hq, in.Hkv = shape.Hkv, in.Tq = shape.Tq, in.Tkv = shape.Tkv, in.D = shape.D;
+  if (scale) in.scale = *scale;
+  in.bindings = &env;
 }
 
 }  // namespace flexjit::api

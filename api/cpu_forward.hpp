@@ -3,9 +3,14 @@
 // (cpu/attention.hpp) on float32 copies of the inputs.
 #pragma once
 
+#include <optional>
+#include <vector>
+
+#include "api/common_args.hpp"
+#include "api/forward_checks.hpp"
+#include "cpu/attention.hpp"
 #include "flexjit/kernel.hpp"
 #include "flexjit/options.hpp"
-#include "api/attention_launch.hpp"
 
 namespace flexjit::api {
 
@@ -13,5 +18,16 @@ namespace flexjit::api {
 // values themselves get wrong (a captured tensor indexed out of its bounds, a block list entry out
 // of range), which only running finds.
 void cpu_forward(const Kernel::Impl& kernel, const ForwardTensors& tensors, const ForwardOptions& options);
+
+// q, k and v as float32 copies and the back end's inputs pointing at them (sizes, scale,
+// bindings), what the cpu forward and backward both start from.
+struct HostAttentionInputs {
+  HostAttentionInputs(const ForwardTensors& t, const AttentionShape& shape, std::optional<float> scale,
+                      const ir::Env& env);
+  HostAttentionInputs(const HostAttentionInputs&) = delete;
+  HostAttentionInputs& operator=(const HostAttentionInputs&) = delete;
+  std::vector<float> q, k, v;
+  cpu::CpuAttentionInputs in;
+};
 
 }  // namespace flexjit::api

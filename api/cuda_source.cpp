@@ -5,8 +5,7 @@
 #include "flexjit/engine.hpp"
 #include "flexjit/error.hpp"
 #include "api/boundary.hpp"
-#include "api/backward_kernel.hpp"
-#include "api/decode_kernel.hpp"
+#include "api/pass_kernels.hpp"
 #include "api/generate.hpp"
 #include "api/generated_kernel_compile.hpp"
 
@@ -37,13 +36,13 @@ std::string generate_cuda_source(const Program& program, const CompileOptions& o
 
 std::string generate_decode_cuda_source(const Program& program, const CompileOptions& options, bool with_templates) {
   return cuda_source_of(program, options, with_templates, [&](const Program::Impl& p) {
-    return api::generate_decode(p, api::forward_target(options));
+    return api::generate_pass(p, api::forward_target(options), compiler::KernelPass::Decode);
   });
 }
 
 std::string generate_backward_cuda_source(const Program& program, const CompileOptions& options, bool with_templates) {
   return cuda_source_of(program, options, with_templates, [&](const Program::Impl& p) {
-    return api::generate_backward(p, api::forward_target(options));
+    return api::generate_pass(p, api::forward_target(options), compiler::KernelPass::Backward);
   });
 }
 

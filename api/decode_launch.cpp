@@ -3,23 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
-#include <map>
-#include <mutex>
 
 #include "api/binding_resolve.hpp"
 #include "api/forward_checks.hpp"
 #include "api/kv_cache_checks.hpp"
-#include "api/stream_workspace.hpp"
 #include "flexjit/error.hpp"
-#include "jit/cuda_driver.hpp"
-#include "jit/driver_extras.hpp"
 #include "templates/decode/tiles.cuh"
 
 namespace flexjit::api {
 namespace {
 
-constexpr float kLog2e = 1.4426950408889634f;
 constexpr long long kGridYMax = 65535;
 constexpr long long kGridXMax = 2147483647;
 // Splits stop where a split would get fewer chunks than this per warp (8192 keys per split at
@@ -32,35 +25,14 @@ constexpr int kMaxSplits = 256;
 // with one wave, 282 us with four).
 constexpr int kWaves = 4;
 
-// What the split heuristic asks of a device, once per process.
-struct DeviceShape {
-  int multiprocessors = 0;
-  int shared_per_multiprocessor = 0;
-};
-
-DeviceShape device_shape(int device) {
-  static std::mutex mutex;
-  static std::map<int, DeviceShape> known;
-  std::lock_guard lock(mutex);
-  auto it = known.find(device);
-  if (it == known.end()) {
-    DeviceShape s;
-    s.multiprocessors = jit::device_attribute(device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
-    s.shared_per_multiprocessor =
-        jit::device_attribute(device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
-    it = known.emplace(device, s).first;
-  }
-  return it->second;
-}
-
 // Enough CTAs for kWaves full waves of the device, as long as each split keeps kMinChunksPerWarp
 // chunks per warp of the longest sequence the cache can hold (the lengths stay on the device).
-int choose_splits(const DecodeKernel& k, const DecodeArgs& a, int grid_yz, const DeviceShape& dev) {
-  const int per_sm = std::max(1, dev.shared_per_multiprocessor / (k.generated.shared_bytes + 1024));
+int choose_splits(const codegen::GeneratedKernel& g, const DecodeArgs& a, int grid_yz, const DeviceFacts& dev) {
+  const int per_sm = std::max(1, dev.shared_per_multiprocessor / (g.main_entry().shared_bytes + 1024));
   const long long wave = static_cast<long long>(dev.multiprocessors) * per_sm * kWaves;
   if (grid_yz >= wave) return 1;
-  const long long chunks = (static_cast<long long>(a.capacity) + k.generated.tile.block_n - 1) / k.generated.tile.block_n;
-  const long long by_work = std::max(1LL, chunks / (static_cast<long long>(kMinChunksPerWarp) * k.generated.tile.warps));
+  const long long chunks = (static_cast<long long>(a.Tkv) + g.tile.block_n - 1) / g.tile.block_n;
+  const long long by_work = std::max(1LL, chunks / (static_cast<long long>(kMinChunksPerWarp) * g.tile.warps));
   return static_cast<int>(std::clamp(wave / grid_yz, 1LL, std::min<long long>(by_work, kMaxSplits)));
 }
 
@@ -113,39 +85,23 @@ DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& la
 
   DecodePlan plan;
   DecodeArgs& a = plan.args;
-  a.q = t.q.data;
-  a.k = t.k.data;
-  a.v = t.v.data;
-  a.o = t.out.data;
-  a.lse = options.lse ? static_cast<float*>(options.lse->data) : nullptr;
+  // Tkv is what the cache holds: max_pages * page_size when paged (check_kv_cache).
+  fill_common_args(a, t, options.lse ? static_cast<const float*>(options.lse->data) : nullptr, *shape, options.scale,
+                   head_dim, kv);
   a.kv_lens = static_cast<const int*>(options.kv_lens->data);
   a.lens_stride = options.kv_lens->stride(0);
-  const bool paged = kv == KvLayout::paged;
-  if (paged) {
+  if (kv == KvLayout::paged) {
     a.page_table = static_cast<const int*>(options.page_table->data);
     a.pt_b = options.page_table->stride(0);
     a.pt_p = options.page_table->stride(1);
   }
-  a.B = shape->B;
-  a.Hq = shape->Hq;
-  a.Hkv = shape->Hkv;
-  a.Tq = shape->Tq;
   a.group = group;
-  a.capacity = shape->Tkv;  // max_pages * page_size when paged (check_kv_cache)
   a.page_size = shape->page_size;
   a.num_pages = shape->num_pages;
   a.max_pages = cache->max_pages;
   a.rows_per_cta = rows_per_cta;
   a.row_groups = static_cast<int>(row_groups);
   a.splits = 1;
-  a.q_b = t.q.stride(0), a.q_h = t.q.stride(1), a.q_t = t.q.stride(2);
-  // Paged k, v are [num_pages, page_size, Hkv, D]: the "batch" stride is the page's, the token
-  // stride the slot's.
-  a.k_b = t.k.stride(0), a.k_h = t.k.stride(paged ? 2 : 1), a.k_t = t.k.stride(paged ? 1 : 2);
-  a.v_b = t.v.stride(0), a.v_h = t.v.stride(paged ? 2 : 1), a.v_t = t.v.stride(paged ? 1 : 2);
-  a.o_b = t.out.stride(0), a.o_h = t.out.stride(1), a.o_t = t.out.stride(2);
-  a.scale = options.scale ? *options.scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
-  a.scale_log2 = a.scale * kLog2e;
 
   plan.params = pack_params(layout, env, block_head_group);
   plan.device = device.index;
@@ -153,37 +109,29 @@ DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& la
   return plan;
 }
 
-void launch_decode(const DecodeKernel& k, DecodePlan& plan, void* stream) {
-  const codegen::GeneratedKernel& g = k.generated;
-  in_launch_context(g.entry, g.target.arch, plan.device, [&](CUcontext context) {
-    DecodeArgs& a = plan.args;
-    const CUstream s = static_cast<CUstream>(stream);
-    jit::LaunchConfig main;
-    main.grid[1] = static_cast<unsigned>(plan.kv_heads_x_row_groups);
-    main.grid[2] = static_cast<unsigned>(a.B);
-    main.block[0] = static_cast<unsigned>(g.threads);
-    main.shared_bytes = static_cast<unsigned>(g.shared_bytes);
-    main.stream = s;
-    a.splits = choose_splits(k, a, plan.kv_heads_x_row_groups * a.B, device_shape(plan.device));
-    main.grid[0] = static_cast<unsigned>(a.splits);
-    void* args[] = {&a, plan.params.data()};
-    CUfunction main_fn = k.main.get(context, plan.device);
-    if (a.splits == 1) {
-      launch(context, main_fn, main, args);
-      return;
-    }
-    const long long rows = static_cast<long long>(a.B) * a.Hq * a.Tq;
-    const std::size_t partials = static_cast<std::size_t>(a.splits) * static_cast<std::size_t>(rows);
-    StreamWorkspace workspace(partials * (static_cast<std::size_t>(g.target.head_dim) + 1) * sizeof(float), s);
-    a.part_o = workspace.floats();
-    a.part_lse = a.part_o + partials * static_cast<std::size_t>(g.target.head_dim);
-    launch(context, main_fn, main, args);
-    jit::LaunchConfig combine;
-    combine.grid[0] = static_cast<unsigned>((rows + decode::kCombineRows - 1) / decode::kCombineRows);
-    combine.block[0] = static_cast<unsigned>(g.combine_threads);
-    combine.stream = s;
-    launch(context, k.combine.get(context, plan.device), combine, args);
-  });
+LaunchPlan decode_launch_plan(const codegen::GeneratedKernel& g, DecodePlan& plan, const DeviceFacts& device) {
+  DecodeArgs& a = plan.args;
+  a.splits = choose_splits(g, a, plan.kv_heads_x_row_groups * a.B, device);
+  LaunchPlan launches;
+  const std::vector<void*> args = {&a, plan.params.data()};
+  launches.add(g, codegen::EntryRole::main,
+               {static_cast<unsigned>(a.splits), static_cast<unsigned>(plan.kv_heads_x_row_groups),
+                static_cast<unsigned>(a.B)},
+               args);
+  if (a.splits == 1) return launches;
+  // Each split's normalised partial rows and LSEs, merged by the combine entry.
+  const long long rows = static_cast<long long>(a.B) * a.Hq * a.Tq;
+  const std::size_t partials = static_cast<std::size_t>(a.splits) * static_cast<std::size_t>(rows);
+  launches.point(a.part_o, launches.reserve(partials * static_cast<std::size_t>(g.target.head_dim) * sizeof(float)));
+  launches.point(a.part_lse, launches.reserve(partials * sizeof(float)));
+  launches.add(g, codegen::EntryRole::combine,
+               {static_cast<unsigned>((rows + decode::kCombineRows - 1) / decode::kCombineRows), 1, 1}, args);
+  return launches;
+}
+
+void launch_decode(const CompiledKernel& kernel, DecodePlan& plan, void* stream) {
+  run_launch_plan(kernel, plan.device, stream,
+                  [&](const DeviceFacts& device) { return decode_launch_plan(kernel.generated, plan, device); });
 }
 
 }  // namespace flexjit::api

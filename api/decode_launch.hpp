@@ -6,7 +6,8 @@
 #pragma once
 
 #include "api/attention_launch.hpp"
-#include "api/decode_kernel.hpp"
+#include "api/compiled_kernel.hpp"
+#include "api/launch_plan.hpp"
 #include "templates/common/kernel_args.cuh"
 
 namespace flexjit::api {
@@ -24,6 +25,9 @@ struct DecodePlan {
 DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& layout, const ir::Program& program,
                        int head_dim, DType dtype, const ForwardTensors& tensors, const ForwardOptions& options);
 
-void launch_decode(const DecodeKernel& kernel, DecodePlan& plan, void* stream);
+// The decode entry over grid (splits, kv heads x row groups, B), the split count chosen for the
+// device; with more than one split, the combine entry over a workspace of partial rows.
+LaunchPlan decode_launch_plan(const codegen::GeneratedKernel& kernel, DecodePlan& plan, const DeviceFacts& device);
+void launch_decode(const CompiledKernel& kernel, DecodePlan& plan, void* stream);
 
 }  // namespace flexjit::api

@@ -49,7 +49,7 @@ Kernel Engine::compile_cuda(const Program& program, const CompileOptions& option
   jit::ArtifactPtr artifact = api::compile_or_explain(program.name(), generated, state_->cache);
   // The table's tile spilled with these mods: the family's next tile instead, until one does not
   // or there is none (each compile is cached, so this costs the extra compiles once).
-  while (!options.tile && generated.tile_if_spills && spills(*artifact, generated.entry)) {
+  while (!options.tile && generated.tile_if_spills && spills(*artifact, generated.entry())) {
     CompileOptions retry = options;
     const compiler::TileRequest& t = *generated.tile_if_spills;
     retry.tile = TileShape{t.block_m, t.block_n, t.warps, t.stages, t.q_in_registers, t.persistent};

@@ -51,7 +51,7 @@ void expand_into(const std::string& text, std::set<std::string>& done, std::stri
 jit::CompileRequest compile_request(const codegen::GeneratedKernel& kernel, jit::OutputKind output) {
   jit::CompileRequest r;
   r.source = kernel.source;
-  r.source_name = kernel.entry + ".cu";
+  r.source_name = kernel.entry() + ".cu";
   r.arch = kernel.target.arch;
   r.output = output;
   // ptxas reports registers, spills and its warnings in the log (jit/ptxas_report.hpp).
@@ -63,7 +63,7 @@ jit::CompileRequest compile_request(const codegen::GeneratedKernel& kernel, jit:
 }
 
 jit::ArtifactPtr compile_generated(const codegen::GeneratedKernel& kernel, jit::KernelCache& cache) {
-  return cache.get_or_compile(jit::CompileJob(compile_request(kernel), kernel.entry));
+  return cache.get_or_compile(jit::CompileJob(compile_request(kernel), kernel.entry()));
 }
 
 jit::ArtifactPtr compile_or_explain(const std::string& program_name, const codegen::GeneratedKernel& kernel,
@@ -71,7 +71,7 @@ jit::ArtifactPtr compile_or_explain(const std::string& program_name, const codeg
   try {
     return compile_generated(kernel, cache);
   } catch (const NvrtcError& e) {
-    throw NvrtcError(fmt::format("{}: NVRTC could not compile {}:\n{}", program_name, kernel.entry, e.what()), e.log());
+    throw NvrtcError(fmt::format("{}: NVRTC could not compile {}:\n{}", program_name, kernel.entry(), e.what()), e.log());
   }
 }
 

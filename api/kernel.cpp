@@ -37,46 +37,46 @@ CpuBackend Kernel::cpu_backend() const {
 const std::string& Kernel::cpu_backend_note() const { return impl_->cpu_backend_note; }
 const std::string& Kernel::family() const {
   static const std::string cpu = "cpu";
-  return impl_->device.is_cuda() ? impl_->generated.family : cpu;
+  return impl_->device.is_cuda() ? impl_->cuda->generated.family : cpu;
 }
 
 std::string Kernel::cuda_source(bool with_templates) const {
   require_cuda(*impl_, "CUDA source");
-  return with_templates ? api::expand_includes(impl_->generated.source) : impl_->generated.source;
+  return with_templates ? api::expand_includes(impl_->cuda->generated.source) : impl_->cuda->generated.source;
 }
 const std::string& Kernel::entry_name() const {
-  return impl_->device.is_cuda() ? impl_->generated.entry : impl_->cpu_name;
+  return impl_->device.is_cuda() ? impl_->cuda->generated.entry() : impl_->cpu_name;
 }
-int Kernel::head_dim() const { return impl_->device.is_cuda() ? impl_->generated.target.head_dim : impl_->cpu_head_dim; }
+int Kernel::head_dim() const { return impl_->device.is_cuda() ? impl_->cuda->generated.target.head_dim : impl_->cpu_head_dim; }
 DType Kernel::dtype() const { return impl_->dtype; }
 const std::string& Kernel::arch() const {
   static const std::string none;
-  return impl_->device.is_cuda() ? impl_->generated.target.arch : none;
+  return impl_->device.is_cuda() ? impl_->cuda->generated.target.arch : none;
 }
 
 TileShape Kernel::tile() const {
   require_cuda(*impl_, "CUDA tile");
-  const codegen::TileConfig& t = impl_->generated.tile;
+  const codegen::TileConfig& t = impl_->cuda->generated.tile;
   return {t.block_m, t.block_n, t.warps, t.stages, t.q_in_registers, t.persistent};
 }
 
 std::vector<char> Kernel::cubin() const {
   require_cuda(*impl_, "cubin");
-  return impl_->artifact->image();
+  return impl_->cuda->artifact->image();
 }
 
 std::string Kernel::ptx() const {
   require_cuda(*impl_, "PTX");
-  const codegen::GeneratedKernel& g = impl_->generated;
+  const codegen::GeneratedKernel& g = impl_->cuda->generated;
   std::lock_guard lock(impl_->ptx_mutex);
   if (impl_->ptx.empty()) {
     jit::CompileResult r;
     try {
       r = jit::compile(api::compile_request(g, jit::OutputKind::ptx));
     } catch (const NvrtcError& e) {
-      throw NvrtcError(fmt::format("{}: NVRTC could not compile it to PTX:\n{}", g.entry, e.what()), e.log());
+      throw NvrtcError(fmt::format("{}: NVRTC could not compile it to PTX:\n{}", g.entry(), e.what()), e.log());
     } catch (...) {
-      api::rethrow_as_flexjit_error(g.entry);
+      api::rethrow_as_flexjit_error(g.entry());
     }
     std::string text(r.image.begin(), r.image.end());
     if (!text.empty() && text.back() == '\0') text.pop_back();  // NVRTC counts the terminating NUL
@@ -87,9 +87,9 @@ std::string Kernel::ptx() const {
 
 Kernel::CompileReport Kernel::compile_report() const {
   require_cuda(*impl_, "compile report");
-  const jit::PtxasReport report = jit::parse_ptxas_report(impl_->artifact->log());
+  const jit::PtxasReport report = jit::parse_ptxas_report(impl_->cuda->artifact->log());
   CompileReport r;
-  if (const jit::PtxasFunction* f = report.function(impl_->generated.entry)) {
+  if (const jit::PtxasFunction* f = report.function(impl_->cuda->generated.entry())) {
     r.registers = f->registers;
     r.stack_bytes = f->stack_bytes;
     r.spill_bytes = f->spill_store_bytes + f->spill_load_bytes;
@@ -100,23 +100,23 @@ Kernel::CompileReport Kernel::compile_report() const {
 
 Kernel::Resources Kernel::resources(int device) const {
   require_cuda(*impl_, "CUDA resources");
-  const codegen::GeneratedKernel& g = impl_->generated;
+  const codegen::GeneratedKernel& g = impl_->cuda->generated;
   try {
     jit::ScopedContext context(jit::primary_context(device));
-    const CUfunction f = impl_->artifact->module(device).function(impl_->artifact->symbol(g.entry));
+    const CUfunction f = impl_->cuda->artifact->module(device).function(impl_->cuda->artifact->symbol(g.entry()));
     Resources r;
     jit::check(jit::driver().cuFuncGetAttribute(&r.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, f),
                    "cuFuncGetAttribute(NUM_REGS)");
     jit::check(jit::driver().cuFuncGetAttribute(&r.local_bytes, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f),
                    "cuFuncGetAttribute(LOCAL_SIZE_BYTES)");
-    r.shared_bytes = g.shared_bytes;
+    r.shared_bytes = g.main_entry().shared_bytes;
     return r;
   } catch (const jit::DriverUnavailable& e) {
-    throw Error(fmt::format("{}: cannot load the kernel: {}", g.entry, e.what()));
+    throw Error(fmt::format("{}: cannot load the kernel: {}", g.entry(), e.what()));
   } catch (const CudaError& e) {
-    throw CudaError(fmt::format("{}: {}", g.entry, e.what()), e.code(), e.code_name());
+    throw CudaError(fmt::format("{}: {}", g.entry(), e.what()), e.code(), e.code_name());
   } catch (...) {
-    api::rethrow_as_flexjit_error(g.entry);
+    api::rethrow_as_flexjit_error(g.entry());
   }
 }
 
@@ -126,15 +126,15 @@ void Kernel::forward(const TensorView& q, const TensorView& k, const TensorView&
     if (!impl_->device.is_cuda()) return api::cpu_forward(*impl_, {q, k, v, out}, options);
     // Every check happens here, on the host, before the driver is touched.
     if (options.kv_lens || options.page_table) {
-      const codegen::GeneratedKernel& g = impl_->generated;
-      api::DecodePlan plan = api::plan_decode(g.entry, g.params, impl_->program->ir, g.target.head_dim, impl_->dtype,
+      const codegen::GeneratedKernel& g = impl_->cuda->generated;
+      api::DecodePlan plan = api::plan_decode(g.entry(), g.params, impl_->program->ir, g.target.head_dim, impl_->dtype,
                                               {q, k, v, out}, options);
       api::launch_decode(impl_->decode_kernel(), plan, options.stream);
       return;
     }
     api::ForwardPlan plan =
-        api::plan_forward(impl_->generated, impl_->program->ir, impl_->dtype, {q, k, v, out}, options);
-    api::launch_forward(impl_->generated, impl_->functions, plan, options.stream);
+        api::plan_forward(impl_->cuda->generated, impl_->program->ir, impl_->dtype, {q, k, v, out}, options);
+    api::launch_forward(*impl_->cuda, plan, options.stream);
   });
 }
 
@@ -147,30 +147,33 @@ void Kernel::backward(const TensorView& q, const TensorView& k, const TensorView
       return;
     }
     // Every argument is checked before the backward kernels are compiled (on the first call).
-    api::BackwardPlan plan = api::plan_backward(entry_name(), impl_->generated.params, impl_->program->ir,
-                                                impl_->generated.target.head_dim, impl_->dtype,
+    api::BackwardPlan plan = api::plan_backward(entry_name(), impl_->cuda->generated.params, impl_->program->ir,
+                                                impl_->cuda->generated.target.head_dim, impl_->dtype,
                                                 {q, k, v, out, lse, dout, dq, dk, dv}, options);
     api::launch_backward(impl_->backward_kernel(), plan, options.stream);
   });
 }
 
-const api::DecodeKernel& Kernel::Impl::decode_kernel() const {
+const api::CompiledKernel& Kernel::Impl::decode_kernel() const {
   std::lock_guard lock(decode_mutex);
-  if (!decode) decode = api::compile_decode(*program, generated.target, engine->cache);
+  if (!decode) decode = api::compile_pass(*program, cuda->generated.target, compiler::KernelPass::Decode, engine->cache);
   return *decode;
 }
 
-const api::BackwardKernel& Kernel::Impl::backward_kernel() const {
+const api::CompiledKernel& Kernel::Impl::backward_kernel() const {
   std::lock_guard lock(backward_mutex);
-  if (!backward) backward = api::compile_backward(*program, generated.target, engine->cache);
+  if (!backward)
+    backward = api::compile_pass(*program, cuda->generated.target, compiler::KernelPass::Backward, engine->cache);
   return *backward;
 }
 
-bool Kernel::needs_block_mask() const { return !impl_->generated.tile_map_entry.empty(); }
+bool Kernel::needs_block_mask() const {
+  return impl_->device.is_cuda() && impl_->cuda->generated.has_entry(codegen::EntryRole::tile_map);
+}
 
 std::size_t Kernel::block_mask_bytes(int B, int Hq, int Tq, int Tkv) const {
   require_cuda(*impl_, "block mask");
-  return api::at_api_boundary(entry_name(), [&] { return api::tile_map_bytes(impl_->generated, {B, Hq, Tq, Tkv}); });
+  return api::at_api_boundary(entry_name(), [&] { return api::tile_map_bytes(impl_->cuda->generated, {B, Hq, Tq, Tkv}); });
 }
 
 BlockMask Kernel::build_block_mask(const TensorView& storage, int B, int Hq, int Tq, int Tkv,
@@ -181,8 +184,8 @@ BlockMask Kernel::build_block_mask(const TensorView& storage, int B, int Hq, int
                                     impl_->cpu_name));
   return api::at_api_boundary(entry_name(), [&] {
     api::TileMapPlan plan =
-        api::plan_tile_map(impl_->generated, impl_->program->ir, storage, {B, Hq, Tq, Tkv}, options);
-    api::launch_tile_map(impl_->generated, impl_->tile_map_functions, plan, options.stream);
+        api::plan_tile_map(impl_->cuda->generated, impl_->program->ir, storage, {B, Hq, Tq, Tkv}, options);
+    api::launch_tile_map(*impl_->cuda, plan, options.stream);
     return plan.mask;
   });
 }

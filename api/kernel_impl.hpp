@@ -9,10 +9,9 @@
 #include "cpu/attention.hpp"
 #include "flexjit/engine.hpp"
 #include "flexjit/kernel.hpp"
-#include "api/backward_kernel.hpp"
-#include "api/decode_kernel.hpp"
+#include "api/compiled_kernel.hpp"
+#include "api/pass_kernels.hpp"
 #include "api/program_impl.hpp"
-#include "jit/context_functions.hpp"
 #include "jit/kernel_cache.hpp"
 
 namespace flexjit {
@@ -27,20 +26,17 @@ struct Kernel::Impl {
   // compiles its decode and backward kernels when they are first needed.
   Impl(std::shared_ptr<const Program::Impl> p, codegen::GeneratedKernel g, jit::ArtifactPtr a, DType d,
        std::shared_ptr<Engine::State> e)
-      : program(std::move(p)), generated(std::move(g)), artifact(a), dtype(d), engine(std::move(e)),
-        functions(a, generated.entry, generated.shared_bytes),
-        tile_map_functions(std::move(a), generated.tile_map_entry, 0) {}
+      : program(std::move(p)), cuda(std::make_unique<const api::CompiledKernel>(std::move(g), std::move(a))),
+        dtype(d), engine(std::move(e)) {}
 
   // A cpu kernel: nothing generated or compiled.
   Impl(std::shared_ptr<const Program::Impl> p, std::string name, int head_dim, DType d, cpu::CpuBackend backend,
        std::string backend_note)
       : program(std::move(p)), dtype(d), device(Device::cpu()), cpu_name(std::move(name)), cpu_head_dim(head_dim),
-        cpu_backend(backend), cpu_backend_note(std::move(backend_note)), functions(nullptr, "", 0),
-        tile_map_functions(nullptr, "", 0) {}
+        cpu_backend(backend), cpu_backend_note(std::move(backend_note)) {}
 
   std::shared_ptr<const Program::Impl> program;  // the bindings are checked against its declarations
-  codegen::GeneratedKernel generated;  // empty for a cpu kernel
-  jit::ArtifactPtr artifact;  // null for a cpu kernel
+  std::unique_ptr<const api::CompiledKernel> cuda;  // the forward kernel; null for a cpu kernel
   DType dtype;
   std::shared_ptr<Engine::State> engine;  // null for a cpu kernel
   Device device = Device::cuda();
@@ -48,19 +44,16 @@ struct Kernel::Impl {
   int cpu_head_dim = 0;
   cpu::CpuBackend cpu_backend = cpu::CpuBackend::Auto;  // cpu kernels: resolved (Llvm or Interpreter)
   std::string cpu_backend_note;  // cpu kernels: why automatic fell back to the interpreter
-  mutable jit::ContextFunctions functions;  // loaded per context on first launch
-  mutable jit::ContextFunctions tile_map_functions;  // the builder (unused when there is none)
   // Kernel::ptx(), compiled on first use.
   mutable std::mutex ptx_mutex;
   mutable std::string ptx;
-  // The decode kernel (api/decode_kernel.hpp), compiled on the first call with a KV cache.
-  const api::DecodeKernel& decode_kernel() const;
-  mutable std::mutex decode_mutex;
-  mutable std::unique_ptr<api::DecodeKernel> decode;
-  // The backward kernels (api/backward_kernel.hpp), compiled on the first backward call.
-  const api::BackwardKernel& backward_kernel() const;
-  mutable std::mutex backward_mutex;
-  mutable std::unique_ptr<api::BackwardKernel> backward;
+  // The decode kernel, compiled on the first call with a KV cache, and the backward kernels,
+  // compiled on the first backward call (api/pass_kernels.hpp).
+  const api::CompiledKernel& decode_kernel() const;
+  const api::CompiledKernel& backward_kernel() const;
+  mutable std::mutex decode_mutex, backward_mutex;
+  mutable std::unique_ptr<const api::CompiledKernel> decode;
+  mutable std::unique_ptr<const api::CompiledKernel> backward;
 };
 
 }  // namespace flexjit

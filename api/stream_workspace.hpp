@@ -19,8 +19,7 @@ class StreamWorkspace {
   }
   StreamWorkspace(const StreamWorkspace&) = delete;
   StreamWorkspace& operator=(const StreamWorkspace&) = delete;
-  float* floats() const { return reinterpret_cast<float*>(ptr_); }
-  int* ints() const { return reinterpret_cast<int*>(ptr_); }
+  unsigned char* bytes() const { return reinterpret_cast<unsigned char*>(ptr_); }
 
  private:
   CUdeviceptr ptr_ = 0;

@@ -8,21 +8,13 @@
 #include "compiler/param_layout.hpp"
 #include "api/binding_resolve.hpp"
 #include "api/forward_checks.hpp"
+#include "api/tile_map_geometry.hpp"
 
 namespace flexjit::api {
 namespace {
 
-int ceil_div(int a, int b) { return (a + b - 1) / b; }
-
-struct MapGeometry {
-  int q_tiles, kv_tiles, maps_b, maps_h;
-  std::int64_t rows() const { return static_cast<std::int64_t>(maps_b) * maps_h * q_tiles; }
-  std::int64_t ints() const { return rows() * (1 + static_cast<std::int64_t>(kv_tiles)); }
-};
-
-MapGeometry geometry(const codegen::GeneratedKernel& kernel, const MaskShape& s) {
-  return {ceil_div(s.Tq, kernel.tile.block_m), ceil_div(s.Tkv, kernel.tile.block_n),
-          kernel.tile_map_per_batch ? s.B : 1, kernel.tile_map_per_head ? s.Hq : 1};
+TileMapGeometry geometry(const codegen::GeneratedKernel& kernel, const MaskShape& s) {
+  return tile_map_geometry(kernel, TileMapRows::query_tiles, s.B, s.Hq, s.Tq, s.Tkv);
 }
 
 void check_shape(const MaskShape& s, Problems& problems) {
@@ -79,15 +71,15 @@ std::string no_map_reason(const ir::Program& program) {
 }  // namespace
 
 std::size_t tile_map_bytes(const codegen::GeneratedKernel& kernel, const MaskShape& shape) {
-  if (kernel.tile_map_entry.empty() || shape.B < 1 || shape.Hq < 1 || shape.Tq < 1 || shape.Tkv < 1) return 0;
-  return static_cast<std::size_t>(geometry(kernel, shape).ints()) * sizeof(int);
+  if (shape.B < 1 || shape.Hq < 1 || shape.Tq < 1 || shape.Tkv < 1) return 0;
+  return geometry(kernel, shape).ints() * sizeof(int);
 }
 
 TileMapPlan plan_tile_map(const codegen::GeneratedKernel& kernel, const ir::Program& program,
                           const TensorView& storage, const MaskShape& shape, const BlockMaskOptions& options) {
-  const std::string context = kernel.entry + ": build_block_mask";
+  const std::string context = kernel.entry() + ": build_block_mask";
   Problems problems;
-  if (kernel.tile_map_entry.empty()) {
+  if (!kernel.has_entry(codegen::EntryRole::tile_map)) {
     problems.add(no_map_reason(program));
     problems.raise_if_any(context);
   }
@@ -104,27 +96,17 @@ TileMapPlan plan_tile_map(const codegen::GeneratedKernel& kernel, const ir::Prog
   ir::Env env = resolve_bindings(program, options.bind, device, problems);
   problems.raise_if_any(context);
 
-  const MapGeometry g = geometry(kernel, shape);
+  const TileMapGeometry g = geometry(kernel, shape);
   TileMapPlan plan;
-  int* base = static_cast<int*>(storage.data);
-  plan.args.counts = base;
-  plan.args.entries = base + g.rows();
-  plan.args.Tq = shape.Tq;
-  plan.args.Tkv = shape.Tkv;
-  plan.args.n_q_tiles = g.q_tiles;
-  plan.args.n_kv_tiles = g.kv_tiles;
-  plan.args.Hm = g.maps_h;
+  plan.args = g.builder_args(static_cast<int*>(storage.data), shape.Tq, shape.Tkv);
   plan.params = pack_params(kernel.params, env);
   plan.extents = pack_extents(program, env);
-  plan.launch.grid[0] = static_cast<unsigned>(g.q_tiles);
-  plan.launch.grid[1] = static_cast<unsigned>(g.maps_h);
-  plan.launch.grid[2] = static_cast<unsigned>(g.maps_b);
-  plan.launch.block[0] = static_cast<unsigned>(kernel.tile_map_threads);
+  plan.grid = g.builder_grid();
 
   BlockMask& m = plan.mask;
   m.storage = storage.data;
   m.device = device.index;
-  m.kernel = kernel.entry;
+  m.kernel = kernel.entry();
   m.block_m = kernel.tile.block_m;
   m.block_n = kernel.tile.block_n;
   m.B = shape.B;
@@ -140,12 +122,16 @@ TileMapPlan plan_tile_map(const codegen::GeneratedKernel& kernel, const ir::Prog
   return plan;
 }
 
-void launch_tile_map(const codegen::GeneratedKernel& kernel, jit::ContextFunctions& functions, TileMapPlan& plan,
-                     void* stream) {
-  plan.launch.stream = static_cast<CUstream>(stream);
+LaunchPlan tile_map_launch_plan(const codegen::GeneratedKernel& kernel, TileMapPlan& plan) {
+  LaunchPlan launches;
   // Extents is never empty: a builder exists only when the mask reads a capture.
-  void* args[] = {&plan.args, plan.params.data(), plan.extents.data()};
-  launch_entry(kernel.tile_map_entry, kernel.target.arch, functions, plan.mask.device, plan.launch, args);
+  launches.add(kernel, codegen::EntryRole::tile_map, plan.grid, {&plan.args, plan.params.data(), plan.extents.data()});
+  return launches;
+}
+
+void launch_tile_map(const CompiledKernel& kernel, TileMapPlan& plan, void* stream) {
+  run_launch_plan(kernel, plan.mask.device, stream,
+                  [&](const DeviceFacts&) { return tile_map_launch_plan(kernel.generated, plan); });
 }
 
 void check_block_mask(const codegen::GeneratedKernel& kernel, const BlockMask& m, const MaskShape& s,
@@ -154,11 +140,11 @@ void check_block_mask(const codegen::GeneratedKernel& kernel, const BlockMask& m
     problems.add("block_mask is empty (build it with Kernel::build_block_mask)");
     return;
   }
-  if (kernel.tile_map_entry.empty()) {
+  if (!kernel.has_entry(codegen::EntryRole::tile_map)) {
     problems.add("block_mask given, but this kernel's mask reads no captured tensor and follows no block mask");
     return;
   }
-  if (m.kernel != kernel.entry || m.block_m != kernel.tile.block_m || m.block_n != kernel.tile.block_n) {
+  if (m.kernel != kernel.entry() || m.block_m != kernel.tile.block_m || m.block_n != kernel.tile.block_n) {
     problems.add(fmt::format("block_mask was built by kernel {} with {}x{} tiles, not by this one ({}x{} tiles)",
                              m.kernel, m.block_m, m.block_n, kernel.tile.block_m, kernel.tile.block_n));
     return;
@@ -178,19 +164,19 @@ void check_block_mask(const codegen::GeneratedKernel& kernel, const BlockMask& m
   if (m.per_head) same("Hq", m.Hq, s.Hq);
   if (device.is_cuda() && m.device != device.index)
     problems.add(fmt::format("block_mask lives on cuda:{}, but q is on cuda:{}", m.device, device.index));
-  const MapGeometry g = geometry(kernel, s);
+  const TileMapGeometry g = geometry(kernel, s);
   if (m.q_tiles != g.q_tiles || m.kv_tiles != g.kv_tiles || m.per_batch != kernel.tile_map_per_batch ||
       m.per_head != kernel.tile_map_per_head)
     problems.add("block_mask's geometry does not match its shape (was it modified after build_block_mask?)");
 }
 
 void attach_block_mask(const BlockMask& m, AttnArgs& a) {
-  const int* base = static_cast<const int*>(m.storage);
-  a.tile_counts = base;
-  a.tile_entries = base + m.rows();
-  a.tm_h_stride = m.per_head ? m.q_tiles : 0;
-  a.tm_b_stride = m.per_batch ? m.maps_h() * m.q_tiles : 0;
-  a.tm_kv_tiles = m.kv_tiles;
+  const TileMapGeometry g{.rows_are = TileMapRows::query_tiles,
+                          .q_tiles = m.q_tiles,
+                          .kv_tiles = m.kv_tiles,
+                          .maps_b = m.maps_b(),
+                          .maps_h = m.maps_h()};
+  a.tile_map = g.ref(static_cast<const int*>(m.storage));
 }
 
 }  // namespace flexjit::api

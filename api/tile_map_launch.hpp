@@ -4,6 +4,7 @@
 // same with or without a GPU.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "flexjit/options.hpp"
 #include "api/argument_problems.hpp"
 #include "api/attention_launch.hpp"
+#include "api/launch_plan.hpp"
 #include "api/param_packing.hpp"
 
 namespace flexjit::api {
@@ -29,7 +31,7 @@ struct TileMapPlan {
   TileMapArgs args{};
   PackedParams params;
   std::vector<long long> extents;  // Mods::Extents
-  jit::LaunchConfig launch;  // grid and block; the stream is set when launched
+  std::array<unsigned, 3> grid{};
   BlockMask mask;  // what the caller gets back once the launch is enqueued
 };
 
@@ -38,8 +40,9 @@ struct TileMapPlan {
 TileMapPlan plan_tile_map(const codegen::GeneratedKernel& kernel, const ir::Program& program,
                           const TensorView& storage, const MaskShape& shape, const BlockMaskOptions& options);
 
-void launch_tile_map(const codegen::GeneratedKernel& kernel, jit::ContextFunctions& functions, TileMapPlan& plan,
-                     void* stream);
+// One launch of the builder entry (a CTA per query tile of each map).
+LaunchPlan tile_map_launch_plan(const codegen::GeneratedKernel& kernel, TileMapPlan& plan);
+void launch_tile_map(const CompiledKernel& kernel, TileMapPlan& plan, void* stream);
 
 // A map passed to forward: built by this kernel, for this shape and these scalar values and
 // tensor shapes, on this device.

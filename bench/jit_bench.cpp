@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
 
   // Memory hit: the caller holds the CompileJob (its key is computed once per kernel).
   jit::KernelCache mem(jit::KernelCacheOptions{std::nullopt, false, {}});
-  jit::CompileJob job(api::compile_request(k), k.entry);
+  jit::CompileJob job(api::compile_request(k), k.entry());
   mem.get_or_compile(job);
   std::vector<double> hit;
   for (int r = 0; r < 21; ++r) {

@@ -13,10 +13,11 @@ namespace flexjit::codegen {
 
 class KernelFamily {
  public:
+  KernelFamily(const char* name, compiler::KernelPass pass) : name_(name), pass_(pass) {}
   virtual ~KernelFamily() = default;
-  virtual const char* name() const = 0;
+  const char* name() const { return name_; }
   // The one pass it generates; select_family looks only at the families of the target's pass.
-  virtual compiler::KernelPass pass() const = 0;
+  compiler::KernelPass pass() const { return pass_; }
   // Empty when the family can generate a kernel for the target and program; otherwise why it
   // cannot ("head dim 100 is not a multiple of 16"), for the error that lists every family's
   // reason.
@@ -24,6 +25,17 @@ class KernelFamily {
   // Source and launch configuration for a plan whose target the family serves. Throws
   // flexjit::Error for a requested tile the family cannot run (naming the broken constraint).
   virtual GeneratedKernel generate(const compiler::KernelPlan& plan) const = 0;
+
+ private:
+  const char* name_;
+  compiler::KernelPass pass_;
 };
+
+// Each family's one instance (what its family() returns).
+template <class Family>
+const KernelFamily& single_instance() {
+  static const Family instance;
+  return instance;
+}
 
 }  // namespace flexjit::codegen

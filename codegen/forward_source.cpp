@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "codegen/cuda_writer.hpp"
+#include "codegen/entry_writer.hpp"
 #include "codegen/float_math.hpp"
 #include "codegen/mods.hpp"
 
@@ -28,36 +29,39 @@ GeneratedKernel generate_forward(const compiler::KernelPlan& plan, const Forward
   k.family = e.family;
   k.target = t;
   k.tile = e.tile;
-  k.threads = e.tile.threads();
-  k.shared_bytes = e.shared_bytes;
   k.params = plan.params;
   k.kv_range_is_full = plan.kv_range_full;
   k.tensor_maps = e.tensor_maps;
-  k.entry = fmt::format("flexjit_fwd_{}_d{}_{}", plan.name, t.head_dim, compiler::element_name(t.dtype));
+  k.entries.push_back({EntryRole::main,
+                       fmt::format("flexjit_fwd_{}_d{}_{}", plan.name, t.head_dim, compiler::element_name(t.dtype)),
+                       e.tile.threads(), e.shared_bytes});
   k.headers = {"common/attention_common.cuh", e.templates, "common/dsl_ops.cuh", "common/interval.cuh"};
-  describe_tile_map(plan, k);
+  if (plan.tile_map.needed) add_tile_map_entry(k, "_tile_map", plan.tile_map.per_batch, plan.tile_map.per_head);
 
   CudaWriter w(plan.source);
   write_preamble(w, plan, "Forward attention", k.family, e.description, k.headers);
   emit_mods(plan, w);
-  w.line(fmt::format("using Cfg = {};", e.config));
-  w.line(fmt::format("static_assert(Cfg::kSmemBytes == {}, \"shared memory size\");", k.shared_bytes));
-  w.line(fmt::format("static_assert(Cfg::kThreads == {}, \"threads per CTA\");", k.threads));
-  w.line();
-  w.line(fmt::format("extern \"C\" __global__ void __launch_bounds__(Cfg::kThreads, {})", e.min_blocks));
-  w.line(fmt::format("{}(const __grid_constant__ flexjit::AttnArgs args,", k.entry));
-  if (k.tensor_maps) {
-    w.line("    const __grid_constant__ fj_generated::Mods::Params params,");
-    w.line("    const __grid_constant__ flexjit::TmaMaps maps) {");
-    w.line(fmt::format("  {}<fj_generated::Mods, Cfg>(args, params, maps);", e.kernel));
-  } else {
-    w.line("    const __grid_constant__ fj_generated::Mods::Params params) {");
-    w.line(fmt::format("  {}<fj_generated::Mods, Cfg>(args, params);", e.kernel));
-  }
-  w.line("}");
-  if (!k.tile_map_entry.empty()) emit_tile_map_entry(k.tile_map_entry, "Cfg::kBlockM", "Cfg::kBlockN", w);
+  write_config(w, e.config, k.main_entry());
+  KernelEntrySource main{.name = k.entry(),
+                         .threads = "Cfg::kThreads",
+                         .min_blocks = e.min_blocks,
+                         .params = {{"flexjit::AttnArgs", "args"}, mods_params()}};
+  if (k.tensor_maps) main.params.push_back({"flexjit::TmaMaps", "maps"});
+  main.body = {fmt::format("{}<fj_generated::Mods, Cfg>(args, params{});", e.kernel, k.tensor_maps ? ", maps" : "")};
+  write_entry(w, main);
+  if (k.has_entry(EntryRole::tile_map))
+    emit_tile_map_entry(k, "flexjit::build_tile_map", true,
+                        {"The tile-map builder: one launch classifies every (query tile, kv tile) pair, reading the",
+                         "captured tensors over each tile's index box (templates/common/tile_map.cuh)."},
+                        w);
   k.source = w.str();
   return k;
+}
+
+void write_config(CudaWriter& w, const std::string& config, const EntryPoint& main) {
+  w.line(fmt::format("using Cfg = {};", config));
+  w.line(fmt::format("static_assert(Cfg::kSmemBytes == {}, \"shared memory size\");", main.shared_bytes));
+  w.line(fmt::format("static_assert(Cfg::kThreads == {}, \"threads per CTA\");", main.threads));
 }
 
 }  // namespace flexjit::codegen

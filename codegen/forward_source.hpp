@@ -32,4 +32,8 @@ void write_preamble(CudaWriter& w, const compiler::KernelPlan& plan, const std::
                     const std::string& family, const std::string& description,
                     const std::vector<std::string>& headers);
 
+// `using Cfg = config;` and the static_asserts that tie the template's shared memory and threads
+// to the main entry point's (what the launches use).
+void write_config(CudaWriter& w, const std::string& config, const EntryPoint& main);
+
 }  // namespace flexjit::codegen

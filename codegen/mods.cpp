@@ -1,11 +1,14 @@
 #include "codegen/mods.hpp"
 
+#include "codegen/entry_writer.hpp"
+
 #include <fmt/format.h>
 
 #include <set>
 
 #include "codegen/cuda_expr.hpp"
 #include "codegen/cuda_literals.hpp"
+#include "codegen/entry_writer.hpp"
 #include "compiler/param_layout.hpp"
 #include "ir/ir_visitor.hpp"
 
@@ -526,27 +529,26 @@ class ModsEmitter {
 
 void emit_mods(const compiler::KernelPlan& plan, CudaWriter& w) { ModsEmitter(plan, w).run(); }
 
-void emit_tile_map_entry(const std::string& entry, const std::string& block_m, const std::string& block_n,
-                         CudaWriter& w) {
-  w.line();
-  w.line("// The tile-map builder: one launch classifies every (query tile, kv tile) pair, reading the");
-  w.line("// captured tensors over each tile's index box (templates/common/tile_map.cuh).");
-  w.line(fmt::format("extern \"C\" __global__ void __launch_bounds__({})", kTileMapThreads));
-  w.line(fmt::format("{}(const __grid_constant__ flexjit::TileMapArgs margs,", entry));
-  w.line("    const __grid_constant__ fj_generated::Mods::Params params,");
-  w.line("    const __grid_constant__ fj_generated::Mods::Extents extents) {");
-  w.line(fmt::format("  flexjit::build_tile_map<fj_generated::Mods, {}, {}, {}>(margs, params, extents);", block_m, block_n,
-                     kTileMapThreads / 32));
-  w.line("}");
+void add_tile_map_entry(GeneratedKernel& k, const std::string& suffix, bool per_batch, bool per_head) {
+  k.headers.push_back("common/tile_map.cuh");
+  k.entries.push_back({EntryRole::tile_map, k.entry() + suffix, kTileMapThreads, 0});
+  k.tile_map_per_batch = per_batch;
+  k.tile_map_per_head = per_head;
 }
 
-void describe_tile_map(const compiler::KernelPlan& plan, GeneratedKernel& k) {
-  if (!plan.tile_map.needed) return;
-  k.headers.push_back("common/tile_map.cuh");
-  k.tile_map_entry = k.entry + "_tile_map";
-  k.tile_map_threads = kTileMapThreads;
-  k.tile_map_per_batch = plan.tile_map.per_batch;
-  k.tile_map_per_head = plan.tile_map.per_head;
+void emit_tile_map_entry(const GeneratedKernel& k, const std::string& builder, bool reads_tensors,
+                         std::vector<std::string> comment, CudaWriter& w) {
+  KernelEntrySource e{.name = k.entry_point(EntryRole::tile_map).name,
+                      .threads = std::to_string(kTileMapThreads),
+                      .params = {{"flexjit::TileMapArgs", "margs"}, mods_params()},
+                      .comment = std::move(comment)};
+  if (reads_tensors)
+    e.params.push_back({"fj_generated::Mods::Extents", "extents"});
+  else
+    e.body.push_back("const flexjit::NoExtents extents;");
+  e.body.push_back(fmt::format("{}<fj_generated::Mods, Cfg::kBlockM, Cfg::kBlockN, {}>(margs, params, extents);",
+                               builder, kTileMapThreads / 32));
+  write_entry(w, e);
 }
 
 }  // namespace flexjit::codegen

@@ -12,14 +12,14 @@ namespace flexjit::codegen {
 // Writes `namespace fj_generated { struct Mods { ... }; static_asserts on its Params layout }`.
 void emit_mods(const compiler::KernelPlan& plan, CudaWriter& w);
 
-// The tile-map builder's entry point (templates/common/tile_map.cuh), for plans whose mask reads
-// tensors: classifies every (query tile, kv tile) pair of a kernel with block_m x block_n tiles.
+// The tile-map builder (templates/common/tile_map.cuh), for plans whose mask reads tensors (and
+// the backward's for block lists): add_tile_map_entry adds its entry point (the kernel's name +
+// `suffix`, whose main entry is set) with the map's axes and header; emit_tile_map_entry writes
+// it, calling `builder` (flexjit::build_tile_map: a row per query tile; build_q_tile_map: a row
+// per kv tile) with the Cfg's tile, and Mods::Extents when the mask reads tensors.
 inline constexpr int kTileMapThreads = 256;
-void emit_tile_map_entry(const std::string& entry, const std::string& block_m, const std::string& block_n,
-                         CudaWriter& w);
-
-// For plans that need a tile map: the builder's header, entry name and launch facts in `k`
-// (whose entry is set). Nothing for other plans.
-void describe_tile_map(const compiler::KernelPlan& plan, GeneratedKernel& k);
+void add_tile_map_entry(GeneratedKernel& k, const std::string& suffix, bool per_batch, bool per_head);
+void emit_tile_map_entry(const GeneratedKernel& k, const std::string& builder, bool reads_tensors,
+                         std::vector<std::string> comment, CudaWriter& w);
 
 }  // namespace flexjit::codegen

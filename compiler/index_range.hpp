@@ -1,10 +1,10 @@
 #pragma once
-// One solver for the closed-form index ranges of a mask, in either direction: the keys a tile of
-// queries may attend to (compiler/kv_range.hpp, the forward), or the queries that attend to some
-// key of a tile of keys (compiler/q_range.hpp, the backward). The mask is symmetric in what the
-// solver needs: it solves for one index (the unknown) while the other (the tile index) ranges over
-// an inclusive tile [lo, hi], and gives a conservative hull [lo, hi) of the unknown, clamped to
-// [0, extent]. lo >= hi means nothing.
+// One solver for the closed-form index ranges of a mask, in either direction
+// (compiler/tile_ranges.hpp): the keys a tile of queries may attend to (kv_range, the forward), or
+// the queries that attend to some key of a tile of keys (q_range, the backward). The mask is
+// symmetric in what the solver needs: it solves for one index (the unknown) while the other (the
+// tile index) ranges over an inclusive tile [lo, hi], and gives a conservative hull [lo, hi) of
+// the unknown, clamped to [0, extent]. lo >= hi means nothing.
 //
 // An atom is one comparison of Ints (or of Ints converted to float) in the mask with its lets
 // substituted (ir::inline_lets: helper variables and subexpressions that CSE shared read as the

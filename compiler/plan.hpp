@@ -19,9 +19,8 @@
 
 #include "compiler/grad_layout.hpp"
 #include "compiler/hoist.hpp"
-#include "compiler/kv_range.hpp"
+#include "compiler/tile_ranges.hpp"
 #include "compiler/param_layout.hpp"
-#include "compiler/q_range.hpp"
 #include "compiler/target.hpp"
 #include "dsl/source.hpp"
 #include "ir/bounds.hpp"

@@ -85,16 +85,28 @@ template <class Body> void emit_if_kept(FunctionBuilder& f, llvm::Value* keep_pt
   ir.SetInsertPoint(next);
 }
 
+// The scalar and pointer types of the mod functions' signatures.
+struct ScalarTypes {
+  llvm::Type *i64, *i8, *f32, *void_ty;
+  llvm::PointerType *i8p, *f32p, *i64p;
+};
+
+ScalarTypes scalar_types(llvm::LLVMContext& ctx) {
+  auto* i64 = llvm::Type::getInt64Ty(ctx);
+  auto* i8 = llvm::Type::getInt8Ty(ctx);
+  auto* f32 = llvm::Type::getFloatTy(ctx);
+  return {i64, i8, f32, llvm::Type::getVoidTy(ctx), llvm::PointerType::getUnqual(i8), llvm::PointerType::getUnqual(f32),
+          llvm::PointerType::getUnqual(i64)};
+}
+
 }  // namespace
 
 void build_mod_functions(llvm::Module& m, const ir::Program& p) {
   llvm::LLVMContext& ctx = m.getContext();
   const ArgTypes types(ctx);
-  auto* i64 = llvm::Type::getInt64Ty(ctx);
-  auto* i8 = llvm::Type::getInt8Ty(ctx);
-  auto* f32 = llvm::Type::getFloatTy(ctx);
-  auto* i8p = llvm::PointerType::getUnqual(i8);
-  auto* f32p = llvm::PointerType::getUnqual(f32);
+  const ScalarTypes s = scalar_types(ctx);  // named locals, which the row loops' lambdas capture
+  [[maybe_unused]] llvm::Type *i64 = s.i64, *i8 = s.i8, *f32 = s.f32, *void_ty = s.void_ty;
+  [[maybe_unused]] llvm::PointerType *i8p = s.i8p, *f32p = s.f32p, *i64p = s.i64p;
   const ir::Expr mask = mask_body(p), score = score_body(p), sink = sink_body(p);
 
   {  // u8 mask(args, b, h, q, kv)
@@ -144,13 +156,9 @@ void build_gradient_functions(llvm::Module& m, const ir::Program& decls, const i
                               const std::vector<ir::LoadDerivative>& loads) {
   llvm::LLVMContext& ctx = m.getContext();
   const ArgTypes types(ctx);
-  auto* i64 = llvm::Type::getInt64Ty(ctx);
-  auto* i8 = llvm::Type::getInt8Ty(ctx);
-  auto* f32 = llvm::Type::getFloatTy(ctx);
-  auto* i8p = llvm::PointerType::getUnqual(i8);
-  auto* f32p = llvm::PointerType::getUnqual(f32);
-  auto* i64p = llvm::PointerType::getUnqual(i64);
-  auto* void_ty = llvm::Type::getVoidTy(ctx);
+  const ScalarTypes s = scalar_types(ctx);  // named locals, which the row loops' lambdas capture
+  [[maybe_unused]] llvm::Type *i64 = s.i64, *i8 = s.i8, *f32 = s.f32, *void_ty = s.void_ty;
+  [[maybe_unused]] llvm::PointerType *i8p = s.i8p, *f32p = s.f32p, *i64p = s.i64p;
 
   if (slope) {  // void slope_row(args, b, h, q, kv0, n, const u8* keep, const float* x, float* slope)
     FunctionBuilder f(m, decls, types, kSlopeRowFn, void_ty, {i64, i64, i64, i64, i64, i8p, f32p, f32p});

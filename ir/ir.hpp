@@ -95,7 +95,7 @@ enum class VarKind : std::uint8_t {
   Param,   // a mod parameter: b, h, q_idx, kv_idx (Int) or score (Float); canonical names
   Scalar,  // a runtime scalar declared `name: int` at top level: bound at call time
   Let,     // bound by an enclosing Let node
-  Tile     // a bound of the tile an analysis reasons about (compiler/kv_range.hpp: q_lo, q_hi,
+  Tile     // a bound of the tile an analysis reasons about (compiler/tile_ranges.hpp: q_lo, q_hi,
            // Tkv); appears in analysis results only, never in a mod
 };
 

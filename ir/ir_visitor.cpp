@@ -5,27 +5,36 @@
 #include "ir/internal_error.hpp"
 
 namespace flexjit::ir {
+namespace {
+
+// f(node) with e's node as its own type: the one switch over NodeKind.
+template <class F>
+decltype(auto) with_node(const Expr& e, const char* who, F&& f) {
+  switch (e.kind()) {
+    case NodeKind::IntImm: return f(e.as<IntImm>());
+    case NodeKind::FloatImm: return f(e.as<FloatImm>());
+    case NodeKind::BoolImm: return f(e.as<BoolImm>());
+    case NodeKind::Var: return f(e.as<Var>());
+    case NodeKind::Load: return f(e.as<Load>());
+    case NodeKind::Cast: return f(e.as<Cast>());
+    case NodeKind::Unary: return f(e.as<Unary>());
+    case NodeKind::Binary: return f(e.as<Binary>());
+    case NodeKind::Compare: return f(e.as<Compare>());
+    case NodeKind::Select: return f(e.as<Select>());
+    case NodeKind::Call: return f(e.as<Call>());
+    case NodeKind::Let: return f(e.as<Let>());
+  }
+  internal_error(std::string(who) + ": bad node kind");
+}
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // IRVisitor
 
 void IRVisitor::walk(const Expr& e) {
   internal_assert(e, "IRVisitor: undefined expression");
-  switch (e.kind()) {
-    case NodeKind::IntImm: return visit(e.as<IntImm>(), e);
-    case NodeKind::FloatImm: return visit(e.as<FloatImm>(), e);
-    case NodeKind::BoolImm: return visit(e.as<BoolImm>(), e);
-    case NodeKind::Var: return visit(e.as<Var>(), e);
-    case NodeKind::Load: return visit(e.as<Load>(), e);
-    case NodeKind::Cast: return visit(e.as<Cast>(), e);
-    case NodeKind::Unary: return visit(e.as<Unary>(), e);
-    case NodeKind::Binary: return visit(e.as<Binary>(), e);
-    case NodeKind::Compare: return visit(e.as<Compare>(), e);
-    case NodeKind::Select: return visit(e.as<Select>(), e);
-    case NodeKind::Call: return visit(e.as<Call>(), e);
-    case NodeKind::Let: return visit(e.as<Let>(), e);
-  }
-  internal_error("IRVisitor: bad node kind");
+  with_node(e, "IRVisitor", [&](const auto* op) { visit(op, e); });
 }
 
 void IRVisitor::visit(const IntImm*, const Expr&) {}
@@ -63,21 +72,7 @@ void IRVisitor::visit(const Let* op, const Expr&) {
 
 Expr IRMutator::mutate(const Expr& e) {
   internal_assert(e, "IRMutator: undefined expression");
-  switch (e.kind()) {
-    case NodeKind::IntImm: return visit(e.as<IntImm>(), e);
-    case NodeKind::FloatImm: return visit(e.as<FloatImm>(), e);
-    case NodeKind::BoolImm: return visit(e.as<BoolImm>(), e);
-    case NodeKind::Var: return visit(e.as<Var>(), e);
-    case NodeKind::Load: return visit(e.as<Load>(), e);
-    case NodeKind::Cast: return visit(e.as<Cast>(), e);
-    case NodeKind::Unary: return visit(e.as<Unary>(), e);
-    case NodeKind::Binary: return visit(e.as<Binary>(), e);
-    case NodeKind::Compare: return visit(e.as<Compare>(), e);
-    case NodeKind::Select: return visit(e.as<Select>(), e);
-    case NodeKind::Call: return visit(e.as<Call>(), e);
-    case NodeKind::Let: return visit(e.as<Let>(), e);
-  }
-  internal_error("IRMutator: bad node kind");
+  return with_node(e, "IRMutator", [&](const auto* op) { return visit(op, e); });
 }
 
 void OnceVisitor::walk(const Expr& e) {

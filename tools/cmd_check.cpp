@@ -3,9 +3,8 @@
 
 #include <iostream>
 
-#include "compiler/kv_range.hpp"
+#include "compiler/tile_ranges.hpp"
 #include "compiler/pipeline.hpp"
-#include "compiler/q_range.hpp"
 #include "flexjit/program.hpp"
 #include "ir/ir_printer.hpp"
 #include "tools/commands.hpp"

@@ -4,6 +4,7 @@
 
 #include "codegen/mma_sync_target.hpp"
 #include "codegen/cuda_writer.hpp"
+#include "codegen/entry_writer.hpp"
 #include "codegen/forward_source.hpp"
 #include "codegen/mods.hpp"
 #include "templates/decode/tiles.cuh"
@@ -11,14 +12,9 @@
 namespace flexjit::codegen::decode {
 namespace {
 
-class Decode final : public KernelFamily {
+class Decode final : public MmaSyncFamily {
  public:
-  const char* name() const override { return "decode"; }
-  compiler::KernelPass pass() const override { return compiler::KernelPass::Decode; }
-
-  std::string refusal(const compiler::KernelTarget& t, const ir::Program&) const override {
-    return mma_sync_refusal(t);
-  }
+  Decode() : MmaSyncFamily("decode", compiler::KernelPass::Decode) {}
 
   GeneratedKernel generate(const compiler::KernelPlan& plan) const override {
     const compiler::KernelTarget& t = plan.target;
@@ -26,14 +22,19 @@ class Decode final : public KernelFamily {
     GeneratedKernel k;
     k.family = name();
     k.target = t;
-    k.tile = {flexjit::decode::kRows, tile.block_n, flexjit::decode::kWarps, tile.stages, t.head_dim <= 128, 1};
-    k.threads = k.tile.threads();
-    k.shared_bytes = flexjit::decode::decode_smem_bytes(t.head_dim, tile.block_n, tile.stages);
+    k.tile = {.block_m = flexjit::decode::kRows,
+              .block_n = tile.block_n,
+              .warps = flexjit::decode::kWarps,
+              .stages = tile.stages,
+              .q_in_registers = t.head_dim <= 128,
+              .min_blocks_per_sm = 1};
     k.params = plan.params;
     k.kv_range_is_full = plan.kv_range_full;
-    k.entry = fmt::format("flexjit_decode_{}_d{}_{}", plan.name, t.head_dim, compiler::element_name(t.dtype));
-    k.combine_entry = k.entry + "_combine";
-    k.combine_threads = flexjit::decode::kCombineThreads;
+    const std::string entry =
+        fmt::format("flexjit_decode_{}_d{}_{}", plan.name, t.head_dim, compiler::element_name(t.dtype));
+    k.entries = {{EntryRole::main, entry, k.tile.threads(),
+                  flexjit::decode::decode_smem_bytes(t.head_dim, tile.block_n, tile.stages)},
+                 {EntryRole::combine, entry + "_combine", flexjit::decode::kCombineThreads, 0}};
     k.headers = {"common/attention_common.cuh", "decode/attention_decode.cuh", "common/dsl_ops.cuh",
                  "common/interval.cuh"};
     // A mask that reads tensors comes with a data classifier for the forward's tile-map builder
@@ -47,22 +48,19 @@ class Decode final : public KernelFamily {
                                k.tile.block_m, k.tile.block_n, k.tile.warps, k.tile.stages),
                    k.headers);
     emit_mods(plan, w);
-    w.line(fmt::format("using Cfg = flexjit::DecodeConfig<{}, {}, {}, {}>;", t.head_dim, tile.block_n, tile.stages,
-                       compiler::element_cuda_type(t.dtype)));
-    w.line(fmt::format("static_assert(Cfg::kSmemBytes == {}, \"shared memory size\");", k.shared_bytes));
-    w.line(fmt::format("static_assert(Cfg::kThreads == {}, \"threads per CTA\");", k.threads));
-    w.line();
-    w.line("extern \"C\" __global__ void __launch_bounds__(Cfg::kThreads, 1)");
-    w.line(fmt::format("{}(const __grid_constant__ flexjit::DecodeArgs args,", k.entry));
-    w.line("    const __grid_constant__ fj_generated::Mods::Params params) {");
-    w.line("  flexjit::attention_decode<fj_generated::Mods, Cfg>(args, params);");
-    w.line("}");
-    w.line();
-    w.line("extern \"C\" __global__ void __launch_bounds__(flexjit::decode::kCombineThreads)");
-    w.line(fmt::format("{}(const __grid_constant__ flexjit::DecodeArgs args,", k.combine_entry));
-    w.line("    const __grid_constant__ fj_generated::Mods::Params params) {");
-    w.line("  flexjit::decode_combine<fj_generated::Mods, Cfg>(args, params);");
-    w.line("}");
+    write_config(w, fmt::format("flexjit::DecodeConfig<{}, {}, {}, {}>", t.head_dim, tile.block_n, tile.stages,
+                                compiler::element_cuda_type(t.dtype)),
+                 k.main_entry());
+    const std::vector<KernelParam> params = {{"flexjit::DecodeArgs", "args"}, mods_params()};
+    write_entry(w, {.name = entry,
+                    .threads = "Cfg::kThreads",
+                    .min_blocks = "1",
+                    .params = params,
+                    .body = {"flexjit::attention_decode<fj_generated::Mods, Cfg>(args, params);"}});
+    write_entry(w, {.name = k.entry_point(EntryRole::combine).name,
+                    .threads = "flexjit::decode::kCombineThreads",
+                    .params = params,
+                    .body = {"flexjit::decode_combine<fj_generated::Mods, Cfg>(args, params);"}});
     k.source = w.str();
     return k;
   }
@@ -70,9 +68,6 @@ class Decode final : public KernelFamily {
 
 }  // namespace
 
-const KernelFamily& family() {
-  static const Decode instance;
-  return instance;
-}
+const KernelFamily& family() { return single_instance<Decode>(); }
 
 }  // namespace flexjit::codegen::decode

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "codegen/cuda_writer.hpp"
+#include "codegen/entry_writer.hpp"
 #include "codegen/forward_source.hpp"
 #include "codegen/mma_sync_target.hpp"
 #include "codegen/mods.hpp"
@@ -20,14 +21,14 @@ using flexjit::sm80::BwdTile;
 // program the largest below it that puts each query tile inside one query block and each block of
 // keys inside one kv block (what the schedule's membership test relies on); nullopt when none fits.
 std::optional<BwdTile> choose_tile(const compiler::KernelTarget& t, const ir::Program& program) {
-  const BwdTile first = t.tile ? BwdTile{t.tile->block_n, t.tile->block_m, t.tile->warps, t.tile->stages}
+  const BwdTile first = t.tile ? BwdTile{t.tile->block_m, t.tile->block_n, t.tile->warps, t.tile->stages}
                                : flexjit::sm80::default_bwd_tile(t.head_dim);
   if (!program.block_indices) return first;
   const int qb = program.block_indices->q_block, kb = program.block_indices->kv_block;
   for (int bn = first.block_n; bn >= 16; bn /= 2) {
     if (kb % bn != 0) continue;
     for (int bm = first.block_m; bm >= 16; bm /= 2) {
-      const BwdTile c{bn, bm, bn / 16, first.stages};
+      const BwdTile c{bm, bn, bn / 16, first.stages};
       if (qb % bm == 0 && flexjit::sm80::bwd_tile_fits(c, t.head_dim)) return c;
     }
   }
@@ -39,7 +40,8 @@ std::optional<compiler::TileRequest> tile_if_spills(const compiler::KernelTarget
   if (t.tile) return std::nullopt;
   const BwdTile next = flexjit::sm80::bwd_tile_if_spills(t.head_dim);
   if (next.block_m >= chosen.block_m) return std::nullopt;
-  return compiler::TileRequest{next.block_m, next.block_n, next.warps, next.stages, false};
+  return compiler::TileRequest{
+      .block_m = next.block_m, .block_n = next.block_n, .warps = next.warps, .stages = next.stages};
 }
 
 // Whether score_mod reads a captured float tensor that can have a gradient: then the main kernel
@@ -56,41 +58,16 @@ bool score_scatters(const compiler::KernelPlan& plan) {
 // build_q_tile_map): the main kernel then walks only the query tiles that reach its keys, with
 // the classes the tensors' values give, instead of classifying (and reading block lists for)
 // every query tile of its q range itself. A block list is indexed by b and h, so its map is too.
-void describe_q_tile_map(const compiler::KernelPlan& plan, GeneratedKernel& k) {
-  const bool lists = plan.program->block_indices.has_value();
-  if (!plan.tile_map.needed && !lists) return;
-  k.headers.push_back("common/tile_map.cuh");
-  k.tile_map_entry = k.entry + "_q_tile_map";
-  k.tile_map_threads = kTileMapThreads;
-  k.tile_map_per_batch = lists || plan.tile_map.per_batch;
-  k.tile_map_per_head = lists || plan.tile_map.per_head;
+bool needs_q_tile_map(const compiler::KernelPlan& plan) {
+  return plan.tile_map.needed || plan.program->block_indices.has_value();
 }
 
-// The builder's entry; it takes Mods::Extents when the mask reads tensors (the box reads).
-void q_tile_map_entry(CudaWriter& w, const std::string& name, bool reads_tensors) {
-  w.line();
-  w.line("// The transposed tile map: per kv tile, the query tiles that reach it, classified (common/tile_map.cuh).");
-  w.line(fmt::format("extern \"C\" __global__ void __launch_bounds__({})", kTileMapThreads));
-  w.line(fmt::format("{}(const __grid_constant__ flexjit::TileMapArgs margs,", name));
-  if (reads_tensors) {
-    w.line("    const __grid_constant__ fj_generated::Mods::Params params,");
-    w.line("    const __grid_constant__ fj_generated::Mods::Extents extents) {");
-  } else {
-    w.line("    const __grid_constant__ fj_generated::Mods::Params params) {");
-    w.line("  const flexjit::NoExtents extents;");
-  }
-  w.line(fmt::format("  flexjit::build_q_tile_map<fj_generated::Mods, Cfg::kBlockM, Cfg::kBlockN, {}>(margs, params, extents);",
-                     kTileMapThreads / 32));
-  w.line("}");
-}
-
-class Sm80Backward final : public KernelFamily {
+class Sm80Backward final : public MmaSyncFamily {
  public:
-  const char* name() const override { return "sm80_bwd"; }
-  compiler::KernelPass pass() const override { return compiler::KernelPass::Backward; }
+  Sm80Backward() : MmaSyncFamily("sm80_bwd", compiler::KernelPass::Backward) {}
 
   std::string refusal(const compiler::KernelTarget& t, const ir::Program& program) const override {
-    std::string why = mma_sync_refusal(t);
+    std::string why = MmaSyncFamily::refusal(t, program);
     if (!why.empty()) return why;
     if (!flexjit::sm80::bwd_serves_head_dim(t.head_dim))
       return fmt::format("head dim {} is above 128 (dK and dV of a warp's keys must fit in registers)", t.head_dim);
@@ -112,21 +89,28 @@ class Sm80Backward final : public KernelFamily {
     GeneratedKernel k;
     k.family = name();
     k.target = t;
-    k.tile = {tile.block_m, tile.block_n, tile.warps, tile.stages, false, 1};
-    k.threads = tile.warps * 32;
-    k.shared_bytes = flexjit::sm80::bwd_smem_bytes(t.head_dim, tile.block_n, tile.block_m, tile.stages);
+    k.tile = {.block_m = tile.block_m,
+              .block_n = tile.block_n,
+              .warps = tile.warps,
+              .stages = tile.stages,
+              .q_in_registers = false,
+              .min_blocks_per_sm = 1};
     k.params = plan.params;
     k.grads = plan.grads;
     k.tile_if_spills = tile_if_spills(t, tile);
     k.kv_range_is_full = plan.kv_range_full;
-    k.entry = fmt::format("flexjit_bwd_{}_d{}_{}", plan.name, t.head_dim, compiler::element_name(t.dtype));
-    k.prep_entry = k.entry + "_prep";
-    k.post_entry = k.entry + "_post";
-    if (score_scatters(plan)) k.grads_entry = k.entry + "_grads";
-    k.pass_threads = flexjit::sm80::kBwdPassThreads;
+    const std::string entry = fmt::format("flexjit_bwd_{}_d{}_{}", plan.name, t.head_dim, compiler::element_name(t.dtype));
+    const int threads = tile.warps * 32;
+    const int smem = flexjit::sm80::bwd_smem_bytes(t.head_dim, tile.block_m, tile.block_n, tile.stages);
+    const int pass_threads = flexjit::sm80::kBwdPassThreads;
+    k.entries = {{EntryRole::main, entry, threads, smem}, {EntryRole::prep, entry + "_prep", pass_threads, 0}};
+    if (score_scatters(plan)) k.entries.push_back({EntryRole::grads, entry + "_grads", threads, smem});
+    k.entries.push_back({EntryRole::post, entry + "_post", pass_threads, 0});
     k.pass_rows = flexjit::sm80::kBwdPassRows;
     k.headers = {"common/attention_common.cuh", "sm80/attention_bwd.cuh", "common/dsl_ops.cuh", "common/interval.cuh"};
-    describe_q_tile_map(plan, k);
+    const bool lists = plan.program->block_indices.has_value();
+    if (needs_q_tile_map(plan))
+      add_tile_map_entry(k, "_q_tile_map", lists || plan.tile_map.per_batch, lists || plan.tile_map.per_head);
 
     CudaWriter w(plan.source);
     write_preamble(w, plan, "Backward attention (dQ, dK, dV and captured tensors' gradients)", k.family,
@@ -135,42 +119,37 @@ class Sm80Backward final : public KernelFamily {
                                tile.block_n, tile.warps, tile.block_m, tile.stages),
                    k.headers);
     emit_mods(plan, w);
-    w.line(fmt::format("using Cfg = flexjit::BwdConfig<{}, {}, {}, {}, {}, {}>;", t.head_dim, tile.block_n,
-                       tile.block_m, tile.warps, tile.stages, compiler::element_cuda_type(t.dtype)));
-    w.line(fmt::format("static_assert(Cfg::kSmemBytes == {}, \"shared memory size\");", k.shared_bytes));
-    w.line(fmt::format("static_assert(Cfg::kThreads == {}, \"threads per CTA\");", k.threads));
+    write_config(w, fmt::format("flexjit::BwdConfig<{}, {}, {}, {}, {}, {}>", t.head_dim, tile.block_m, tile.block_n,
+                                tile.warps, tile.stages, compiler::element_cuda_type(t.dtype)),
+                 k.main_entry());
     const bool sink_scatters = plan.sink_derivatives && !plan.grads.fields.empty();
-    entry(w, k.prep_entry, "flexjit::sm80::kBwdPassThreads",
-          fmt::format("flexjit::bwd_prep<fj_generated::Mods, Cfg, {}>(args, params, grads);", sink_scatters));
-    entry(w, k.entry, "Cfg::kThreads", "flexjit::attention_bwd_sm80<fj_generated::Mods, Cfg, false>(args, params, grads);");
-    if (!k.grads_entry.empty())
-      entry(w, k.grads_entry, "Cfg::kThreads",
-            "flexjit::attention_bwd_sm80<fj_generated::Mods, Cfg, true>(args, params, grads);");
-    entry(w, k.post_entry, "flexjit::sm80::kBwdPassThreads", "flexjit::bwd_post<fj_generated::Mods, Cfg>(args);");
-    if (!k.tile_map_entry.empty()) q_tile_map_entry(w, k.tile_map_entry, plan.tile_map.needed);
+    const auto pass = [&](EntryRole role, const std::string& threads, const std::string& call) {
+      write_entry(w, {.name = k.entry_point(role).name,
+                      .threads = threads,
+                      .min_blocks = "1",
+                      .params = {{"flexjit::BwdArgs", "args"}, mods_params(), {"fj_generated::Mods::Grads", "grads"}},
+                      .body = {"(void)params;", "(void)grads;", call}});
+    };
+    pass(EntryRole::prep, "flexjit::sm80::kBwdPassThreads",
+         fmt::format("flexjit::bwd_prep<fj_generated::Mods, Cfg, {}>(args, params, grads);", sink_scatters));
+    pass(EntryRole::main, "Cfg::kThreads", "flexjit::attention_bwd_sm80<fj_generated::Mods, Cfg, false>(args, params, grads);");
+    if (k.has_entry(EntryRole::grads))
+      pass(EntryRole::grads, "Cfg::kThreads",
+           "flexjit::attention_bwd_sm80<fj_generated::Mods, Cfg, true>(args, params, grads);");
+    pass(EntryRole::post, "flexjit::sm80::kBwdPassThreads", "flexjit::bwd_post<fj_generated::Mods, Cfg>(args);");
+    if (k.has_entry(EntryRole::tile_map))
+      emit_tile_map_entry(k, "flexjit::build_q_tile_map", plan.tile_map.needed,
+                          {"The transposed tile map: per kv tile, the query tiles that reach it, classified "
+                           "(common/tile_map.cuh)."},
+                          w);
     k.source = w.str();
     return k;
   }
 
- private:
-  static void entry(CudaWriter& w, const std::string& name, const std::string& threads, const std::string& body) {
-    w.line();
-    w.line(fmt::format("extern \"C\" __global__ void __launch_bounds__({}, 1)", threads));
-    w.line(fmt::format("{}(const __grid_constant__ flexjit::BwdArgs args,", name));
-    w.line("    const __grid_constant__ fj_generated::Mods::Params params,");
-    w.line("    const __grid_constant__ fj_generated::Mods::Grads grads) {");
-    w.line("  (void)params;");
-    w.line("  (void)grads;");
-    w.line(fmt::format("  {}", body));
-    w.line("}");
-  }
 };
 
 }  // namespace
 
-const KernelFamily& family() {
-  static const Sm80Backward instance;
-  return instance;
-}
+const KernelFamily& family() { return single_instance<Sm80Backward>(); }
 
 }  // namespace flexjit::codegen::sm80_bwd

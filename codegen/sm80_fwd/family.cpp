@@ -9,14 +9,9 @@
 namespace flexjit::codegen::sm80_fwd {
 namespace {
 
-class Sm80Forward final : public KernelFamily {
+class Sm80Forward final : public MmaSyncFamily {
  public:
-  const char* name() const override { return "sm80_fwd"; }
-  compiler::KernelPass pass() const override { return compiler::KernelPass::Forward; }
-
-  std::string refusal(const compiler::KernelTarget& t, const ir::Program&) const override {
-    return mma_sync_refusal(t);
-  }
+  Sm80Forward() : MmaSyncFamily("sm80_fwd", compiler::KernelPass::Forward) {}
 
   GeneratedKernel generate(const compiler::KernelPlan& plan) const override {
     const compiler::KernelTarget& target = plan.target;
@@ -41,9 +36,6 @@ class Sm80Forward final : public KernelFamily {
 
 }  // namespace
 
-const KernelFamily& family() {
-  static const Sm80Forward instance;
-  return instance;
-}
+const KernelFamily& family() { return single_instance<Sm80Forward>(); }
 
 }  // namespace flexjit::codegen::sm80_fwd

@@ -29,7 +29,12 @@ TileConfig requested_tile(const compiler::KernelTarget& spec, const compiler::Ti
   if (r.block_n < 16 || r.block_n > 256 || r.block_n % 16 != 0) fail("block_n must be a multiple of 16 in [16, 256]");
   if (r.stages < 2 || r.stages > 4) fail("stages must be 2, 3 or 4");
   if (r.persistent) fail("the persistent grid is the sm90_fwd family's (TMA + wgmma)");
-  TileConfig t{r.block_m, r.block_n, r.warps, r.stages, r.q_in_registers, 1};
+  TileConfig t{.block_m = r.block_m,
+               .block_n = r.block_n,
+               .warps = r.warps,
+               .stages = r.stages,
+               .q_in_registers = r.q_in_registers,
+               .min_blocks_per_sm = 1};
   const int smem = shared_bytes(t, spec.head_dim);
   if (smem > kMaxSharedBytes)
     fail(fmt::format("needs {} bytes of shared memory at head dim {}, more than {}", smem, spec.head_dim, kMaxSharedBytes));
@@ -43,7 +48,12 @@ TileConfig requested_tile(const compiler::KernelTarget& spec, const compiler::Ti
 TileConfig choose_tile(const compiler::KernelTarget& spec) {
   if (spec.tile) return requested_tile(spec, *spec.tile);
   const sm80::FwdTile d = sm80::default_fwd_tile(spec.head_dim);
-  return {d.block_m, d.block_n, d.warps, d.stages, d.q_in_registers, d.min_blocks_per_sm};
+  return {.block_m = d.block_m,
+          .block_n = d.block_n,
+          .warps = d.warps,
+          .stages = d.stages,
+          .q_in_registers = d.q_in_registers,
+          .min_blocks_per_sm = d.min_blocks_per_sm};
 }
 
 TileConfig choose_block_sparse_tile(const compiler::KernelTarget& spec, int q_block, int kv_block) {

@@ -11,8 +11,7 @@ namespace {
 
 class Sm90Forward final : public KernelFamily {
  public:
-  const char* name() const override { return "sm90_fwd"; }
-  compiler::KernelPass pass() const override { return compiler::KernelPass::Forward; }
+  Sm90Forward() : KernelFamily("sm90_fwd", compiler::KernelPass::Forward) {}
 
   std::string refusal(const compiler::KernelTarget& t, const ir::Program& program) const override {
     if (t.arch != "sm_90a") return fmt::format("architecture '{}' is not sm_90a (wgmma, TMA)", t.arch);
@@ -53,9 +52,6 @@ class Sm90Forward final : public KernelFamily {
 
 }  // namespace
 
-const KernelFamily& family() {
-  static const Sm90Forward instance;
-  return instance;
-}
+const KernelFamily& family() { return single_instance<Sm90Forward>(); }
 
 }  // namespace flexjit::codegen::sm90_fwd

@@ -21,13 +21,16 @@ int ctas_per_sm(const compiler::KernelTarget& target, int block_m, int block_n, 
 
 std::optional<compiler::TileRequest> tile_if_spills(const compiler::KernelTarget& target, const TileConfig& chosen) {
   // The persistent loop's state first: the same tile with one CTA per query tile.
-  if (chosen.persistent) return compiler::TileRequest{chosen.block_m, chosen.block_n, chosen.warps, chosen.stages};
+  if (chosen.persistent)
+    return compiler::TileRequest{
+        .block_m = chosen.block_m, .block_n = chosen.block_n, .warps = chosen.warps, .stages = chosen.stages};
   if (chosen.block_m > 128)
-    return compiler::TileRequest{128, chosen.block_n, warps_for(128), chosen.stages};
+    return compiler::TileRequest{
+        .block_m = 128, .block_n = chosen.block_n, .warps = warps_for(128), .stages = chosen.stages};
   if (chosen.block_n > 64) {
     // Half the S tile (and P): 32 + 16 fewer registers a thread; a deeper ring where it fits.
     const int stages = sm90::fwd_smem_bytes(target.head_dim, chosen.block_m, 64, 4) <= kMaxSharedBytes ? 4 : 2;
-    return compiler::TileRequest{chosen.block_m, 64, chosen.warps, stages};
+    return compiler::TileRequest{.block_m = chosen.block_m, .block_n = 64, .warps = chosen.warps, .stages = stages};
   }
   return std::nullopt;
 }
@@ -57,8 +60,13 @@ std::string tile_refusal(const compiler::KernelTarget& target) {
 TileConfig choose_tile(const compiler::KernelTarget& target, const ir::Program& program) {
   if (target.tile) {
     const compiler::TileRequest& r = *target.tile;
-    return {r.block_m, r.block_n, r.warps, r.stages, false, ctas_per_sm(target, r.block_m, r.block_n, r.stages),
-            r.persistent};
+    return {.block_m = r.block_m,
+            .block_n = r.block_n,
+            .warps = r.warps,
+            .stages = r.stages,
+            .q_in_registers = false,
+            .min_blocks_per_sm = ctas_per_sm(target, r.block_m, r.block_n, r.stages),
+            .persistent = r.persistent};
   }
   const sm90::FwdTile d = program.block_indices
                               ? sm90::fwd_tile_for_blocks(target.head_dim, program.block_indices->q_block)
@@ -67,8 +75,13 @@ TileConfig choose_tile(const compiler::KernelTarget& target, const ir::Program& 
   // memory before its first product: a persistent CTA cannot load that ahead, and it measured
   // no faster (documents +2% at T = 4096, -5% at 32k: bench/NOTES.md).
   const bool persistent = d.persistent && !compiler::tile_map_needs(program).needed;
-  return {d.block_m, d.block_n, warps_for(d.block_m), d.stages, false,
-          ctas_per_sm(target, d.block_m, d.block_n, d.stages), persistent};
+  return {.block_m = d.block_m,
+          .block_n = d.block_n,
+          .warps = warps_for(d.block_m),
+          .stages = d.stages,
+          .q_in_registers = false,
+          .min_blocks_per_sm = ctas_per_sm(target, d.block_m, d.block_n, d.stages),
+          .persistent = persistent};
 }
 
 }  // namespace flexjit::codegen::sm90_fwd

@@ -30,9 +30,8 @@ template <> struct ElementTraits<fp16_t> { static constexpr bool kIsBf16 = false
 //   PARTIAL: mask() is evaluated per element.
 enum TileClass : int { EMPTY = 0, FULL = 1, PARTIAL = 2 };
 
-// Kernel arguments: common/kernel_args.cuh (shared with the host).
+// Kernel arguments and kLog2e: common/kernel_args.cuh (shared with the host).
 
-constexpr float kLog2e = 1.4426950408889634f;
 constexpr float kLn2 = 0.6931471805599453f;
 
 __device__ __forceinline__ float neg_inf() { return __int_as_float(0xff800000u); }

@@ -1,5 +1,5 @@
 // flexjit: the kernel argument structs, one definition for the kernels and for the host code that
-// fills them (api/attention_launch.cpp, api/tile_map_launch.cpp). Plain data, passed by value as
+// fills them (api/common_args.cpp and each pass's launch plan). Plain data, passed by value as
 // __grid_constant__ kernel parameters; tests/api checks that NVRTC and the host compiler lay them
 // out alike.
 //
@@ -8,14 +8,19 @@
 
 namespace flexjit {
 
-// Kernel arguments (POD, passed by value as a kernel parameter).
-// Layouts: q [B, Hq, Tq, D], k/v [B, Hkv, Tkv, D], o [B, Hq, Tq, D], all with element strides and a
-// contiguous last dimension; lse [B, Hq, Tq] float32 contiguous, or nullptr.
-// Requirements the launcher must check (the kernel moves 16-byte vectors with cp.async):
-//   q, k, v, o 16-byte aligned; every stride a multiple of 8 elements; Hq % Hkv == 0;
-//   Tq, Tkv >= 1; scale > 0 (the max is taken on the unscaled dot product when there is no score
-//   mod, which is only order-preserving for a positive scale).
-struct AttnArgs {
+// log2(e): the kernels keep logits in the log2 domain (exp2 is one instruction), and the host
+// folds it into CommonArgs::scale_log2.
+constexpr float kLog2e = 1.4426950408889634f;
+
+// What every attention kernel takes (the first part of each family's argument block, filled by
+// one host function: api/common_args.cpp). Layouts: q [B, Hq, Tq, D], k/v [B, Hkv, Tkv, D],
+// o [B, Hq, Tq, D], all with element strides and a contiguous last dimension; lse [B, Hq, Tq]
+// float32 contiguous, or nullptr (the forward's output, the backward's input).
+// Requirements the launcher checks (the kernels move 16-byte vectors): q, k, v, o 16-byte
+// aligned; every stride a multiple of 8 elements; Hq % Hkv == 0; Tq, Tkv >= 1; scale > 0 (the
+// max is taken on the unscaled dot product when there is no score mod, which is only
+// order-preserving for a positive scale).
+struct CommonArgs {
   const void* q;
   const void* k;
   const void* v;
@@ -27,99 +32,80 @@ struct AttnArgs {
   long long v_b, v_h, v_t;
   long long o_b, o_h, o_t;
   float scale;       // natural scale applied to <q, k> (usually 1/sqrt(D))
-  float scale_log2;  // scale * log2(e)
-  // A built tile map (templates/common/tile_map.cuh), followed instead of kv_range + classify when the
-  // Mods declares kHasTileMap and tile_counts is not null. Row of query tile m of (b, h):
-  // b * tm_b_stride + h * tm_h_stride + m (a stride is 0 when the map is shared along that axis).
-  const int* tile_counts;
-  const int* tile_entries;
-  int tm_b_stride, tm_h_stride;
-  int tm_kv_tiles;  // entries per row
-  int tm_unused;
+  float scale_log2;  // scale * kLog2e
+};
+
+// A built tile map (common/tile_map.cuh) as a kernel follows it: the row of tile t of query head
+// h of batch b is b * b_stride + h * h_stride + t (a stride is 0 when the map is shared along
+// that axis); counts[row] entries of that row are valid, each row row_entries long. The forward
+// walks a row per query tile (entries: kv tiles), the backward a row per kv tile (entries: query
+// tiles). counts is null when the call has no map.
+struct TileMapRef {
+  const int* counts;
+  const int* entries;
+  int b_stride, h_stride;
+  int row_entries;
+  int unused;
+};
+
+// The forward pass. With a tile map (Mods::kHasTileMap and tile_map.counts not null) the kernel
+// follows it instead of kv_range + classify.
+struct AttnArgs : CommonArgs {
+  TileMapRef tile_map;
   // Persistent kernels (sm90 forward with Cfg::kPersistent): the grid takes query tiles from this
   // counter, zeroed before the launch; each CTA's first tile is its blockIdx.x. Null otherwise.
   int* tile_counter;
 };
 
-// The backward pass (templates/sm80/attention_bwd.cuh): q, k, v, o as in AttnArgs, dout like o,
-// dq like q, dk and dv like k and v (16-bit, the same stride rules), lse [B, Hq, Tq] float32 as the
-// forward wrote it. The workspace (fp32, allocated per call) has rows padded to a whole number of
-// query tiles, Tq_pad = ceil(Tq / block_m) * block_m:
+// The backward pass (templates/sm80/attention_bwd.cuh): o and lse as the forward wrote them,
+// dout like o, dq like q, dk and dv like k and v (16-bit, the same stride rules). The workspace
+// (fp32, allocated per call) has rows padded to a whole number of query tiles,
+// Tq_pad = ceil(Tq / block_m) * block_m:
 //   dq_accum [B, Hq, Tq_pad, D]: dQ / scale, summed over kv tiles by atomics (zeroed by the pre-pass);
 //   lse2 [B, Hq, Tq_pad]: lse in the log2 domain, +inf where lse is -inf (a row with nothing kept)
 //   and in the padding, so that exp2(logit - lse2) is 0 there;
 //   delta [B, Hq, Tq_pad]: D_i = <dO_i, O_i> (0 in the padding).
-struct BwdArgs {
-  const void* q;
-  const void* k;
-  const void* v;
-  const void* o;
+// The transposed tile map (build_q_tile_map), built per call for masks that read tensors and for
+// block lists, is followed instead of q_range + classify.
+struct BwdArgs : CommonArgs {
   const void* dout;
-  const float* lse;
   void* dq;
   void* dk;
   void* dv;
   float* dq_accum;
   float* lse2;
   float* delta;
-  int B, Hq, Hkv, Tq, Tkv;
   int Tq_pad;
-  long long q_b, q_h, q_t;
-  long long k_b, k_h, k_t;
-  long long v_b, v_h, v_t;
-  long long o_b, o_h, o_t;
   long long do_b, do_h, do_t;
   long long dq_b, dq_h, dq_t;
   long long dk_b, dk_h, dk_t;
   long long dv_b, dv_h, dv_t;
-  float scale;       // natural scale applied to <q, k>
-  float scale_log2;  // scale * log2(e)
-  // The transposed tile map (common/tile_map.cuh, build_q_tile_map), built per call for masks that
-  // read tensors and for block lists, followed instead of q_range + classify: the row of kv tile n
-  // for query head h of batch b is b * tm_b_stride + h * tm_h_stride + n (a stride is 0 when the
-  // map is shared along that axis), each tm_q_tiles entries long. Null for other programs.
-  const int* tile_counts;
-  const int* tile_entries;
-  int tm_b_stride, tm_h_stride;
-  int tm_q_tiles;
-  int tm_unused;
+  TileMapRef tile_map;
 };
 
-// Decode against a KV cache (templates/decode/attention_decode.cuh). q, o [B, Hq, Tq, D] and lse
-// [B, Hq, Tq] as in AttnArgs; sequence b has kv_lens[b * lens_stride] keys. Dense k and v are
-// [B, Hkv, capacity, D] (k_b, k_h, k_t: batch, head and token strides); paged ones (page_table
-// not null) are [num_pages, page_size, Hkv, D] (k_b, k_h, k_t: page, head and slot strides), key j
-// of sequence b in page page_table[b * pt_b + (j / page_size) * pt_p]. The host never reads
-// kv_lens or page_table: a length outside [0, capacity] or a page outside [0, num_pages) that a
-// sequence reaches makes its rows NaN, and no byte outside k and v is read.
+// Decode against a KV cache (templates/decode/attention_decode.cuh). Tkv is the keys a sequence
+// can hold (the dense cache's length, or max_pages * page_size); sequence b has
+// kv_lens[b * lens_stride] keys. Dense k and v are [B, Hkv, Tkv, D] (k_b, k_h, k_t: batch, head
+// and token strides); paged ones (page_table not null) are [num_pages, page_size, Hkv, D] (k_b,
+// k_h, k_t: page, head and slot strides), key j of sequence b in page
+// page_table[b * pt_b + (j / page_size) * pt_p]. The host never reads kv_lens or page_table: a
+// length outside [0, Tkv] or a page outside [0, num_pages) that a sequence reaches makes its rows
+// NaN, and no byte outside k and v is read.
 // A CTA covers rows_per_cta of the group * Tq (query head, new token) rows of one kv head (grid.y:
 // kv head * row_groups + row group) and split grid.x of `splits` ranges of its keys. With more than
 // one split, each writes its normalised partial O and its LSE to part_o [splits, B, Hq, Tq, D] and
 // part_lse [splits, B, Hq, Tq] (fp32), and the combine kernel merges them into o and lse.
-struct DecodeArgs {
-  const void* q;
-  const void* k;
-  const void* v;
-  void* o;
-  float* lse;
+struct DecodeArgs : CommonArgs {
   float* part_o;
   float* part_lse;
   const int* kv_lens;
   const int* page_table;
   long long lens_stride, pt_b, pt_p;
-  int B, Hq, Hkv, Tq;
   int group;         // Hq / Hkv
-  int capacity;      // keys a sequence can hold: Tkv (dense) or max_pages * page_size
   int page_size, num_pages, max_pages;
   int rows_per_cta;  // <= decode::kRows
   int row_groups;    // CTAs per kv head along grid.y
   int splits;        // grid.x
-  long long q_b, q_h, q_t;
-  long long k_b, k_h, k_t;
-  long long v_b, v_h, v_t;
-  long long o_b, o_h, o_t;
-  float scale;       // natural scale applied to <q, k>
-  float scale_log2;  // scale * log2(e)
 };
 
 // A CUDA tensor map (CUtensorMap: 128 opaque bytes, 64-byte aligned) for the copy engine (TMA),

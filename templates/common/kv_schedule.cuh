@@ -42,11 +42,11 @@ struct KvTileSchedule {
     }
     // Tile map: the builder has already intersected with kv_range and classified; its row lists
     // the visited tiles as tile * 4 + class.
-    use_map_ = kTileMap && args.tile_counts != nullptr;
+    use_map_ = kTileMap && args.tile_map.counts != nullptr;
     if (use_map_) {
-      const i64 row = static_cast<i64>(b) * args.tm_b_stride + static_cast<i64>(h) * args.tm_h_stride + m_block;
-      count_ = __ldg(args.tile_counts + row);
-      map_row_ = args.tile_entries + row * args.tm_kv_tiles;
+      const i64 row = static_cast<i64>(b) * args.tile_map.b_stride + static_cast<i64>(h) * args.tile_map.h_stride + m_block;
+      count_ = __ldg(args.tile_map.counts + row);
+      map_row_ = args.tile_map.entries + row * args.tile_map.row_entries;
       end_ = next_ = 0;
     }
   }

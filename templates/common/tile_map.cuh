@@ -125,6 +125,16 @@ __device__ __forceinline__ int compact_classified(int t_lo, int t_hi, int* out, 
   return s_count;
 }
 
+// The tiles of kTile indices that [lo, hi), clipped to [0, n), reaches: [t_lo, t_hi), empty when
+// the clipped range is.
+template <int kTile>
+__device__ __forceinline__ void tiles_reached(int lo, int hi, int n, int& t_lo, int& t_hi) {
+  lo = max2(lo, 0);
+  hi = min2(hi, n);
+  t_lo = hi > lo ? lo / kTile : 0;
+  t_hi = hi > lo ? (hi + kTile - 1) / kTile : 0;
+}
+
 }  // namespace detail
 
 // The forward's map. Grid (n_q_tiles, Hm, Bm), kWarps * 32 threads. Mods::classify (indices
@@ -142,10 +152,8 @@ __device__ __forceinline__ void build_tile_map(const TileMapArgs& a, const typen
 
   int lo = 0, hi = a.Tkv;
   Mods::kv_range(p, b, h, q0, q1, a.Tkv, &lo, &hi);
-  lo = max2(lo, 0);
-  hi = min2(hi, a.Tkv);
-  const int t_lo = hi > lo ? lo / BN : 0;
-  const int t_hi = hi > lo ? (hi + BN - 1) / BN : 0;
+  int t_lo, t_hi;
+  detail::tiles_reached<BN>(lo, hi, a.Tkv, t_lo, t_hi);
   const int count = detail::compact_classified<kWarps>(t_lo, t_hi, a.entries + row * a.n_kv_tiles, [&](int t) {
     const int k0 = t * BN, k1 = min2(k0 + BN, a.Tkv);
     const int cls = Mods::classify(p, b, h, q0, q1, k0, k1);
@@ -175,10 +183,8 @@ __device__ __forceinline__ void build_q_tile_map(const TileMapArgs& a, const typ
 
   int lo = 0, hi = a.Tq;
   detail::QRangeOf<Mods>::get(p, b, h, k0, k1, a.Tq, &lo, &hi);
-  lo = max2(lo, 0);
-  hi = min2(hi, a.Tq);
-  const int t_lo = hi > lo ? lo / BM : 0;
-  const int t_hi = hi > lo ? (hi + BM - 1) / BM : 0;
+  int t_lo, t_hi;
+  detail::tiles_reached<BM>(lo, hi, a.Tq, t_lo, t_hi);
   const int count = detail::compact_classified<kWarps>(t_lo, t_hi, a.entries + row * a.n_q_tiles, [&](int t) {
     const int q0 = t * BM, q1 = min2(q0 + BM, a.Tq);
     if constexpr (detail::BlockListOf<Mods>::value) {

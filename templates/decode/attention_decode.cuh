@@ -30,24 +30,20 @@
 #include "common/attention_common.cuh"
 #include "common/mods_traits.cuh"
 #include "common/online_softmax.cuh"
+#include "common/tile_config.cuh"
 #include "decode/tiles.cuh"
+#include "sm80/warp_mma.cuh"
 
 namespace flexjit {
 
+// The CTA's query rows are its one m16 tile of packed rows: kBlockM = kRows.
 template <int kHeadDim_, int kBlockN_, int kStages_, class Element_>
-struct DecodeConfig {
-  static constexpr int kHeadDim = kHeadDim_;
-  static constexpr int kBlockN = kBlockN_;
-  static constexpr int kStages = kStages_;
-  using Element = Element_;
-  static constexpr bool kIsBf16 = ElementTraits<Element_>::kIsBf16;
+struct DecodeConfig : WarpTileConfig<kHeadDim_, decode::kRows, kBlockN_, decode::kWarps, kStages_, Element_> {
   static constexpr int kRows = decode::kRows;
-  static constexpr int kWarps = decode::kWarps;
-  static constexpr int kThreads = kWarps * 32;
   // Q fragments stay in registers up to D = 128; above, the 128 O accumulators need the room.
-  static constexpr bool kQInRegs = kHeadDim <= 128;
-  static constexpr int kSmemStride = decode::decode_smem_stride(kHeadDim);
-  static constexpr int kSmemBytes = decode::decode_smem_bytes(kHeadDim, kBlockN, kStages);
+  static constexpr bool kQInRegs = kHeadDim_ <= 128;
+  static constexpr int kSmemStride = decode::decode_smem_stride(kHeadDim_);
+  static constexpr int kSmemBytes = decode::decode_smem_bytes(kHeadDim_, kBlockN_, kStages_);
 };
 
 namespace detail {
@@ -128,7 +124,7 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
   // ---- the sequence: its length, and (split 0) every page the length reaches. A bad value makes
   // this sequence's rows NaN; nothing outside k and v is read either way.
   int len = __ldg(a.kv_lens + b * a.lens_stride);
-  bool bad = len < 0 || len > a.capacity;
+  bool bad = len < 0 || len > a.Tkv;
   if (bad) len = 0;
   const bool paged = a.page_table != nullptr;
   const int* pt_row = paged ? a.page_table + b * a.pt_b : nullptr;
@@ -329,18 +325,16 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
   const unsigned q_off = (lane & 15) * kRowBytes + (lane >> 4) * 16;
   const unsigned k_lane = ((lane & 7) + ((lane >> 4) << 3)) * kRowBytes + ((lane >> 3) & 1) * 16;
   const unsigned v_lane = (lane & 15) * kRowBytes + (lane >> 4) * 16;
-  unsigned qf[Cfg::kQInRegs ? KD : 1][4];
+  const detail::SmemFragments<false> q_frag{sQ, q_off, kRowBytes};
+  unsigned qf[Cfg::kQInRegs ? KD : 1][1][4];  // [k16 step][m16 tile], as warp_mma takes them
   if constexpr (Cfg::kQInRegs) {
 #pragma unroll
-    for (int kk = 0; kk < KD; ++kk) ldmatrix_x4(sQ + q_off + kk * 32, qf[kk][0], qf[kk][1], qf[kk][2], qf[kk][3]);
+    for (int kk = 0; kk < KD; ++kk) q_frag.load(kk, 0, qf[kk][0]);
   }
 
   float o[1][ND][4];
   float m_run[1][2], l_run[1][2];
-#pragma unroll
-  for (int nd = 0; nd < ND; ++nd)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) o[0][nd][e] = 0.f;
+  detail::zero_fragments(o);
   m_run[0][0] = m_run[0][1] = neg_inf();
   l_run[0][0] = l_run[0][1] = 0.f;
   const float factor = Mods::kHasScoreMod ? 1.f : a.scale_log2;
@@ -356,28 +350,9 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
 
     // ---- S = Q K^T
     float s[1][NN][4];
-#pragma unroll
-    for (int nt = 0; nt < NN; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) s[0][nt][e] = 0.f;
-    const unsigned kbase = sRing + slot * kSlotBytes + k_lane;
-#pragma unroll
-    for (int kk = 0; kk < KD; ++kk) {
-      unsigned qa[4];
-      if constexpr (Cfg::kQInRegs) {
-#pragma unroll
-        for (int e = 0; e < 4; ++e) qa[e] = qf[kk][e];
-      } else {
-        ldmatrix_x4(sQ + q_off + kk * 32, qa[0], qa[1], qa[2], qa[3]);
-      }
-#pragma unroll
-      for (int np = 0; np < NN / 2; ++np) {
-        unsigned b0, b1, b2, b3;
-        ldmatrix_x4(kbase + np * 16 * kRowBytes + kk * 32, b0, b1, b2, b3);
-        mma_16816<kBf16>(s[0][2 * np], qa, b0, b1);
-        mma_16816<kBf16>(s[0][2 * np + 1], qa, b2, b3);
-      }
-    }
+    const detail::SmemFragments<false> k_frag{sRing + slot * kSlotBytes + k_lane, 0, kRowBytes};
+    detail::zero_fragments(s);
+    detail::warp_mma<kBf16, KD>(s, detail::regs_or_smem<Cfg::kQInRegs>(qf, q_frag), k_frag);
 
     // ---- mods, online softmax, P to 16 bits
     if (Mods::kHasMask && cls == PARTIAL) {
@@ -393,17 +368,8 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
     __syncwarp();
 
     // ---- O += P V
-    const unsigned vbase = sRing + slot * kSlotBytes + kChunkBytes + v_lane;
-#pragma unroll
-    for (int kn = 0; kn < KN; ++kn) {
-#pragma unroll
-      for (int dp = 0; dp < ND / 2; ++dp) {
-        unsigned b0, b1, b2, b3;
-        ldmatrix_x4_trans(vbase + kn * 16 * kRowBytes + dp * 32, b0, b1, b2, b3);
-        mma_16816<kBf16>(o[0][2 * dp], pa[kn][0], b0, b1);
-        mma_16816<kBf16>(o[0][2 * dp + 1], pa[kn][0], b2, b3);
-      }
-    }
+    const detail::SmemFragments<true> v_frag{sRing + slot * kSlotBytes + kChunkBytes + v_lane, 0, kRowBytes};
+    detail::warp_mma<kBf16, KN>(o, pa, v_frag);
 
 #pragma unroll
     for (int s2 = 0; s2 < S - 1; ++s2) {

@@ -28,25 +28,19 @@
 #include "common/attention_common.cuh"
 #include "common/mods_traits.cuh"
 #include "common/online_softmax.cuh"
+#include "common/tile_config.cuh"
 #include "sm80/bwd_tiles.cuh"
 #include "sm80/copy_tile.cuh"
+#include "sm80/warp_mma.cuh"
 
 namespace flexjit {
 
-template <int kHeadDim_, int kBlockN_, int kBlockM_, int kWarps_, int kStages_, class Element_>
-struct BwdConfig {
-  static constexpr int kHeadDim = kHeadDim_;
-  static constexpr int kBlockN = kBlockN_;
-  static constexpr int kBlockM = kBlockM_;
-  static constexpr int kWarps = kWarps_;
-  static constexpr int kStages = kStages_;
-  using Element = Element_;
-  static constexpr bool kIsBf16 = ElementTraits<Element_>::kIsBf16;
-  static constexpr int kThreads = kWarps * 32;
-  static constexpr int kSmemStride = sm80::bwd_smem_stride(kHeadDim);
-  static constexpr int kDsStride = sm80::bwd_ds_stride(kBlockM);
-  static constexpr int kSmemBytes = sm80::bwd_smem_bytes(kHeadDim, kBlockN, kBlockM, kStages);
-  static_assert(sm80::bwd_tile_fits(sm80::BwdTile{kBlockN, kBlockM, kWarps, kStages}, kHeadDim), "backward tile");
+template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, int kStages_, class Element_>
+struct BwdConfig : WarpTileConfig<kHeadDim_, kBlockM_, kBlockN_, kWarps_, kStages_, Element_> {
+  static constexpr int kSmemStride = sm80::bwd_smem_stride(kHeadDim_);
+  static constexpr int kDsStride = sm80::bwd_ds_stride(kBlockM_);
+  static constexpr int kSmemBytes = sm80::bwd_smem_bytes(kHeadDim_, kBlockM_, kBlockN_, kStages_);
+  static_assert(sm80::bwd_tile_fits(sm80::BwdTile{kBlockM_, kBlockN_, kWarps_, kStages_}, kHeadDim_), "backward tile");
 };
 
 namespace detail {
@@ -71,7 +65,7 @@ __device__ __forceinline__ void lds_64(unsigned addr, float& a, float& b) {
 // The query tiles a CTA's keys [k0, k1) of (b, kv head hk) meet, head by head of the kv head's
 // group, each with its class (CTA-uniform, like the forward's KvTileSchedule). A program whose
 // mask reads tensors, or that follows block lists, walks the row of the transposed tile map
-// built for this call (args.tile_counts: common/tile_map.cuh, build_q_tile_map); any other walks
+// built for this call (args.tile_map: common/tile_map.cuh, build_q_tile_map); any other walks
 // the q range and classifies each tile itself.
 template <class Mods, int BM, int BN>
 struct QTileSchedule {
@@ -102,11 +96,11 @@ struct QTileSchedule {
   __device__ __forceinline__ void next_head() {
     for (++h_; h_ < h_end_; ++h_) {
       if constexpr (kMapped) {
-        const i64 row = static_cast<i64>(b_) * args_.tm_b_stride + static_cast<i64>(h_) * args_.tm_h_stride +
+        const i64 row = static_cast<i64>(b_) * args_.tile_map.b_stride + static_cast<i64>(h_) * args_.tile_map.h_stride +
                         k0_ / BN;
-        row_ = args_.tile_entries + row * args_.tm_q_tiles;
+        row_ = args_.tile_map.entries + row * args_.tile_map.row_entries;
         next_ = 0;
-        end_ = __ldg(args_.tile_counts + row);
+        end_ = __ldg(args_.tile_map.counts + row);
         if (end_ > 0) return;
       } else {
         int lo = 0, hi = Tq_;
@@ -291,7 +285,7 @@ __device__ __forceinline__ void attention_bwd_sm80(const BwdArgs& args, const ty
   constexpr int W = Cfg::kWarps;
   constexpr int S = Cfg::kStages;
   constexpr bool kBf16 = Cfg::kIsBf16;
-  constexpr int kThreads = W * 32;
+  constexpr int kThreads = Cfg::kThreads;
   constexpr int KD = D / 16;   // k16 steps over the head dim (S^T, dP^T)
   constexpr int NQ = BM / 8;   // n8 tiles over the queries (S^T, dP^T)
   constexpr int KQ = BM / 16;  // k16 steps over the queries (dV, dK)
@@ -385,10 +379,8 @@ __device__ __forceinline__ void attention_bwd_sm80(const BwdArgs& args, const ty
   const unsigned ds_off = ((lane & 7) + ((lane >> 4) << 3)) * kDsRowBytes + ((lane >> 3) & 1) * 16;
 
   float dk[ND][4], dv[ND][4];
-#pragma unroll
-  for (int nd = 0; nd < ND; ++nd)
-#pragma unroll
-    for (int e = 0; e < 4; ++e) dk[nd][e] = dv[nd][e] = 0.f;
+  detail::zero_fragments(dk);
+  detail::zero_fragments(dv);
 
   const int key_row0 = k0 + warp * 16 + g;  // this thread's keys: key_row0, key_row0 + 8
   const bool kv_edge = k0 + BN > Tkv;
@@ -408,22 +400,9 @@ __device__ __forceinline__ void attention_bwd_sm80(const BwdArgs& args, const ty
 
     // ---- S^T = K Q^T
     float sacc[NQ][4];
-#pragma unroll
-    for (int nt = 0; nt < NQ; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) sacc[nt][e] = 0.f;
-#pragma unroll
-    for (int kk = 0; kk < KD; ++kk) {
-      unsigned a[4];
-      ldmatrix_x4(sK + a_off + kk * 32, a[0], a[1], a[2], a[3]);
-#pragma unroll
-      for (int np = 0; np < NQ / 2; ++np) {
-        unsigned b0, b1, b2, b3;
-        ldmatrix_x4(sQ + b_off + np * 16 * kRowBytes + kk * 32, b0, b1, b2, b3);
-        mma_16816<kBf16>(sacc[2 * np], a, b0, b1);
-        mma_16816<kBf16>(sacc[2 * np + 1], a, b2, b3);
-      }
-    }
+    detail::zero_fragments(sacc);
+    detail::warp_mma<kBf16, KD>(sacc, detail::SmemFragments<false>{sK, a_off, kRowBytes},
+                                detail::SmemFragments<false>{sQ, b_off, kRowBytes});
 
     // ---- P^T (and the slope, or the scores for the scatter), in the dP^T registers until dP^T.
     float dpacc[NQ][4];
@@ -437,15 +416,7 @@ __device__ __forceinline__ void attention_bwd_sm80(const BwdArgs& args, const ty
     {
       unsigned pa[KQ][1][4];
       detail::pack_probabilities<kBf16>(reinterpret_cast<float(&)[1][NQ][4]>(sacc), pa);
-#pragma unroll
-      for (int kq = 0; kq < KQ; ++kq)
-#pragma unroll
-        for (int dp = 0; dp < ND / 2; ++dp) {
-          unsigned b0, b1, b2, b3;
-          ldmatrix_x4_trans(sdO + bt_off + kq * 16 * kRowBytes + dp * 32, b0, b1, b2, b3);
-          mma_16816<kBf16>(dv[2 * dp], pa[kq][0], b0, b1);
-          mma_16816<kBf16>(dv[2 * dp + 1], pa[kq][0], b2, b3);
-        }
+      detail::warp_mma<kBf16, KQ>(dv, pa, detail::SmemFragments<true>{sdO, bt_off, kRowBytes});
     }
     if constexpr (kSlope && !kScatter) {
 #pragma unroll
@@ -455,22 +426,9 @@ __device__ __forceinline__ void attention_bwd_sm80(const BwdArgs& args, const ty
     }
 
     // ---- dP^T = V dO^T
-#pragma unroll
-    for (int nt = 0; nt < NQ; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) dpacc[nt][e] = 0.f;
-#pragma unroll
-    for (int kk = 0; kk < KD; ++kk) {
-      unsigned a[4];
-      ldmatrix_x4(sV + a_off + kk * 32, a[0], a[1], a[2], a[3]);
-#pragma unroll
-      for (int np = 0; np < NQ / 2; ++np) {
-        unsigned b0, b1, b2, b3;
-        ldmatrix_x4(sdO + b_off + np * 16 * kRowBytes + kk * 32, b0, b1, b2, b3);
-        mma_16816<kBf16>(dpacc[2 * np], a, b0, b1);
-        mma_16816<kBf16>(dpacc[2 * np + 1], a, b2, b3);
-      }
-    }
+    detail::zero_fragments(dpacc);
+    detail::warp_mma<kBf16, KD>(dpacc, detail::SmemFragments<false>{sV, a_off, kRowBytes},
+                                detail::SmemFragments<false>{sdO, b_off, kRowBytes});
 
     // ---- dS^T = P^T (dP^T - delta), times the slope: in sacc.
 #pragma unroll
@@ -513,15 +471,7 @@ __device__ __forceinline__ void attention_bwd_sm80(const BwdArgs& args, const ty
         sts_32(row + 16, da[kq][0][2]);
         sts_32(row + 8 * kDsRowBytes + 16, da[kq][0][3]);
       }
-#pragma unroll
-      for (int kq = 0; kq < KQ; ++kq)
-#pragma unroll
-        for (int dp = 0; dp < ND / 2; ++dp) {
-          unsigned b0, b1, b2, b3;
-          ldmatrix_x4_trans(sQ + bt_off + kq * 16 * kRowBytes + dp * 32, b0, b1, b2, b3);
-          mma_16816<kBf16>(dk[2 * dp], da[kq][0], b0, b1);
-          mma_16816<kBf16>(dk[2 * dp + 1], da[kq][0], b2, b3);
-        }
+      detail::warp_mma<kBf16, KQ>(dk, da, detail::SmemFragments<true>{sQ, bt_off, kRowBytes});
     }
 
     __syncthreads();  // dS^T complete, and nobody reads this stage's Q, dO, lse2, delta any more:
@@ -538,32 +488,12 @@ __device__ __forceinline__ void attention_bwd_sm80(const BwdArgs& args, const ty
       const int mi = warp % MQ;
       const int dj = warp / MQ;
       float dq[NDQ][4];
-#pragma unroll
-      for (int nd = 0; nd < NDQ; ++nd)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) dq[nd][e] = 0.f;
-#pragma unroll
-      for (int kn = 0; kn < KN; ++kn) {
-        unsigned a[4];
-        // matrices (queries 0-7 | 8-15) x (keys 0-7 | 8-15) of dS, stored transposed.
-        ldmatrix_x4_trans(sDS + ds_off + kn * 16 * kDsRowBytes + mi * 32, a[0], a[1], a[2], a[3]);
-#pragma unroll
-        for (int dp = 0; dp < NDQ / 2; ++dp) {
-          unsigned b0, b1, b2, b3;
-          ldmatrix_x4_trans(sK + bt_off + kn * 16 * kRowBytes + (dj * NDQ + 2 * dp) * 16, b0, b1, b2, b3);
-          mma_16816<kBf16>(dq[2 * dp], a, b0, b1);
-          mma_16816<kBf16>(dq[2 * dp + 1], a, b2, b3);
-        }
-        if constexpr (NDQ % 2 == 1) {
-          // A slice of an odd number of n8 tiles: the last one on its own (the other two matrices
-          // read the row padding, or the next slice, and are dropped).
-          unsigned b0, b1, b2, b3;
-          ldmatrix_x4_trans(sK + bt_off + kn * 16 * kRowBytes + (dj * NDQ + NDQ - 1) * 16, b0, b1, b2, b3);
-          mma_16816<kBf16>(dq[NDQ - 1], a, b0, b1);
-          (void)b2;
-          (void)b3;
-        }
-      }
+      detail::zero_fragments(dq);
+      // A: matrices (queries 0-7 | 8-15) x (keys 0-7 | 8-15) of dS, stored transposed, from column
+      // 16 mi on; B: K's columns of this warp's slice (an odd number of n8 tiles for some tiles).
+      const detail::SmemFragments<true> ds_frag{sDS, ds_off, kDsRowBytes, 2 * mi};
+      const detail::SmemFragments<true> k_frag{sK, bt_off, kRowBytes, dj * NDQ};
+      detail::warp_mma<kBf16, KN>(dq, ds_frag, k_frag);
       float* acc = args.dq_accum + ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0 + mi * 16 + g) * D +
                    dj * NDQ * 8 + 2 * t;
 #pragma unroll

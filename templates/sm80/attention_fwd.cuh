@@ -28,8 +28,10 @@
 #include "common/kv_schedule.cuh"
 #include "common/logits.cuh"
 #include "common/online_softmax.cuh"
+#include "common/tile_config.cuh"
 #include "sm80/copy_tile.cuh"
 #include "sm80/tiles.cuh"
+#include "sm80/warp_mma.cuh"
 
 namespace flexjit {
 
@@ -48,20 +50,12 @@ namespace flexjit {
 // D = 80 or 96 too, where an XOR swizzle over 8 chunks would not fit the row.
 template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, int kStages_, class Element_,
           bool kQInRegs_ = true, int kMinBlocksPerSM_ = 1>
-struct FwdConfig {
-  static constexpr int kHeadDim = kHeadDim_;
-  static constexpr int kBlockM = kBlockM_;
-  static constexpr int kBlockN = kBlockN_;
-  static constexpr int kWarps = kWarps_;
-  static constexpr int kStages = kStages_;
-  using Element = Element_;
-  static constexpr bool kIsBf16 = ElementTraits<Element_>::kIsBf16;
+struct FwdConfig : WarpTileConfig<kHeadDim_, kBlockM_, kBlockN_, kWarps_, kStages_, Element_> {
   static constexpr bool kQInRegs = kQInRegs_;
   static constexpr int kMinBlocksPerSM = kMinBlocksPerSM_;
-  static constexpr int kThreads = kWarps * 32;
-  static constexpr int kSmemStride = sm80::fwd_smem_stride(kHeadDim);  // elements per padded smem row
-  static constexpr bool kQAliased = sm80::fwd_q_aliased(kBlockM, kBlockN, kQInRegs);
-  static constexpr int kSmemBytes = sm80::fwd_smem_bytes(kHeadDim, kBlockM, kBlockN, kStages, kQInRegs);
+  static constexpr int kSmemStride = sm80::fwd_smem_stride(kHeadDim_);  // elements per padded smem row
+  static constexpr bool kQAliased = sm80::fwd_q_aliased(kBlockM_, kBlockN_, kQInRegs_);
+  static constexpr int kSmemBytes = sm80::fwd_smem_bytes(kHeadDim_, kBlockM_, kBlockN_, kStages_, kQInRegs_);
 };
 
 // The shipped tile for head dim D (sm80/tiles.cuh holds the table).
@@ -81,7 +75,7 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
   constexpr int W = Cfg::kWarps;
   constexpr int S = Cfg::kStages;
   constexpr bool kBf16 = Cfg::kIsBf16;
-  constexpr int kThreads = W * 32;
+  constexpr int kThreads = Cfg::kThreads;
   constexpr int MT = BM / (16 * W);  // m16 tiles per warp
   constexpr int KD = D / 16;         // k16 steps over the head dim (QK^T)
   constexpr int ND = D / 8;          // n8 tiles over the head dim (PV output)
@@ -186,14 +180,14 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
   //   d-tile j and of d-tile j+1.
   const unsigned v_off = (lane & 15) * kRowBytes + (lane >> 4) * 16;
 
-  unsigned qf[Cfg::kQInRegs ? MT : 1][Cfg::kQInRegs ? KD : 1][4];  // unused (and removed) if !kQInRegs
+  const detail::SmemFragments<false> q_frag{sQ, q_off, kRowBytes};
+  // [k16 step][m16 tile], as warp_mma takes them; unused (and removed) if !kQInRegs.
+  unsigned qf[Cfg::kQInRegs ? KD : 1][Cfg::kQInRegs ? MT : 1][4];
   if constexpr (Cfg::kQInRegs) {
 #pragma unroll
     for (int mt = 0; mt < MT; ++mt)
 #pragma unroll
-      for (int kk = 0; kk < KD; ++kk)
-        ldmatrix_x4(sQ + q_off + mt * 16 * kRowBytes + kk * 32, qf[mt][kk][0], qf[mt][kk][1], qf[mt][kk][2],
-                    qf[mt][kk][3]);
+      for (int kk = 0; kk < KD; ++kk) q_frag.load(kk, mt, qf[kk][mt]);
   }
 
   float o[MT][ND][4];
@@ -230,36 +224,9 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
 
     // ---- S = Q K^T (fp32)
     float sacc[MT][NN][4];
-#pragma unroll
-    for (int mt = 0; mt < MT; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < NN; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) sacc[mt][nt][e] = 0.f;
-    const unsigned kbase = sRing + slot * kSlotBytes + k_off;
-#pragma unroll
-    for (int kk = 0; kk < KD; ++kk) {
-      unsigned qa[MT][4];
-#pragma unroll
-      for (int mt = 0; mt < MT; ++mt) {
-        if constexpr (Cfg::kQInRegs) {
-#pragma unroll
-          for (int e = 0; e < 4; ++e) qa[mt][e] = qf[mt][kk][e];
-        } else {
-          ldmatrix_x4(sQ + q_off + mt * 16 * kRowBytes + kk * 32, qa[mt][0], qa[mt][1], qa[mt][2], qa[mt][3]);
-        }
-      }
-#pragma unroll
-      for (int np = 0; np < NN / 2; ++np) {
-        unsigned b0, b1, b2, b3;
-        ldmatrix_x4(kbase + np * 16 * kRowBytes + kk * 32, b0, b1, b2, b3);
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-          mma_16816<kBf16>(sacc[mt][2 * np], qa[mt], b0, b1);
-          mma_16816<kBf16>(sacc[mt][2 * np + 1], qa[mt], b2, b3);
-        }
-      }
-    }
+    const detail::SmemFragments<false> k_frag{sRing + slot * kSlotBytes + k_off, 0, kRowBytes};
+    detail::zero_fragments(sacc);
+    detail::warp_mma<kBf16, KD>(sacc, detail::regs_or_smem<Cfg::kQInRegs>(qf, q_frag), k_frag);
 
     // ---- mask / score mod -> logits
     detail::apply_tile_logits<Mods>(sacc, cta, args, b, h, q0 + warp_row0 + g, k0 + 2 * t, cls,
@@ -276,20 +243,8 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
     __syncthreads();
 
     // ---- O += P V (P from registers)
-    const unsigned vbase = sRing + slot * kSlotBytes + kTileBytes + v_off;
-#pragma unroll
-    for (int kn = 0; kn < KN; ++kn) {
-#pragma unroll
-      for (int dp = 0; dp < ND / 2; ++dp) {
-        unsigned b0, b1, b2, b3;
-        ldmatrix_x4_trans(vbase + kn * 16 * kRowBytes + dp * 32, b0, b1, b2, b3);
-#pragma unroll
-        for (int mt = 0; mt < MT; ++mt) {
-          mma_16816<kBf16>(o[mt][2 * dp], pa[kn][mt], b0, b1);
-          mma_16816<kBf16>(o[mt][2 * dp + 1], pa[kn][mt], b2, b3);
-        }
-      }
-    }
+    const detail::SmemFragments<true> v_frag{sRing + slot * kSlotBytes + kTileBytes + v_off, 0, kRowBytes};
+    detail::warp_mma<kBf16, KN>(o, pa, v_frag);
 
 #pragma unroll
     for (int s = 0; s < S - 1; ++s) {

@@ -10,9 +10,9 @@ namespace sm80 {
 
 // A CTA owns block_n keys of one (batch, kv head): every warp 16 of them, with their dK and dV
 // rows in registers (2 * D / 8 * 4 floats per thread), and walks the query tiles of block_m rows
-// that reach them, `stages` of which are in flight (Q, dO, lse, D).
+// that reach them, `stages` of which are in flight (Q, dO, lse, D). M before N, as every tile.
 struct BwdTile {
-  int block_n, block_m, warps, stages;
+  int block_m, block_n, warps, stages;
 };
 
 // The head dims the family serves: dK and dV of 16 keys x D stay in registers up to D = 128.
@@ -24,10 +24,10 @@ constexpr bool bwd_serves_head_dim(int head_dim) { return head_dim % 16 == 0 && 
 // a program whose mods make ptxas spill more than kBwdTolerableSpillBytes gets the tile with half
 // the query rows instead (api/backward_kernel.cpp), which spills none.
 constexpr BwdTile default_bwd_tile(int head_dim) {
-  return head_dim <= 64 ? BwdTile{128, 128, 8, 2} : BwdTile{128, 64, 8, 2};
+  return head_dim <= 64 ? BwdTile{128, 128, 8, 2} : BwdTile{64, 128, 8, 2};
 }
 constexpr BwdTile bwd_tile_if_spills(int head_dim) {
-  return head_dim <= 64 ? BwdTile{128, 64, 8, 2} : BwdTile{128, 32, 8, 2};
+  return head_dim <= 64 ? BwdTile{64, 128, 8, 2} : BwdTile{32, 128, 8, 2};
 }
 // A few spilled bytes (loop state ptxas parks once per query tile, not per product) cost less
 // than the smaller tile's extra barriers and loads.
@@ -48,7 +48,7 @@ constexpr int bwd_ds_stride(int block_m) { return block_m + 8; }
 
 // K and V (block_n rows each), per stage Q and dO (block_m rows each) and lse2, delta (block_m
 // floats each), and dS^T (block_n x block_m, 16-bit).
-constexpr int bwd_smem_bytes(int head_dim, int block_n, int block_m, int stages) {
+constexpr int bwd_smem_bytes(int head_dim, int block_m, int block_n, int stages) {
   return (2 * block_n + 2 * stages * block_m) * bwd_smem_stride(head_dim) * 2 + stages * 2 * block_m * 4 +
          block_n * bwd_ds_stride(block_m) * 2;
 }

@@ -38,6 +38,7 @@
 #include "common/kv_schedule.cuh"
 #include "common/logits.cuh"
 #include "common/online_softmax.cuh"
+#include "common/tile_config.cuh"
 #include "sm90/ptx.cuh"
 #include "sm90/tiles.cuh"
 #include "sm90/wgmma_ops.cuh"
@@ -45,22 +46,16 @@
 namespace flexjit {
 
 template <int kHeadDim_, int kBlockM_, int kBlockN_, int kStages_, class Element_, bool kPersistent_ = false>
-struct Sm90FwdConfig {
-  static constexpr int kHeadDim = kHeadDim_;
+struct Sm90FwdConfig : TileConfigBase<kHeadDim_, kBlockM_, kBlockN_, kStages_, Element_> {
   // A grid of at most one wave of CTAs that take query tiles from AttnArgs::tile_counter, the
   // producer loading the next tile's Q and K/V under this one's last products and epilogue.
   static constexpr bool kPersistent = kPersistent_;
-  static constexpr int kBlockM = kBlockM_;
-  static constexpr int kBlockN = kBlockN_;
-  static constexpr int kStages = kStages_;
-  using Element = Element_;
-  static constexpr bool kIsBf16 = ElementTraits<Element_>::kIsBf16;
-  static constexpr int kConsumers = kBlockM / 64;  // consumer warpgroups
+  static constexpr int kConsumers = kBlockM_ / 64;  // consumer warpgroups
   static constexpr int kThreads = (kConsumers + 1) * 128;
-  static constexpr int kSmemBytes = sm90::fwd_smem_bytes(kHeadDim, kBlockM, kBlockN, kStages);
-  static constexpr unsigned kQBytes = sm90::fwd_tile_bytes(kBlockM, kHeadDim);
-  static constexpr unsigned kKvBytes = sm90::fwd_tile_bytes(kBlockN, kHeadDim);
-  static constexpr bool kServed = sm90::serves_head_dim(kHeadDim);
+  static constexpr int kSmemBytes = sm90::fwd_smem_bytes(kHeadDim_, kBlockM_, kBlockN_, kStages_);
+  static constexpr unsigned kQBytes = sm90::fwd_tile_bytes(kBlockM_, kHeadDim_);
+  static constexpr unsigned kKvBytes = sm90::fwd_tile_bytes(kBlockN_, kHeadDim_);
+  static constexpr bool kServed = sm90::serves_head_dim(kHeadDim_);
   // One CTA per SM, or two for a one-consumer tile that fits twice (sm90/tiles.cuh).
   static constexpr int kMinBlocksPerSM = sm90::fwd_ctas_per_sm(kConsumers, kSmemBytes);
   // Registers per thread after reallocation: the producer keeps few, the consumers take the rest.
@@ -117,19 +112,20 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
   // ---- shared memory: [Q | K ring | V ring | barriers | tile slots], from a 1024-byte aligned start.
   extern __shared__ __align__(1024) unsigned char flexjit_smem[];
   const unsigned smem0 = (smem_u32(flexjit_smem) + sm90::kTileAlign - 1) & ~unsigned(sm90::kTileAlign - 1);
-  const unsigned sQ = smem0;
-  const unsigned sK = sQ + kQBytes;
-  const unsigned sV = sK + S * kKvBytes;
-  const unsigned bar0 = sV + S * kKvBytes;
-  const unsigned q_full = bar0;
-  auto k_full = [&](int s) { return bar0 + 8u * (1 + s); };
-  auto v_full = [&](int s) { return bar0 + 8u * (1 + S + s); };
-  auto kv_empty = [&](int s) { return bar0 + 8u * (1 + 2 * S + s); };
+  // The offsets are sm90/tiles.cuh's FwdSmemLayout, which also sizes Cfg::kSmemBytes.
+  constexpr sm90::FwdSmemLayout kSmem(D, BM, BN, S);
+  const unsigned sQ = smem0 + kSmem.q();
+  auto sK = [&](int s) { return smem0 + kSmem.k(s); };  // the K tile of ring stage s
+  auto sV = [&](int s) { return smem0 + kSmem.v(s); };
+  const unsigned q_full = smem0 + kSmem.q_full();
+  auto k_full = [&](int s) { return smem0 + kSmem.k_full(s); };
+  auto v_full = [&](int s) { return smem0 + kSmem.v_full(s); };
+  auto kv_empty = [&](int s) { return smem0 + kSmem.kv_empty(s); };
   // Persistent grid: Q's slot free again (every consumer thread past its last S of the tile), and
   // the two tile slots, each written by the producer and published on its barrier.
-  const unsigned q_empty = bar0 + 8u * (1 + 3 * S);
-  auto tile_full = [&](int j) { return bar0 + 8u * (2 + 3 * S + (j & 1)); };
-  auto tile_slot = [&](int j) { return bar0 + 8u * (4 + 3 * S) + 4u * (j & 1); };
+  const unsigned q_empty = smem0 + kSmem.q_empty();
+  auto tile_full = [&](int j) { return smem0 + kSmem.tile_full(j); };
+  auto tile_slot = [&](int j) { return smem0 + kSmem.tile_slot(j); };
   constexpr int kConsumerWarps = Cfg::kConsumers * 4;
 
   const int tid = threadIdx.x;
@@ -186,11 +182,11 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
         sm90::mbarrier_arrive_expect_tx(k_full(s), kKvBytes);
 #pragma unroll
         for (int cb = 0; cb < D / 64; ++cb)
-          sm90::tma_load_4d(sK + s * kKvBytes + cb * BN * kBlockBytes, &maps.k, k_full(s), cb * 64, k0, hk, at.b);
+          sm90::tma_load_4d(sK(s) + cb * BN * kBlockBytes, &maps.k, k_full(s), cb * 64, k0, hk, at.b);
         sm90::mbarrier_arrive_expect_tx(v_full(s), kKvBytes);
 #pragma unroll
         for (int cb = 0; cb < D / 64; ++cb)
-          sm90::tma_load_4d(sV + s * kKvBytes + cb * BN * kBlockBytes, &maps.v, v_full(s), cb * 64, k0, hk, at.b);
+          sm90::tma_load_4d(sV(s) + cb * BN * kBlockBytes, &maps.v, v_full(s), cb * 64, k0, hk, at.b);
       }
       return ring;
     };
@@ -265,7 +261,7 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
         const unsigned long long a =
             sm90::smem_descriptor(sQ + column * BM * kBlockBytes + group_row0 * kBlockBytes + within, 16, 1024);
         const unsigned long long bk =
-            sm90::smem_descriptor(sK + s * kKvBytes + column * BN * kBlockBytes + within, 16, 1024);
+            sm90::smem_descriptor(sK(s) + column * BN * kBlockBytes + within, 16, 1024);
         sm90::Wgmma<BN>::template ss<kBf16>(sacc[0], a, bk, kk > 0);
       }
       sm90::wgmma_commit();
@@ -282,7 +278,7 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
 #pragma unroll
       for (int kn = 0; kn < KN; ++kn) {
         const unsigned long long bv =
-            sm90::smem_descriptor(sV + s * kKvBytes + kn * 16 * kBlockBytes, BN * kBlockBytes, 1024);
+            sm90::smem_descriptor(sV(s) + kn * 16 * kBlockBytes, BN * kBlockBytes, 1024);
         sm90::Wgmma<D>::template rs<kBf16>(o[0], pa[kn][0], bv, 1);
       }
       sm90::wgmma_commit();

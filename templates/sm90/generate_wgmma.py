@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Writes templates/sm90/wgmma_ops.cuh: the wgmma.mma_async forms the sm90 family uses, one per
-N, as inline PTX. Each form lists every accumulator register, which is why they are generated.
+N, as inline PTX. Each form lists every accumulator register, which is why they are generated:
+the file spells out those lists once per N and writes the asm statement and the Wgmma<N>
+specialisation once, as macros that every N expands.
 
     templates/sm90/generate_wgmma.py > templates/sm90/wgmma_ops.cuh
 
@@ -17,41 +19,67 @@ def register_list(first, count):
     return ", ".join(f"%{first + i}" for i in range(count))
 
 
-def form(n, kind, dtype):
-    regs = n // 2
-    acc = "{" + register_list(0, regs) + "}"
-    if kind == "ss":
-        # A and B from shared memory, both K-major.
-        operands = f"%{regs}, %{regs + 1}"
-        flag = regs + 2
-        tail = "p, 1, 1, 0, 0"
-        inputs = '"l"(a), "l"(b), "r"(accumulate)'
-    else:
-        # A from registers, B from shared memory N-major (imm-trans-b = 1).
-        operands = "{" + register_list(regs, 4) + "}" + f", %{regs + 4}"
-        flag = regs + 5
-        tail = "p, 1, 1, 1"
-        inputs = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate)'
-    return (f'      asm volatile(\n'
-            f'          "{{\\n .reg .pred p;\\n setp.ne.b32 p, %{flag}, 0;\\n"\n'
-            f'          " wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{dtype}.{dtype} {acc}, {operands}, {tail};\\n}}\\n"\n'
-            f'          : {accumulators(n)}\n'
-            f'          : {inputs});\n')
+# The macros every N expands (backslash-continued lines, aligned by main()).
+BODY = [
+    "// One wgmma of width N and element type TYPE. The accumulators are the asm's first N / 2",
+    "// operands (FJ_WGMMA_REGS_N, bound to d by FJ_WGMMA_D_N); OPERANDS are A and B after them, TAIL",
+    "// the scale and transpose immediates, FLAG the operand number of `accumulate` (0: d = A * B).",
+    "#define FJ_WGMMA_ASM(N, TYPE, OPERANDS, TAIL, FLAG, ...)",
+    '  asm volatile("{\\n .reg .pred p;\\n setp.ne.b32 p, %" #FLAG ", 0;\\n"',
+    '               " wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TYPE "." TYPE " " FJ_WGMMA_REGS_##N ", " OPERANDS',
+    '               ", " TAIL ";\\n}\\n"',
+    "               : FJ_WGMMA_D_##N",
+    "               : __VA_ARGS__)",
+    "",
+    "// Both element types of one form.",
+    "#define FJ_WGMMA_FORM(N, OPERANDS, TAIL, FLAG, ...)",
+    "  if constexpr (kBf16) {",
+    '    FJ_WGMMA_ASM(N, "bf16", OPERANDS, TAIL, FLAG, __VA_ARGS__);',
+    "  } else {",
+    '    FJ_WGMMA_ASM(N, "f16", OPERANDS, TAIL, FLAG, __VA_ARGS__);',
+    "  }",
+    "",
+    "// Wgmma<N>: ss with A and B from shared memory, both K-major; rs with A from registers and B",
+    "// N-major in shared memory (imm-trans-b = 1). *_OPERANDS and *_FLAG number the asm operands",
+    "// that follow the N / 2 accumulators.",
+    "#define FJ_WGMMA_WIDTH(N, SS_OPERANDS, SS_FLAG, RS_OPERANDS, RS_FLAG)",
+    "  template <>",
+    "  struct Wgmma<N> {",
+    "    template <bool kBf16>",
+    "    static __device__ __forceinline__ void ss(float (&d)[N / 8][4], unsigned long long a, unsigned long long b,",
+    "                                              int accumulate) {",
+    '      FJ_WGMMA_FORM(N, SS_OPERANDS, "p, 1, 1, 0, 0", SS_FLAG, "l"(a), "l"(b), "r"(accumulate))',
+    "    }",
+    "    template <bool kBf16>",
+    "    static __device__ __forceinline__ void rs(float (&d)[N / 8][4], const unsigned (&a)[4], unsigned long long b,",
+    "                                              int accumulate) {",
+    '      FJ_WGMMA_FORM(N, RS_OPERANDS, "p, 1, 1, 1", RS_FLAG, "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b),',
+    '                    "r"(accumulate))',
+    "    }",
+    "  };",
+]
 
 
-def width(n):
-    out = [f"template <>\nstruct Wgmma<{n}> {{\n"]
-    for kind, a_param in (("ss", "unsigned long long a"), ("rs", "const unsigned (&a)[4]")):
-        out.append("  template <bool kBf16>\n")
-        out.append(f"  static __device__ __forceinline__ void {kind}(float (&d)[{n // 8}][4], {a_param}, "
-                   f"unsigned long long b, int accumulate) {{\n")
-        out.append("    if constexpr (kBf16) {\n")
-        out.append(form(n, kind, "bf16"))
-        out.append("    } else {\n")
-        out.append(form(n, kind, "f16"))
-        out.append("    }\n  }\n")
-    out.append("};\n")
-    return "".join(out)
+def continued(lines):
+    """Joins each #define with the lines after it (up to a blank or comment line) by backslashes."""
+    out, block = [], []
+
+    def flush():
+        width = max(len(line) for line in block)
+        out.extend(line.ljust(width) + " \\" for line in block[:-1])
+        out.append(block[-1])
+        block.clear()
+
+    for line in lines:
+        if line.startswith("#define") or (block and line and not line.startswith("//")):
+            block.append(line)
+            continue
+        if block:
+            flush()
+        out.append(line)
+    if block:
+        flush()
+    return out
 
 
 def main():
@@ -67,8 +95,19 @@ def main():
     print("#pragma once\n")
     print("namespace flexjit {\nnamespace sm90 {\n")
     print("template <int N>\nstruct Wgmma;\n")
+    print("\n".join(continued(BODY)) + "\n")
+    print("// The accumulator registers of each N and the accumulators they bind to.")
     for n in WIDTHS:
-        print(width(n))
+        print(f'#define FJ_WGMMA_REGS_{n} "{{{register_list(0, n // 2)}}}"')
+        print(f"#define FJ_WGMMA_D_{n} {accumulators(n)}")
+    print()
+    for n in WIDTHS:
+        r = n // 2
+        print(f'FJ_WGMMA_WIDTH({n}, "%{r}, %{r + 1}", {r + 2}, "{{{register_list(r, 4)}}}, %{r + 4}", {r + 5})')
+    print()
+    for name in ("ASM", "FORM", "WIDTH") + tuple(f"{kind}_{n}" for n in WIDTHS for kind in ("REGS", "D")):
+        print(f"#undef FJ_WGMMA_{name}")
+    print()
     print("}  // namespace sm90\n}  // namespace flexjit")
 
 

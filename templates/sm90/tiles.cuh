@@ -4,6 +4,14 @@
 // Compiled by g++, nvcc and NVRTC: it includes nothing and uses no std.
 #pragma once
 
+// The shared-memory layout's offsets are taken at run time by the kernel too: device functions
+// under nvcc and NVRTC, plain constexpr functions under g++.
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define FJ_SM90_TILES_FN __host__ __device__
+#else
+#define FJ_SM90_TILES_FN
+#endif
+
 namespace flexjit {
 namespace sm90 {
 
@@ -69,16 +77,45 @@ constexpr int kSwizzleBytes = 128;  // TMA / wgmma 128-byte swizzle: 64 16-bit c
 constexpr int kTileAlign = 1024;    // a swizzled tile starts on a 1024-byte boundary
 
 // Bytes of one [rows x D] 16-bit tile (D / 64 column blocks of rows x 128 bytes).
-constexpr int fwd_tile_bytes(int rows, int head_dim) { return rows * head_dim * 2; }
+FJ_SM90_TILES_FN constexpr int fwd_tile_bytes(int rows, int head_dim) { return rows * head_dim * 2; }
 
-// Dynamic shared memory of one CTA: Q, the K and V rings, the mbarriers (Q full, then K full,
-// V full and K/V empty per stage, then Q empty and two tile-slot barriers of the persistent
-// grid, 8 bytes each), two ints of tile slots, and the slack to align the start to 1024 bytes.
-constexpr int fwd_barrier_bytes(int stages) { return 8 * (4 + 3 * stages) + 8; }
+// The forward's shared memory, in bytes from the CTA's 1024-byte aligned start: the one copy of
+// the kernel's offsets and of the host's size.
+//   Q (block_m rows), the K ring, the V ring (stages tiles of block_n rows each);
+//   the mbarriers, 8 bytes each: Q full; K full, V full and K/V empty per stage; Q empty and one
+//   full barrier per tile slot (these three used by the persistent grid only);
+//   two int tile slots (the persistent grid's query tiles, written by the producer).
+struct FwdSmemLayout {
+  int q_bytes, kv_bytes, stages;
+  FJ_SM90_TILES_FN constexpr FwdSmemLayout(int head_dim, int block_m, int block_n, int stages_)
+      : q_bytes(fwd_tile_bytes(block_m, head_dim)), kv_bytes(fwd_tile_bytes(block_n, head_dim)), stages(stages_) {}
+
+  FJ_SM90_TILES_FN constexpr int q() const { return 0; }
+  FJ_SM90_TILES_FN constexpr int k(int s) const { return q_bytes + s * kv_bytes; }
+  FJ_SM90_TILES_FN constexpr int v(int s) const { return q_bytes + (stages + s) * kv_bytes; }
+  FJ_SM90_TILES_FN constexpr int q_full() const { return barrier(0); }
+  FJ_SM90_TILES_FN constexpr int k_full(int s) const { return barrier(1 + s); }
+  FJ_SM90_TILES_FN constexpr int v_full(int s) const { return barrier(1 + stages + s); }
+  FJ_SM90_TILES_FN constexpr int kv_empty(int s) const { return barrier(1 + 2 * stages + s); }
+  FJ_SM90_TILES_FN constexpr int q_empty() const { return barrier(1 + 3 * stages); }
+  FJ_SM90_TILES_FN constexpr int tile_full(int j) const { return barrier(2 + 3 * stages + (j & 1)); }
+  FJ_SM90_TILES_FN constexpr int tile_slot(int j) const { return barrier(4 + 3 * stages) + 4 * (j & 1); }
+  // The bytes used, and those to allocate: the slack lets the start be aligned to 1024 bytes.
+  FJ_SM90_TILES_FN constexpr int end() const { return tile_slot(0) + 2 * 4; }
+  FJ_SM90_TILES_FN constexpr int bytes() const { return end() + kTileAlign; }
+
+ private:
+  FJ_SM90_TILES_FN constexpr int barrier(int i) const { return q_bytes + 2 * stages * kv_bytes + 8 * i; }
+};
+
+// The mbarriers and tile slots alone (the layout of no tiles).
+constexpr int fwd_barrier_bytes(int stages) { return FwdSmemLayout(0, 0, 0, stages).end(); }
+// Dynamic shared memory of one CTA.
 constexpr int fwd_smem_bytes(int head_dim, int block_m, int block_n, int stages) {
-  return fwd_tile_bytes(block_m, head_dim) + 2 * stages * fwd_tile_bytes(block_n, head_dim) +
-         fwd_barrier_bytes(stages) + kTileAlign;
+  return FwdSmemLayout(head_dim, block_m, block_n, stages).bytes();
 }
 
 }  // namespace sm90
 }  // namespace flexjit
+
+#undef FJ_SM90_TILES_FN

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <functional>
 
-#include "compiler/kv_range.hpp"
+#include "compiler/tile_ranges.hpp"
 #include "ir/interpreter.hpp"
 #include "tests/analysis/range_check.hpp"
 #include "tests/analysis/random_expr.hpp"

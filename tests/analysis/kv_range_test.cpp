@@ -6,7 +6,7 @@
 
 #include "ir/interpreter.hpp"
 #include "ir/ir_printer.hpp"
-#include "compiler/kv_range.hpp"
+#include "compiler/tile_ranges.hpp"
 #include "tests/analysis/range_check.hpp"
 #include "tests/analysis/random_expr.hpp"
 #include "tests/analysis/random_range_mask.hpp"

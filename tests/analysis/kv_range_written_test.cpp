@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "ir/ir_printer.hpp"
-#include "compiler/kv_range.hpp"
+#include "compiler/tile_ranges.hpp"
 #include "tests/analysis/support.hpp"
 
 namespace flexjit::analysis_test {

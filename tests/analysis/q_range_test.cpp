@@ -3,7 +3,7 @@
 // ranges expected for the mission masks.
 #include <gtest/gtest.h>
 
-#include "compiler/q_range.hpp"
+#include "compiler/tile_ranges.hpp"
 #include "ir/ir_printer.hpp"
 #include "tests/analysis/random_expr.hpp"
 #include "tests/analysis/random_range_mask.hpp"

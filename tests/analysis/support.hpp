@@ -11,8 +11,7 @@
 
 #include "ir/interpreter.hpp"
 #include "ir/ir.hpp"
-#include "compiler/kv_range.hpp"
-#include "compiler/q_range.hpp"
+#include "compiler/tile_ranges.hpp"
 #include "compiler/tile_class.hpp"
 
 namespace flexjit::analysis_test {

@@ -39,12 +39,16 @@ std::string same_layout_as_host(const char* name) {
 
 TEST(Layout, KernelArgsMatchTheHost) {
   std::string src = "#include \"common/kernel_args.cuh\"\n";
+  src += same_layout_as_host<CommonArgs>("CommonArgs");
+  src += same_layout_as_host<TileMapRef>("TileMapRef");
   src += same_layout_as_host<AttnArgs>("AttnArgs");
   src += same_layout_as_host<TileMapArgs>("TileMapArgs");
   src += same_layout_as_host<DecodeArgs>("DecodeArgs");
   src += same_layout_as_host<BwdArgs>("BwdArgs");
   expect_nvrtc_accepts(src);
-  static_assert(offsetof(AttnArgs, B) == 40 && offsetof(AttnArgs, q_b) == 64 && offsetof(AttnArgs, scale) == 160);
+  static_assert(offsetof(CommonArgs, B) == 40 && offsetof(CommonArgs, q_b) == 64 && offsetof(CommonArgs, scale) == 160);
+  // Every family's block starts with CommonArgs, so the common templates read them alike.
+  static_assert(sizeof(CommonArgs) == 168 && sizeof(AttnArgs) == 168 + sizeof(TileMapRef) + 8);
   static_assert(offsetof(TileMapArgs, Tq) == 16 && offsetof(TileMapArgs, Hm) == 32);
 }
 

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "api/backward_kernel.hpp"
+#include "api/pass_kernels.hpp"
 #include "codegen/families.hpp"
 #include "flexjit/error.hpp"
 #include "flexjit/program.hpp"
@@ -67,27 +67,28 @@ TEST_P(BackwardKernel, CompilesWithoutSpills) {
     o.use_disk = false;
     return o;
   }());
-  const std::unique_ptr<api::BackwardKernel> k =
-      api::compile_backward(detail::ProgramAccess::impl(program), c.target, cache);
+  const std::unique_ptr<api::CompiledKernel> k =
+      api::compile_pass(detail::ProgramAccess::impl(program), c.target, compiler::KernelPass::Backward, cache);
   const codegen::GeneratedKernel& g = k->generated;
   EXPECT_EQ(g.family, "sm80_bwd");
   EXPECT_EQ(g.target.pass, compiler::KernelPass::Backward);
   const jit::PtxasReport report = jit::parse_ptxas_report(k->artifact->log());
   const bool first_tile = g.tile.block_m == flexjit::sm80::default_bwd_tile(c.target.head_dim).block_m;
-  std::vector<std::string> entries = {g.prep_entry, g.entry, g.post_entry};
-  if (!g.grads_entry.empty()) entries.push_back(g.grads_entry);
-  for (const std::string& entry : entries) {
+  for (const codegen::EntryPoint& e : g.entries) {
+    const std::string& entry = e.name;
     const jit::PtxasFunction* f = report.function(entry);
     ASSERT_NE(f, nullptr) << entry << ": no ptxas report in the NVRTC log";
     EXPECT_GT(f->registers, 0) << entry;
-    const bool main = entry == g.entry || entry == g.grads_entry;
+    const bool main = e.role == codegen::EntryRole::main || e.role == codegen::EntryRole::grads;
     const int tolerated = main && first_tile ? flexjit::sm80::kBwdTolerableSpillBytes : 0;
     const std::string what = entry + ": " + std::to_string(f->registers) + " registers, stack " +
                              std::to_string(f->stack_bytes) + " B, spills " + std::to_string(f->spill_store_bytes) +
                              "/" + std::to_string(f->spill_load_bytes) + " B, query tile " +
                              std::to_string(g.tile.block_m);
     EXPECT_LE(std::max(f->spill_store_bytes, f->spill_load_bytes), tolerated) << what;
-    if (tolerated == 0) EXPECT_FALSE(f->spills()) << what;
+    if (tolerated == 0) {
+      EXPECT_FALSE(f->spills()) << what;
+    }
     std::cout << what << "\n";
   }
   for (const std::string& w : report.warnings) EXPECT_FALSE(jit::is_silent_slowdown(w)) << w;
@@ -100,11 +101,12 @@ TEST(BackwardFamily, ScatterEntryOnlyWhereScoreModReadsAFloatCapture) {
   const compiler::KernelTarget t{128, compiler::ElementType::BF16, "sm_90a"};
   const auto generated = [&](const char* name) {
     const Program p = read_example(name);
-    return api::generate_backward(detail::ProgramAccess::impl(p), t);
+    return api::generate_pass(detail::ProgramAccess::impl(p), t, compiler::KernelPass::Backward);
   };
-  EXPECT_FALSE(generated("relative_position_bias").grads_entry.empty());
-  EXPECT_TRUE(generated("causal").grads_entry.empty());
-  EXPECT_TRUE(generated("learned_sink").grads_entry.empty());  // the sink's gradient is the pre-pass's
+  using codegen::EntryRole;
+  EXPECT_TRUE(generated("relative_position_bias").has_entry(EntryRole::grads));
+  EXPECT_FALSE(generated("causal").has_entry(EntryRole::grads));
+  EXPECT_FALSE(generated("learned_sink").has_entry(EntryRole::grads));  // the sink's gradient is the pre-pass's
   EXPECT_EQ(generated("learned_sink").grads.fields.size(), 1u);
 }
 

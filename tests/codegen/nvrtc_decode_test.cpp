@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "api/decode_kernel.hpp"
+#include "api/pass_kernels.hpp"
 #include "codegen/families.hpp"
 #include "flexjit/error.hpp"
 #include "api/generated_kernel_compile.hpp"
@@ -64,12 +64,14 @@ TEST_P(DecodeKernel, CompilesWithoutSpills) {
     o.use_disk = false;
     return o;
   }());
-  const std::unique_ptr<api::DecodeKernel> k =
-      api::compile_decode(detail::ProgramAccess::impl(program), c.target, cache);
+  const std::unique_ptr<api::CompiledKernel> k =
+      api::compile_pass(detail::ProgramAccess::impl(program), c.target, compiler::KernelPass::Decode, cache);
   EXPECT_EQ(k->generated.family, "decode");
   EXPECT_EQ(k->generated.target.pass, compiler::KernelPass::Decode);
   const jit::PtxasReport report = jit::parse_ptxas_report(k->artifact->log());
-  for (const std::string& entry : {k->generated.entry, k->generated.combine_entry}) {
+  ASSERT_EQ(k->generated.entries.size(), 2u);
+  for (const codegen::EntryPoint& e : k->generated.entries) {
+    const std::string& entry = e.name;
     const jit::PtxasFunction* f = report.function(entry);
     ASSERT_NE(f, nullptr) << entry << ": no ptxas report in the NVRTC log";
     EXPECT_GT(f->registers, 0) << entry;

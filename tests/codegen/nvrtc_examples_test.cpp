@@ -151,7 +151,7 @@ TEST(GeneratedKernel, CacheKeyFollowsCompileTimeInputsOnly) {
   auto key_of = [](const std::string& text, compiler::KernelTarget spec) {
     dsl::SourceFile file("p.py", text);
     auto k = codegen::generate_kernel(compiler::build_ir(file), spec, &file);
-    return jit::CompileJob(api::compile_request(k), k.entry).key.str();
+    return jit::CompileJob(api::compile_request(k), k.entry()).key.str();
   };
   const std::string prog = "window: int\nCAP = 50.0\n"
                            "def score_mod(score, b, h, q_idx, kv_idx):\n    return CAP * torch.tanh(score / CAP)\n"
@@ -177,7 +177,7 @@ TEST(GeneratedKernel, MathModesNeverShareACacheEntry) {
     auto key_of = [&](compiler::MathMode math) {
       const compiler::KernelTarget target{.head_dim = 64, .arch = "sm_90a", .math = math};
       const codegen::GeneratedKernel k = codegen::generate_kernel(program, target, &file);
-      return jit::CompileJob(api::compile_request(k), k.entry).key.str();
+      return jit::CompileJob(api::compile_request(k), k.entry()).key.str();
     };
     EXPECT_NE(key_of(compiler::MathMode::Fast), key_of(compiler::MathMode::Exact)) << name;
   }

@@ -10,9 +10,8 @@
 #include <set>
 #include <string>
 
-#include "compiler/kv_range.hpp"
+#include "compiler/tile_ranges.hpp"
 #include "compiler/pipeline.hpp"
-#include "compiler/q_range.hpp"
 #include "ir/interpreter.hpp"
 #include "ir/ir_printer.hpp"
 #include "random_program.hpp"

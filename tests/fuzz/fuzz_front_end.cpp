@@ -8,7 +8,7 @@
 
 #include "codegen/families.hpp"
 #include "flexjit/error.hpp"
-#include "compiler/kv_range.hpp"
+#include "compiler/tile_ranges.hpp"
 #include "compiler/pipeline.hpp"
 #include "compiler/tile_class.hpp"
 #include "dsl/diagnostics.hpp"

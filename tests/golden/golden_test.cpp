@@ -1,5 +1,7 @@
 // Golden tests over files: examples/*.py -> tests/golden/ir/NAME.ir (printed, simplified IR),
-// tests/golden/errors/NAME.py -> NAME.expected (the complete diagnostic text).
+// tests/golden/errors/NAME.py -> NAME.expected (the complete diagnostic text), and the generated
+// CUDA of a few examples per kernel family -> tests/golden/cuda/NAME.FAMILY.cu (what codegen
+// writes around the templates: the Mods struct, the config and every entry point).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -7,6 +9,9 @@
 #include <fstream>
 #include <sstream>
 
+#include <fmt/format.h>
+
+#include "codegen/families.hpp"
 #include "ir/ir_printer.hpp"
 #include "compiler/pipeline.hpp"
 #include "dsl/diagnostics.hpp"
@@ -82,6 +87,46 @@ TEST_P(BadProgram, GivesExpectedDiagnostic) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Errors, BadProgram, testing::ValuesIn(programs_in(kRoot / "tests/golden/errors")), test_name);
+
+// One example per kernel form: the index-arithmetic forward on either family, a tensor-reading
+// mask (tile-map builder), block lists, a captured tensor's gradient (the grads entry), decode.
+struct CudaCase {
+  const char* example;
+  compiler::KernelPass pass;
+  const char* family;
+  int head_dim;
+};
+
+const CudaCase kCudaCases[] = {
+    {"causal", compiler::KernelPass::Forward, "sm90_fwd", 128},
+    {"causal", compiler::KernelPass::Forward, "sm80_fwd", 128},
+    {"document", compiler::KernelPass::Forward, "sm90_fwd", 128},
+    {"topk_causal", compiler::KernelPass::Backward, "sm80_bwd", 64},
+    {"alibi_softcap_window", compiler::KernelPass::Decode, "decode", 128},
+    {"causal", compiler::KernelPass::Backward, "sm80_bwd", 128},
+    {"document", compiler::KernelPass::Backward, "sm80_bwd", 64},
+    {"relative_position_bias", compiler::KernelPass::Backward, "sm80_bwd", 64},
+};
+
+class ExampleCuda : public testing::TestWithParam<CudaCase> {};
+
+TEST_P(ExampleCuda, MatchesGolden) {
+  const CudaCase& c = GetParam();
+  const dsl::SourceFile file = load(kRoot / "examples" / (std::string(c.example) + ".py"));
+  compiler::KernelTarget target;
+  target.head_dim = c.head_dim;
+  target.arch = "sm_90a";
+  target.pass = c.pass;
+  target.family = c.family;
+  const codegen::GeneratedKernel k = codegen::generate_kernel(compiler::build_ir(file), target, &file);
+  compare_or_update(kRoot / "tests/golden/cuda" / fmt::format("{}.{}.d{}.cu", c.example, c.family, c.head_dim),
+                    k.source);
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, ExampleCuda, testing::ValuesIn(kCudaCases),
+                         [](const testing::TestParamInfo<CudaCase>& i) {
+                           return fmt::format("{}_{}_d{}", i.param.example, i.param.family, i.param.head_dim);
+                         });
 
 TEST(BadProgram, AtLeastFortyCases) { EXPECT_GE(programs_in(kRoot / "tests/golden/errors").size(), 40u); }
 

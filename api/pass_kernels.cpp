@@ -1,0 +1,55 @@
+#include "api/pass_kernels.hpp"
+
+#include <algorithm>
+
+#include "api/generate.hpp"
+#include "api/generated_kernel_compile.hpp"
+#include "jit/ptxas_report.hpp"
+#include "templates/sm80/bwd_tiles.cuh"
+
+namespace flexjit::api {
+namespace {
+
+compiler::KernelTarget pass_target(const compiler::KernelTarget& forward_target, compiler::KernelPass pass) {
+  compiler::KernelTarget target = forward_target;
+  target.pass = pass;
+  target.family.clear();  // CompileOptions::family names the forward's family
+  target.tile.reset();    // ... and CompileOptions::tile its tile
+  return target;
+}
+
+// Whether ptxas spilled more than the backward family tolerates in a main entry (the pre- and
+// post-passes are small).
+bool spills_too_much(const jit::Artifact& artifact, const codegen::GeneratedKernel& g) {
+  const jit::PtxasReport report = jit::parse_ptxas_report(artifact.log());
+  for (const codegen::EntryPoint& e : g.entries) {
+    if (e.role != codegen::EntryRole::main && e.role != codegen::EntryRole::grads) continue;
+    const jit::PtxasFunction* f = report.function(e.name);
+    if (f && std::max(f->spill_store_bytes, f->spill_load_bytes) > flexjit::sm80::kBwdTolerableSpillBytes) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+codegen::GeneratedKernel generate_pass(const Program::Impl& program, const compiler::KernelTarget& forward_target,
+                                       compiler::KernelPass pass) {
+  return generate(program, pass_target(forward_target, pass));
+}
+
+std::unique_ptr<CompiledKernel> compile_pass(const Program::Impl& program, const compiler::KernelTarget& forward_target,
+                                             compiler::KernelPass pass, jit::KernelCache& cache) {
+  codegen::GeneratedKernel generated = generate_pass(program, forward_target, pass);
+  jit::ArtifactPtr artifact = compile_or_explain(program.file.name(), generated, cache);
+  // The backward table's tile spilled with these mods: its tile with fewer query rows (each
+  // compile is cached, so this costs the extra compile once).
+  if (pass == compiler::KernelPass::Backward && generated.tile_if_spills && spills_too_much(*artifact, generated)) {
+    compiler::KernelTarget retry = pass_target(forward_target, pass);
+    retry.tile = generated.tile_if_spills;
+    generated = generate(program, retry);
+    artifact = compile_or_explain(program.file.name(), generated, cache);
+  }
+  return std::make_unique<CompiledKernel>(std::move(generated), std::move(artifact));
+}
+
+}  // namespace flexjit::api

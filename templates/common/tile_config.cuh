@@ -1,0 +1,32 @@
+// flexjit: what every family's tile configuration (FwdConfig, BwdConfig, DecodeConfig,
+// Sm90FwdConfig) says the same way. Each derives from it and adds its own members (warps,
+// shared-memory bytes, ...); kernels and generated wrappers read all of them as Cfg::kName.
+#pragma once
+
+#include "common/attention_common.cuh"
+
+namespace flexjit {
+
+//   kHeadDim  D, the head dim of Q, K and V.
+//   kBlockM   query rows per CTA (decode: the rows of its one m16 tile).
+//   kBlockN   keys per K/V tile.
+//   kStages   depth of the ring of tiles in flight.
+//   Element   the 16-bit element type (bf16_t, fp16_t); kIsBf16 selects the mma and conversions.
+template <int kHeadDim_, int kBlockM_, int kBlockN_, int kStages_, class Element_>
+struct TileConfigBase {
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kBlockM = kBlockM_;
+  static constexpr int kBlockN = kBlockN_;
+  static constexpr int kStages = kStages_;
+  using Element = Element_;
+  static constexpr bool kIsBf16 = ElementTraits<Element_>::kIsBf16;
+};
+
+// The sm80 families, whose CTAs are kWarps plain warps.
+template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, int kStages_, class Element_>
+struct WarpTileConfig : TileConfigBase<kHeadDim_, kBlockM_, kBlockN_, kStages_, Element_> {
+  static constexpr int kWarps = kWarps_;
+  static constexpr int kThreads = kWarps_ * 32;
+};
+
+}  // namespace flexjit
