@@ -10,6 +10,7 @@
 #include "codegen/sm80_bwd/family.hpp"
 #include "codegen/sm80_fwd/family.hpp"
 #include "codegen/sm90_fwd/family.hpp"
+#include "dsl/quoted.hpp"
 #include "flexjit/error.hpp"
 
 namespace flexjit::codegen {
@@ -25,7 +26,8 @@ const KernelFamily* const kFamilies[] = {
 
 std::string target_text(const compiler::KernelTarget& target) {
   return fmt::format("the {} pass at head dim {}, {}, {}", compiler::pass_name(target.pass), target.head_dim,
-                     compiler::element_name(target.dtype), target.arch);
+                     compiler::element_name(target.dtype),
+                     compiler::arch_number(target.arch) ? target.arch : dsl::quoted(target.arch));
 }
 
 // KernelTarget::family names one family: that one or an error.

@@ -801,6 +801,10 @@ class Lowerer {
 
   Value call_builtin(const BuiltinValue& b, std::vector<Value> args, std::vector<std::pair<ast::Keyword, Value>> kwargs,
                      SourcePos pos) {
+    if (!b.hidden_module.empty() && !args.empty())
+      fail(pos, fmt::format("'{0}' is {1} here, not the {0} module: a variable of that name hides it, so {0}.{2}(...) "
+                            "is the method {2} of that value; rename the variable",
+                            b.hidden_module, describe(ir_value(*b.self)), b.spelling));
     if (b.self) args.insert(args.begin(), ir_value(*b.self));  // x.clamp(...) is clamp(x, ...)
     auto arg = [&](std::size_t i) { return require_ir(args[i], pos, fmt::format("argument {} of {}()", i + 1, b.spelling)); };
     auto unary_float = [&](ir::Intrinsic fn) {
@@ -986,7 +990,7 @@ class Lowerer {
       if (s->frame_locals && s->frame_locals->count(name))
         fail(pos, fmt::format("local variable '{}' is referenced before assignment", name));
     }
-    if (auto b = find_builtin(Namespace::Bare, name)) return Value{BuiltinValue{*b, name}};
+    if (auto b = find_builtin(Namespace::Bare, name)) return Value{BuiltinValue{*b, name, nullptr}};
     // torch and math are always available, as if imported.
     if (name == "torch") return Value{ModuleValue{Namespace::Torch, "torch"}};
     if (name == "math") return Value{ModuleValue{Namespace::Math, "math"}};
@@ -1040,7 +1044,12 @@ class Lowerer {
       if (find_method(n.attr) && !t->number) fail(n.attr_pos, unread_tensor_message(*t));  // table.abs()
     }
     if (auto x = base.expr()) {
-      if (auto fn = find_method(n.attr)) return Value{BuiltinValue{*fn, n.attr, std::make_shared<const ir::Expr>(*x)}};
+      if (auto fn = find_method(n.attr)) {
+        BuiltinValue method{*fn, n.attr, std::make_shared<const ir::Expr>(*x)};
+        if (auto name = std::get_if<ast::Name>(&n.value->node))
+          if (auto ns = find_module(name->id); ns && find_builtin(*ns, n.attr)) method.hidden_module = name->id;
+        return Value{std::move(method)};
+      }
       fail(n.attr_pos, fmt::format("{} has no method '{}'; numbers have the methods listed in the language reference", describe(base), n.attr));
     }
     fail(n.attr_pos, fmt::format("attributes are only supported on modules and numbers; '{}' is {}", n.attr, describe(base)));

@@ -34,6 +34,10 @@ struct BuiltinValue {
   Builtin fn;
   std::string spelling;  // as written: "torch.tanh", "min", "x.clamp"
   std::shared_ptr<const ir::Expr> self;  // the receiver of a method (x.clamp): its first argument
+  // A method whose receiver is a variable named like a module that has a function of the same
+  // name (`torch = 3`, then torch.tanh(x)): the module it hides, for the error a call with
+  // arguments gets.
+  std::string hidden_module{};
 };
 
 struct ModuleValue {

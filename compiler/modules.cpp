@@ -40,6 +40,7 @@ const NamedOnlyEntry kNamedOnly[] = {
     {A, "_mask_mod_signature", NameKind::TypingOnly}, {A, "_score_mod_signature", NameKind::TypingOnly},
     {A, "BlockMask", NameKind::HostOnly},      {A, "create_block_mask", NameKind::HostOnly},
     {A, "create_mask", NameKind::HostOnly},    {A, "flex_attention", NameKind::HostOnly},
+    {A, "AuxRequest", NameKind::HostOnly},     {A, "AuxOutput", NameKind::HostOnly},
 };
 
 struct DTypeEntry {

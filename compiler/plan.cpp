@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "compiler/param_space.hpp"
 #include "ir/ir_visitor.hpp"
 
 namespace flexjit::compiler {
@@ -174,12 +175,16 @@ KernelPlan make_plan(const ir::Program& program, const KernelTarget& target, con
   plan.name = kernel_name(program);
   mods_that_work(program, plan);
   plan.params = param_layout(program);
+  check_param_space(program, plan.params, nullptr, source);  // before any analysis: fail fast
   plan.cta_values = cta_values(program, plan);
   plan.score_anywhere = plan.has_score_mod && !reads_tensor_per_score(program.score_mod->body, plan.cta_values);
   key_range(program, plan);
   query_range(program, plan);
   plan.tile_map = tile_map_needs(program);
-  if (target.pass == KernelPass::Backward) derivatives(program, plan);
+  if (target.pass == KernelPass::Backward) {
+    derivatives(program, plan);
+    check_param_space(program, plan.params, &plan.grads, source);
+  }
   plan.int_ranges = int_ranges(program, plan);
   return plan;
 }

@@ -1,5 +1,5 @@
 #pragma once
-// FlexAttention backward on the host (issue 14): the gradients of sum(out * dout) with respect to
+// FlexAttention backward on the host: the gradients of sum(out * dout) with respect to
 // q, k, v, the sink and the captured float tensors that score_mod and sink read, given a forward's
 // inputs and results. Built with or without LLVM.
 //

@@ -2,6 +2,8 @@
 // tests compare against it.
 #include <fmt/format.h>
 
+#include "dsl/quoted.hpp"
+
 #include "dsl/parser.hpp"
 
 namespace flexjit::dsl {
@@ -39,17 +41,7 @@ class Dumper {
     at(pos);
   }
 
-  void quoted(const std::string& s) {
-    out_ += '"';
-    for (unsigned char c : s) {
-      if (c == '"' || c == '\\') out_ += {'\\', static_cast<char>(c)};
-      else if (c == '\n') out_ += "\\n";
-      else if (c == '\t') out_ += "\\t";
-      else if (c < 0x20 || c == 0x7F) out_ += fmt::format("\\x{:02x}", c);
-      else out_ += static_cast<char>(c);
-    }
-    out_ += '"';
-  }
+  void quoted(const std::string& s) { out_ += dsl::quoted(s, '"'); }
 
   static std::string float_text(double v) {
     std::string s = fmt::format("{}", v);

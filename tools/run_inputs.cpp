@@ -128,6 +128,35 @@ Binding scalar_from_text(const Parameter& p, const std::string& text) {
   fail(fmt::format("{}: '{}' is a scalar {}, and '{}' is not one", what, p.name, type, text));
 }
 
+// A rank-0 captured tensor from a number on the command line: the program reads it as one.
+HostTensor rank0_from_text(const Parameter& p, const std::string& text) {
+  const std::string what = fmt::format("--bind {}={}", p.name, text);
+  HostTensor t = make_tensor(p.dtype, {});
+  try {
+    std::size_t used = 0;
+    if (is_float(p.dtype)) {
+      const double v = std::stod(text, &used);
+      if (used == text.size()) {
+        store(p.dtype, v, t.bytes.data(), 0, what);
+        return t;
+      }
+    } else if (p.dtype == DType::boolean && (text == "true" || text == "True" || text == "false" || text == "False")) {
+      store_integer(p.dtype, text[0] == 't' || text[0] == 'T', t.bytes.data(), 0, what);
+      return t;
+    } else {
+      const long long v = std::stoll(text, &used);
+      if (used == text.size()) {
+        store_integer(p.dtype, v, t.bytes.data(), 0, what);
+        return t;
+      }
+    }
+  } catch (const std::invalid_argument&) {
+  } catch (const std::out_of_range&) {
+  }
+  fail(fmt::format("{}: '{}' is a rank-0 {} tensor, and '{}' is not a {} number; give a number or a .npy file", what,
+                   p.name, dtype_name(p.dtype), text, dtype_name(p.dtype)));
+}
+
 void fill_normal(std::vector<float>& x, std::size_t n, std::mt19937_64& rng) {
   std::normal_distribution<float> normal(0.f, 1.f);
   x.resize(n);
@@ -247,9 +276,12 @@ HostBindings parse_bindings(const Program& program, const std::vector<std::strin
     const Parameter* p = find_parameter(program, name);
     if (p == nullptr) fail(fmt::format("--bind {}: '{}' is not declared by the program ({})", b, name, declared_names(program)));
     const bool is_tensor = p->kind == Parameter::Kind::tensor || p->kind == Parameter::Kind::block_indices;
-    if (is_tensor) {
-      if (value.size() < 4 || value.substr(value.size() - 4) != ".npy")
-        fail(fmt::format("--bind {}: '{}' is a tensor; bind it to a .npy file", b, name));
+    const bool npy = value.size() >= 4 && value.substr(value.size() - 4) == ".npy";
+    if (is_tensor && !npy && p->kind == Parameter::Kind::tensor && p->rank == 0) {
+      out.tensors[name] = rank0_from_text(*p, value);
+      out.notes.push_back(fmt::format("{}={} ({})", name, out.tensors[name].describe(), value));
+    } else if (is_tensor) {
+      if (!npy) fail(fmt::format("--bind {}: '{}' is a tensor of rank {}; bind it to a .npy file", b, name, p->rank));
       out.tensors[name] = tensor_from_file(*p, value);
       out.notes.push_back(fmt::format("{}={} ({})", name, out.tensors[name].describe(), value));
     } else {

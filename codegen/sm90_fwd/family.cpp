@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "codegen/forward_source.hpp"
+#include "dsl/quoted.hpp"
 #include "codegen/sm90_fwd/tiles.hpp"
 #include "templates/sm90/tiles.cuh"
 
@@ -14,7 +15,7 @@ class Sm90Forward final : public KernelFamily {
   Sm90Forward() : KernelFamily("sm90_fwd", compiler::KernelPass::Forward) {}
 
   std::string refusal(const compiler::KernelTarget& t, const ir::Program& program) const override {
-    if (t.arch != "sm_90a") return fmt::format("architecture '{}' is not sm_90a (wgmma, TMA)", t.arch);
+    if (t.arch != "sm_90a") return fmt::format("architecture {} is not sm_90a (wgmma, TMA)", dsl::quoted(t.arch));
     if (!sm90::serves_head_dim(t.head_dim)) return fmt::format("head dim {} is not 64, 128 or 256", t.head_dim);
     std::string tile = tile_refusal(t);
     if (!tile.empty()) return tile;

@@ -99,6 +99,11 @@ TEST(Errors, UnsupportedConfigurations) {
             "  sm90_fwd: architecture 'sm_75' is not sm_90a (wgmma, TMA)\n"
             "  sm80_fwd: architecture 'sm_75' is not supported: flexjit kernels need sm_80 or newer (cp.async, bf16 "
             "tensor cores)");
+  // User text stays on the message's line: control characters are escaped where it is quoted.
+  EXPECT_EQ(what_of<UnsupportedError>([&] { engine().compile(p, {.arch = "sm_90a\n#error X"}); }),
+            "p.py: no kernel for the forward pass at head dim 128, bf16, 'sm_90a\\n#error X':\n"
+            "  sm90_fwd: architecture 'sm_90a\\n#error X' is not sm_90a (wgmma, TMA)\n"
+            "  sm80_fwd: architecture 'sm_90a\\n#error X' is not of the form sm_XY (e.g. sm_80, sm_90a)");
   EXPECT_EQ(what_of<UnsupportedError>([&] { engine().compile(p, {.dtype = f32, .arch = "sm_90a"}); }),
             "dtype f32 is not supported for q, k, v and out: CUDA kernels take bf16 or fp16");
   EXPECT_EQ(what_of<UnsupportedError>([&] {

@@ -76,7 +76,9 @@ TEST(DeviceOps, ThirtyTwoBitOperationsMatchWhereTheyApply) {
       ASSERT_EQ(ops::min32(x, y), spec_int(BinaryOp::Min, a, b));
       ASSERT_EQ(ops::max32(x, y), spec_int(BinaryOp::Max, a, b));
     }
-    if (a != lo) ASSERT_EQ(ops::abs32(static_cast<int>(a)), ops::abs(a));
+    if (a != lo) {
+      ASSERT_EQ(ops::abs32(static_cast<int>(a)), ops::abs(a));
+    }
   }
   EXPECT_GT(checked, 10000);
 }

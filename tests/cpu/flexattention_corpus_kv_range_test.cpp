@@ -26,8 +26,8 @@ const fs::path kCorpus = fs::path(FLEXJIT_SOURCE_DIR) / "tests/cpu/flexattention
 // Programs whose mask bounds the keys of a query tile (the others have no mask, or one that reads
 // tensors at key positions or keeps keys on a stride). A program leaving this list is a lost range.
 const std::set<std::string> kBounded = {
-    "alibi", "aligned_causal_ratio", "band_abs_shared", "bias_table_shape", "causal", "chunked_causal",
-    "dilated_sliding_window", "document_lengths_shape", "float_bound_window", "float_width_window",
+    "alibi", "aligned_causal_ratio", "aux_request_import", "band_abs_shared", "bias_table_shape", "causal",
+    "chunked_causal", "dilated_sliding_window", "document_lengths_shape", "float_bound_window", "float_width_window",
     "global_tokens", "gpt_oss_sink", "growing_prefix", "head_specific", "inverted_causal",
     "lru_cache_factory", "natten_2d", "natten_tuple_defaults", "partial_band", "per_batch_lengths",
     "prefix_lm", "prefix_lm_per_batch", "query_prefix_or_causal", "sliding_window_generator",

@@ -72,7 +72,9 @@ AttentionRun::AttentionRun(const Case& c, std::uint64_t seed)
   // serialized, setmaxnreg ignored), and no spills in the Hopper family (its tiles are sized so).
   const Kernel::CompileReport report = kernel_.compile_report();
   for (const std::string& w : report.warnings) EXPECT_FALSE(jit::is_silent_slowdown(w)) << c.name() << ": " << w;
-  if (kernel_.family() == "sm90_fwd") EXPECT_EQ(report.spill_bytes, 0) << c.name();
+  if (kernel_.family() == "sm90_fwd") {
+    EXPECT_EQ(report.spill_bytes, 0) << c.name();
+  }
   bindings_ = random_bindings(program_, {c.B, c.Hq, c.Tq, c.Tkv, c.Hkv}, rng_);
   device_ = std::make_unique<DeviceSide>(c);
 

@@ -1,4 +1,4 @@
-// The tests' float64 oracle for the backward pass (issue 14, FlexAttention's semantics), on the
+// The tests' float64 oracle for the backward pass (FlexAttention's semantics), on the
 // same inputs as reference_attention. Written from the formulas, sharing no code with a kernel:
 //
 //   s_ij = score_mod(fp32(scale * <q_i, k_j>), b, h, i, j) where the mask keeps (i, j)

@@ -65,5 +65,36 @@ TEST(BindExact, ValuesOutsideTheDeclaredTypeAreRefusedByElement) {
   std::remove(upath.c_str());
 }
 
+// A rank-0 captured tensor is read as a number by the program, so --bind takes it as one.
+TEST(BindExact, RankZeroTensorsTakeANumber) {
+  const Program p = Program::from_source(
+      "offset: Tensor[int32, 0]\nscale: Tensor[float32, 0]\nids: Tensor[int32, 1]\n\n"
+      "def score_mod(score, b, h, q_idx, kv_idx):\n    return score * scale + ids[kv_idx] + offset\n",
+      "rank0.py");
+  const HostBindings b = parse_bindings(p, {"offset=1021", "scale=0.5"});
+  const HostTensor& offset = b.tensors.at("offset");
+  EXPECT_TRUE(offset.shape.empty());
+  std::int32_t o = 0;
+  ASSERT_EQ(offset.bytes.size(), sizeof o);
+  std::memcpy(&o, offset.bytes.data(), sizeof o);
+  EXPECT_EQ(o, 1021);
+  float f = 0;
+  ASSERT_EQ(b.tensors.at("scale").bytes.size(), sizeof f);
+  std::memcpy(&f, b.tensors.at("scale").bytes.data(), sizeof f);
+  EXPECT_EQ(f, 0.5f);
+  const auto error = [&](const std::string& bind) {
+    try {
+      parse_bindings(p, {bind});
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_THAT(error("offset=1.5"), HasSubstr("--bind offset=1.5: 'offset' is a rank-0 i32 tensor, and '1.5' is not a "
+                                             "i32 number; give a number or a .npy file"));
+  EXPECT_THAT(error("offset=4294967296"), HasSubstr("--bind offset=4294967296: element 0 is 4294967296, not a i32 value"));
+  EXPECT_THAT(error("ids=7"), HasSubstr("--bind ids=7: 'ids' is a tensor of rank 1; bind it to a .npy file"));
+}
+
 }  // namespace
 }  // namespace flexjit::tools
