@@ -5,6 +5,7 @@
 #include <set>
 
 #include "api/binding_resolve.hpp"
+#include "dsl/quoted.hpp"
 #include "ir/gradient_captures.hpp"
 
 namespace flexjit::api {
@@ -42,7 +43,7 @@ std::string no_gradient_reason(const ir::Program& p, const std::string& name, co
   const bool declared = p.find_capture(name) || (p.find_scalar(name) && !p.find_scalar(name)->is_shape_value()) ||
                         (p.block_indices && p.block_indices->name == name);
   if (!declared)
-    return fmt::format("'{}' is not declared by the program ({})", name,
+    return fmt::format("{} is not declared by the program ({})", dsl::quoted(name),
                        allowed.empty() ? "none of its tensors has a gradient"
                                        : "tensors with gradients: " + joined(allowed));
   const ir::Capture* c = p.find_capture(name);

@@ -10,6 +10,7 @@
 
 #include "api/convert.hpp"
 #include "api/forward_checks.hpp"
+#include "dsl/quoted.hpp"
 #include "ir/bound_values.hpp"
 
 namespace flexjit::api {
@@ -103,7 +104,7 @@ ir::Env resolve_bindings(const ir::Program& program, const std::map<std::string,
     const ir::Scalar* s = program.find_scalar(name);
     if ((s && !s->is_shape_value()) || program.find_capture(name) || (is_block && program.block_indices->name == name))
       continue;
-    problems.add(fmt::format("'{}' is not declared by the program ({})", name, declared_list(program)));
+    problems.add(fmt::format("{} is not declared by the program ({})", dsl::quoted(name), declared_list(program)));
   }
   for (const auto& s : program.scalars) {
     if (s.is_shape_value()) continue;  // read from its tensor below

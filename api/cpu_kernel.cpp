@@ -6,6 +6,7 @@
 
 #include "api/kernel_impl.hpp"
 #include "cpu/llvm_backend.hpp"
+#include "dsl/quoted.hpp"
 #include "flexjit/error.hpp"
 
 namespace flexjit::api {
@@ -36,13 +37,13 @@ std::shared_ptr<const Kernel::Impl> cpu_kernel(const Program& program, const Com
   if (options.head_dim < 1)
     throw UnsupportedError(fmt::format("head dim {} is not supported: it must be at least 1", options.head_dim));
   if (!options.arch.empty())
-    throw ArgumentError(fmt::format("arch '{}' is for CUDA kernels; leave CompileOptions::arch empty with Device::cpu()",
-                                    options.arch));
+    throw ArgumentError(fmt::format("arch {} is for CUDA kernels; leave CompileOptions::arch empty with Device::cpu()",
+                                    dsl::quoted(options.arch)));
   if (options.tile)
     throw ArgumentError("a tile is for CUDA kernels; leave CompileOptions::tile empty with Device::cpu()");
   if (!options.family.empty())
-    throw ArgumentError(fmt::format("kernel family '{}' is for CUDA kernels; leave CompileOptions::family empty with "
-                                    "Device::cpu()", options.family));
+    throw ArgumentError(fmt::format("kernel family {} is for CUDA kernels; leave CompileOptions::family empty with "
+                                    "Device::cpu()", dsl::quoted(options.family)));
   if (options.cpu_backend == CpuBackend::llvm && !cpu::llvm_backend_available())
     throw UnsupportedError("the LLVM cpu back end is not built into this flexjit (use CpuBackend::interpreter or automatic)");
   const cpu::CpuBackend backend = cpu::resolve_backend(internal_backend(options.cpu_backend));

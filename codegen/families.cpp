@@ -42,7 +42,7 @@ const KernelFamily& named_family(const compiler::KernelTarget& target, const ir:
       throw UnsupportedError(fmt::format("kernel family {} cannot run {}: {}", f->name(), target_text(target), why));
     return *f;
   }
-  throw ArgumentError(fmt::format("unknown kernel family '{}' (the families are {})", target.family,
+  throw ArgumentError(fmt::format("unknown kernel family {} (the families are {})", dsl::quoted(target.family),
                                   fmt::join(family_names(), ", ")));
 }
 

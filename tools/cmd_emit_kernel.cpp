@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "dsl/quoted.hpp"
 #include "flexjit/flexjit.hpp"
 #include "tools/commands.hpp"
 #include "tools/distinct_paths.hpp"
@@ -86,7 +87,7 @@ void add_emit_kernel_commands(CLI::App* emit, int& exit_code) {
       const std::vector<char> image = kernel.cubin();
       std::ofstream out(opts->output, std::ios::binary);
       out.write(image.data(), static_cast<std::streamsize>(image.size()));
-      if (!out) throw std::runtime_error(fmt::format("cannot write '{}'", opts->output));
+      if (!out) throw std::runtime_error(fmt::format("cannot write {}", dsl::quoted(opts->output)));
       const TileShape tile = kernel.tile();
       const Kernel::CompileReport report = kernel.compile_report();
       std::cerr << fmt::format("{}: kernel {} ({} bytes, {}; {}, tile {}x{}{}; {} registers, {} bytes spilled)\n",

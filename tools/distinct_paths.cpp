@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "dsl/quoted.hpp"
+
 namespace flexjit::tools {
 namespace {
 
@@ -31,8 +33,8 @@ void require_distinct_outputs(const std::vector<NamedPath>& inputs, const std::v
     const NamedPath& out = outputs[i];
     if (out.path.empty()) continue;
     auto refuse = [&](const NamedPath& other) {
-      throw std::runtime_error(fmt::format("{} '{}' is the same file as {} '{}'; nothing was written", out.option,
-                                           out.path, other.option, other.path));
+      throw std::runtime_error(fmt::format("{} {} is the same file as {} {}; nothing was written", out.option,
+                                           dsl::quoted(out.path), other.option, dsl::quoted(other.path)));
     };
     for (const NamedPath& in : inputs)
       if (!in.path.empty() && same_file(out.path, in.path)) refuse(in);

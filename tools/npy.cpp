@@ -10,6 +10,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "dsl/quoted.hpp"
 #include "flexjit/half.hpp"
 #include "tools/npy_header.hpp"
 
@@ -150,12 +151,15 @@ NpyArray parse_npy(std::span<const unsigned char> file, const std::string& path)
   NpyArray a;
   a.shape = std::move(parsed.shape);
   if (!parse_descr(descr, a))
-    fail(path, fmt::format("dtype '{:.40}' is not supported (bool, int, uint and float arrays are)", descr));
-  if (descr[0] == '>' && a.itemsize > 1) fail(path, fmt::format("big-endian data ('{}') is not supported; save a.astype('<{}{}')", descr, a.kind, a.itemsize));
+    fail(path, fmt::format("dtype {} is not supported (bool, int, uint and float arrays are)",
+                           dsl::quoted(descr.substr(0, 40))));
+  if (descr[0] == '>' && a.itemsize > 1)
+    fail(path, fmt::format("big-endian data ({}) is not supported; save a.astype('<{}{}')", dsl::quoted(descr), a.kind,
+                           a.itemsize));
   const bool size_ok = a.kind == 'b' ? a.itemsize == 1
                        : a.kind == 'f' ? (a.itemsize == 2 || a.itemsize == 4 || a.itemsize == 8)
                                        : (a.itemsize == 1 || a.itemsize == 2 || a.itemsize == 4 || a.itemsize == 8);
-  if (!size_ok) fail(path, fmt::format("dtype '{}' is not supported", descr));
+  if (!size_ok) fail(path, fmt::format("dtype {} is not supported", dsl::quoted(descr)));
 
   const std::size_t data_begin = offset + header_len;
   const std::optional<std::size_t> need = data_bytes(a);

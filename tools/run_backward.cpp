@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "dsl/quoted.hpp"
 #include "tools/npy.hpp"
 
 namespace flexjit::tools {
@@ -19,7 +20,7 @@ std::vector<NamedPath> BackwardFiles::grad_outputs() const {
       throw std::runtime_error(fmt::format("--grad {}: expected NAME=FILE.npy", g));
     const std::string name = g.substr(0, eq);
     if (!seen.insert(name).second)
-      throw std::runtime_error(fmt::format("--grad {}: '{}' is given twice; give each name once", g, name));
+      throw std::runtime_error(fmt::format("--grad {}: {} is given twice; give each name once", g, dsl::quoted(name)));
     out.push_back({"--grad " + name, g.substr(eq + 1)});
   }
   return out;

@@ -10,6 +10,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "dsl/quoted.hpp"
 #include "flexjit/half.hpp"
 #include "tools/npy.hpp"
 
@@ -272,9 +273,10 @@ HostBindings parse_bindings(const Program& program, const std::vector<std::strin
     if (eq == std::string::npos || eq == 0) fail(fmt::format("--bind {}: expected NAME=VALUE or NAME=FILE.npy", b));
     const std::string name = b.substr(0, eq), value = b.substr(eq + 1);
     if (out.tensors.count(name) || out.scalars.count(name))
-      fail(fmt::format("--bind {}: '{}' is bound twice; give each name once", b, name));
+      fail(fmt::format("--bind {}: {} is bound twice; give each name once", b, dsl::quoted(name)));
     const Parameter* p = find_parameter(program, name);
-    if (p == nullptr) fail(fmt::format("--bind {}: '{}' is not declared by the program ({})", b, name, declared_names(program)));
+    if (p == nullptr)
+      fail(fmt::format("--bind {}: {} is not declared by the program ({})", b, dsl::quoted(name), declared_names(program)));
     const bool is_tensor = p->kind == Parameter::Kind::tensor || p->kind == Parameter::Kind::block_indices;
     const bool npy = value.size() >= 4 && value.substr(value.size() - 4) == ".npy";
     if (is_tensor && !npy && p->kind == Parameter::Kind::tensor && p->rank == 0) {

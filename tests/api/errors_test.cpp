@@ -100,6 +100,8 @@ TEST(Errors, UnsupportedConfigurations) {
             "  sm80_fwd: architecture 'sm_75' is not supported: flexjit kernels need sm_80 or newer (cp.async, bf16 "
             "tensor cores)");
   // User text stays on the message's line: control characters are escaped where it is quoted.
+  EXPECT_EQ(what_of<ArgumentError>([&] { engine().compile(p, {.arch = "sm_90a", .family = "sm90\r\nfwd"}); }),
+            "unknown kernel family 'sm90\\x0d\\nfwd' (the families are sm90_fwd, sm80_fwd, decode, sm80_bwd)");
   EXPECT_EQ(what_of<UnsupportedError>([&] { engine().compile(p, {.arch = "sm_90a\n#error X"}); }),
             "p.py: no kernel for the forward pass at head dim 128, bf16, 'sm_90a\\n#error X':\n"
             "  sm90_fwd: architecture 'sm_90a\\n#error X' is not sm_90a (wgmma, TMA)\n"

@@ -190,6 +190,10 @@ TEST(Validation, UndeclaredName) {
   ForwardOptions o = a.options();
   o.bind["foo"] = 3;
   EXPECT_THAT(forward_error(a, o), HasSubstr("'foo' is not declared by the program (declared: window, alibi_slopes)"));
+  // A name is the caller's text: quoted with its control characters escaped, on one line.
+  o.bind.erase("foo");
+  o.bind["win\ndow"] = 3;
+  EXPECT_THAT(forward_error(a, o), HasSubstr("'win\\ndow' is not declared by the program"));
 }
 
 TEST(Validation, EveryProblemIsListed) {
