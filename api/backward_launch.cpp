@@ -111,12 +111,12 @@ LaunchPlan backward_launch_plan(const codegen::GeneratedKernel& g, BackwardPlan&
     const std::size_t at = launches.reserve(map.ints() * sizeof(int));
     // The map's pointers are workspace addresses: the builder's and the main kernel's fields
     // are both patched once the workspace exists.
-    plan.map_args = map.builder_args(nullptr, a.Tq, a.Tkv);
-    a.tile_map = map.ref(nullptr);
+    plan.map_args = map.builder_args(a.Tq, a.Tkv);
+    a.tile_map = map.ref();
     launches.point(plan.map_args.counts, at);
-    launches.point(plan.map_args.entries, at + map.rows() * sizeof(int));
+    launches.point(plan.map_args.entries, at + map.entries_offset());
     launches.point(a.tile_map.counts, at);
-    launches.point(a.tile_map.entries, at + map.rows() * sizeof(int));
+    launches.point(a.tile_map.entries, at + map.entries_offset());
     // The builder takes Mods::Extents when the mask reads tensors.
     launches.add(g, EntryRole::tile_map, map.builder_grid(), {&plan.map_args, plan.params.data(), plan.extents.data()});
   }

@@ -6,25 +6,35 @@ std::size_t TileMapGeometry::rows() const {
   return static_cast<std::size_t>(maps_b) * static_cast<std::size_t>(maps_h) * static_cast<std::size_t>(row_tiles());
 }
 
-TileMapRef TileMapGeometry::ref(const int* base) const {
+TileMapRef TileMapGeometry::ref() const {
   TileMapRef r{};
-  r.counts = base;
-  r.entries = base + rows();
   r.h_stride = maps_h > 1 ? row_tiles() : 0;
   r.b_stride = maps_b > 1 ? maps_h * row_tiles() : 0;
   r.row_entries = row_entries();
   return r;
 }
 
-TileMapArgs TileMapGeometry::builder_args(int* base, int Tq, int Tkv) const {
+TileMapRef TileMapGeometry::ref(const int* base) const {
+  TileMapRef r = ref();
+  r.counts = base;
+  r.entries = base + rows();
+  return r;
+}
+
+TileMapArgs TileMapGeometry::builder_args(int Tq, int Tkv) const {
   TileMapArgs m{};
-  m.counts = base;
-  m.entries = base + rows();
   m.Tq = Tq;
   m.Tkv = Tkv;
   m.n_q_tiles = q_tiles;
   m.n_kv_tiles = kv_tiles;
   m.Hm = maps_h;
+  return m;
+}
+
+TileMapArgs TileMapGeometry::builder_args(int* base, int Tq, int Tkv) const {
+  TileMapArgs m = builder_args(Tq, Tkv);
+  m.counts = base;
+  m.entries = base + rows();
   return m;
 }
 

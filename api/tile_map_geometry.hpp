@@ -24,9 +24,14 @@ struct TileMapGeometry {
   int row_entries() const { return rows_are == TileMapRows::query_tiles ? kv_tiles : q_tiles; }
   std::size_t rows() const;
   std::size_t ints() const { return rows() * (1 + static_cast<std::size_t>(row_entries())); }
-  // What a kernel follows, for a map stored at `base`.
+  // Bytes from the map's start to its entries (after one count a row).
+  std::size_t entries_offset() const { return rows() * sizeof(int); }
+  // What a kernel follows; without `base` the two pointers stay null for the caller to point at
+  // a map that does not exist yet (a workspace).
+  TileMapRef ref() const;
   TileMapRef ref(const int* base) const;
-  // The builder's arguments and grid (a CTA per row tile of each map).
+  // The builder's arguments (pointers likewise) and grid (a CTA per row tile of each map).
+  TileMapArgs builder_args(int Tq, int Tkv) const;
   TileMapArgs builder_args(int* base, int Tq, int Tkv) const;
   std::array<unsigned, 3> builder_grid() const;
 };
