@@ -34,8 +34,7 @@ std::size_t LaunchPlan::reserve(std::size_t bytes) {
 namespace {
 
 // Checks the device and its arch, picks the context and runs `body` with it current. Driver
-// errors become flexjit errors naming `entry`, read when they are thrown (the body renames it
-// while one entry point's launch is enqueued).
+// errors become flexjit errors naming `entry`.
 void in_launch_context(const std::string& entry, const std::string& compiled_arch, int device,
                        const std::function<void(CUcontext)>& body) {
   try {
@@ -73,8 +72,7 @@ void in_launch_context(const std::string& entry, const std::string& compiled_arc
 void run_launch_plan(const CompiledKernel& kernel, int device, void* stream,
                      const std::function<LaunchPlan(const DeviceFacts&)>& plan_for) {
   const codegen::GeneratedKernel& g = kernel.generated;
-  std::string naming = g.entry();
-  in_launch_context(naming, g.target.arch, device, [&](CUcontext context) {
+  in_launch_context(g.entry(), g.target.arch, device, [&](CUcontext context) {
     LaunchPlan plan = plan_for(device_facts(device));
     const CUstream s = static_cast<CUstream>(stream);
     std::optional<StreamWorkspace> workspace;
@@ -92,12 +90,15 @@ void run_launch_plan(const CompiledKernel& kernel, int device, void* stream,
     }
     if (plan.in_context) plan.in_context();
     for (LaunchStep& step : plan.steps) {
-      naming = g.entry_point(step.entry).name;
-      CUfunction fn = kernel.function(step.entry).get(context, device);
       step.config.stream = s;
-      launch(context, fn, step.config, step.args.data());
+      try {
+        launch(context, kernel.function(step.entry).get(context, device), step.config, step.args.data());
+      } catch (const CudaError& e) {
+        // Named by the kernel (in_launch_context), and by the entry point when it is another.
+        if (step.entry == codegen::EntryRole::main) throw;
+        throw CudaError(fmt::format("{}: {}", g.entry_point(step.entry).name, e.what()), e.code(), e.code_name());
+      }
     }
-    naming = g.entry();
   });
 }
 
