@@ -17,9 +17,10 @@ set(allow_jit "jit/")
 set(allow_api "api/;jit/;codegen/;compiler/;cpu/;ir/;dsl/;templates/;flexjit/")
 set(allow_tools "tools/;flexjit/;dsl/;ir/;compiler/")
 set(allow_include "flexjit/")
+set(allow_python "python/;flexjit/;dsl/quoted.hpp")
 # Templates include each other by their path below templates/ (NVRTC sees only those files).
 set(allow_templates "common/;sm80/;sm90/;decode/")
-set(folders dsl ir compiler codegen cpu jit api tools include templates)
+set(folders dsl ir compiler codegen cpu jit api tools include templates python)
 
 set(problems "")
 foreach(folder ${folders})

@@ -1,0 +1,19 @@
+"""flexjit: custom attention kernels from FlexAttention-style Python mods, generated as CUDA,
+compiled at run time with NVRTC and cached (docs/python.md).
+
+    kernel = flexjit.compile("examples/causal.py", head_dim=64, dtype="float32", device="cpu")
+    out, lse = kernel.forward(q, k, v, return_lse=True)
+
+    out = flexjit.attention(q, k, v, mask_mod=lambda b, h, q_idx, kv_idx: q_idx >= kv_idx)
+"""
+
+from . import cache
+from ._attention import attention, attention_backward
+from ._kernel import Kernel, compile
+from .errors import (ArgumentError, CompileError, CudaError, Diagnostic, Error, InternalError, NvrtcError,
+                     UnsupportedError)
+
+__all__ = [
+    "attention", "attention_backward", "cache", "compile", "Kernel", "ArgumentError", "CompileError",
+    "CudaError", "Diagnostic", "Error", "InternalError", "NvrtcError", "UnsupportedError",
+]

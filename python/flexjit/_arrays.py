@@ -1,0 +1,89 @@
+"""numpy arrays and torch tensors seen one way: their element type by flexjit's name, where they
+live, a DLPack capsule for the C++ side, and new arrays of the same library for results. torch is
+never imported here: a tensor's own module answers for it."""
+
+import sys
+
+# flexjit's element-type names (the C++ DType) by numpy dtype name and torch dtype.
+_NUMPY_DTYPES = {
+    "float16": "fp16", "float32": "f32", "float64": "f64", "int8": "i8", "int16": "i16",
+    "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "boolean",
+}
+_TORCH_DTYPES = {
+    "torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "f32", "torch.float64": "f64",
+    "torch.int8": "i8", "torch.int16": "i16", "torch.int32": "i32", "torch.int64": "i64",
+    "torch.uint8": "u8", "torch.bool": "boolean",
+}
+
+
+def is_torch(x):
+    return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr")
+
+
+def is_array(x):
+    if is_torch(x):
+        return True
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(x, numpy.ndarray)
+
+
+def dtype_name(x):
+    """flexjit's name of x's element type ("bf16", "f32", ...), or None for one it has no name for."""
+    if is_torch(x):
+        return _TORCH_DTYPES.get(str(x.dtype))
+    return _NUMPY_DTYPES.get(x.dtype.name)
+
+
+def device_name(x):
+    """"cpu" or "cuda"."""
+    if is_torch(x):
+        return "cuda" if x.is_cuda else "cpu"
+    return "cpu"
+
+
+def capsule(x):
+    """What the C++ side reads: a DLPack capsule, or (capsule, True) for numpy bools, which older
+    numpy exports only as bytes."""
+    if is_torch(x):
+        from torch.utils.dlpack import to_dlpack
+
+        return to_dlpack(x.detach())
+    import numpy
+
+    if x.dtype == numpy.bool_:
+        return (_numpy_capsule(x.view(numpy.uint8)), True)
+    return _numpy_capsule(x)
+
+
+def _numpy_capsule(x):
+    # numpy refuses to export a read-only array (DLPack cannot say read-only); flexjit only reads
+    # inputs, but a copy is the simple way through.
+    return (x if x.flags.writeable else x.copy()).__dlpack__()
+
+
+def empty(like, shape, dtype):
+    """A new array of like's library and device: shape, flexjit element type `dtype`."""
+    if is_torch(like):
+        import torch
+
+        torch_dtype = {v: k for k, v in _TORCH_DTYPES.items()}[dtype]
+        return torch.empty(shape, dtype=getattr(torch, torch_dtype.split(".")[1]), device=like.device)
+    import numpy
+
+    numpy_dtype = {v: k for k, v in _NUMPY_DTYPES.items()}[dtype]
+    return numpy.empty(shape, dtype=numpy_dtype)
+
+
+def zeros(like, shape, dtype):
+    out = empty(like, shape, dtype)
+    out[...] = 0
+    return out
+
+
+def stream(x):
+    """The CUstream a call on x's device is enqueued on: torch's current stream; 0 for the host."""
+    if is_torch(x) and x.is_cuda:
+        import torch
+
+        return torch.cuda.current_stream(x.device).cuda_stream
+    return 0

@@ -1,0 +1,89 @@
+"""flexjit.attention and flexjit.attention_backward: FlexAttention's call, with the mods given as
+Python functions, on numpy arrays (cpu kernels) or torch tensors. flexjit.torch builds the
+autograd function and torch.compile support on these."""
+
+import collections
+import threading
+
+from . import _arrays, _flexjit, _kernel, _mods
+from ._source_map import format_diagnostics
+from .errors import ArgumentError, CompileError, Diagnostic
+
+_KERNELS_KEPT = 256  # compiled kernels remembered by program text and options (least recently used go)
+_kernels = collections.OrderedDict()
+_kernels_lock = threading.Lock()
+
+
+def _compiled(translation, head_dim, dtype, device, options):
+    key = (translation.text, head_dim, dtype, device, options)
+    with _kernels_lock:
+        kernel = _kernels.get(key)
+        if kernel is not None:
+            _kernels.move_to_end(key)
+            return kernel
+    try:
+        program = _flexjit.Program.from_source(translation.text, "<flexjit mods>")
+        kernel = _kernel.compile(program, head_dim, dtype, device, **dict(options))
+    except CompileError as e:
+        message, mapped = format_diagnostics(e.diagnostics, translation.lines, translation.fallback)
+        raise CompileError(message, [Diagnostic(*d) for d in mapped]) from None
+    with _kernels_lock:
+        _kernels[key] = kernel
+        while len(_kernels) > _KERNELS_KEPT:
+            _kernels.popitem(last=False)
+    return kernel
+
+
+def _kernel_options(kernel_options):
+    """FlexAttention's kernel_options, as far as they mean something here: the family, the math
+    mode and the architecture (BLOCK_M and the like are the kernels' own choice)."""
+    known = {"family": "family", "FAMILY": "family", "math": "math", "arch": "arch"}
+    out = []
+    for key, value in (kernel_options or {}).items():
+        if key in known:
+            out.append((known[key], str(value)))
+    return tuple(sorted(out))
+
+
+def _check_heads(q, k, v, enable_gqa):
+    if len(q.shape) != 4 or len(k.shape) != 4 or len(v.shape) != 4:
+        raise ArgumentError(f"q, k and v must be [B, H, T, D]; got ranks {len(q.shape)}, {len(k.shape)} and "
+                            f"{len(v.shape)}")
+    hq, hkv = q.shape[1], k.shape[1]
+    if hq != hkv and not enable_gqa:
+        raise ArgumentError(f"q has {hq} heads and k {hkv}: pass enable_gqa=True for grouped-query attention")
+
+
+def prepare(q, k, v, score_mod, mask_mod, sink, kernel_options):
+    """The kernel and the bound values for a call."""
+    translation = _mods.translate(score_mod=score_mod, mask_mod=mask_mod, sink=sink)
+    dtype = _arrays.dtype_name(q)
+    if dtype not in ("bf16", "fp16", "f32"):
+        raise ArgumentError(f"q has elements of type {getattr(q, 'dtype', '?')}; use bfloat16, float16 or float32")
+    kernel = _compiled(translation, int(q.shape[-1]), dtype, _arrays.device_name(q), _kernel_options(kernel_options))
+    return kernel, translation.bind
+
+
+def attention(q, k, v, score_mod=None, mask_mod=None, sink=None, scale=None, enable_gqa=False, return_lse=False,
+              kernel_options=None):
+    """softmax(score_mod(scale * q k^T) masked by mask_mod) v, as torch's flex_attention computes it,
+    with q [B, Hq, Tq, D], k and v [B, Hkv, Tkv, D]. Returns out, or (out, lse) with return_lse.
+    The first call with a new mod compiles it (cached by its text); new values of what the mods
+    read never recompile. sink(b, h) is flexjit's learned-sink logit (docs/language.md)."""
+    _check_heads(q, k, v, enable_gqa)
+    kernel, bind = prepare(q, k, v, score_mod, mask_mod, sink, kernel_options)
+    return kernel.forward(q, k, v, bind=bind, scale=scale, return_lse=return_lse)
+
+
+def attention_backward(q, k, v, out, lse, dout, score_mod=None, mask_mod=None, sink=None, scale=None,
+                       enable_gqa=False, capture_grads=False, kernel_options=None):
+    """(dq, dk, dv) of attention(...) given its out, lse and dout = d loss / d out. With
+    capture_grads, (dq, dk, dv, {name: gradient}) for every float array score_mod or sink reads,
+    named as the program names it (the variable's own name where it is free)."""
+    _check_heads(q, k, v, enable_gqa)
+    kernel, bind = prepare(q, k, v, score_mod, mask_mod, sink, kernel_options)
+    grads = ()
+    if capture_grads:
+        grads = tuple(name for name, value in bind.items()
+                      if _arrays.is_array(value) and _arrays.dtype_name(value) in ("bf16", "fp16", "f32", "f64"))
+    return kernel.backward(q, k, v, out, lse, dout, bind=bind, scale=scale, grads=grads)

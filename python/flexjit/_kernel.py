@@ -1,0 +1,167 @@
+"""flexjit.compile and flexjit.Kernel: a program compiled for one head dim, element type and device,
+called with numpy arrays or torch tensors in FlexAttention's layout, [B, H, T, D]."""
+
+import numbers
+import os
+import threading
+
+from . import _arrays
+from . import _flexjit
+
+_DTYPE_NAMES = {
+    "bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16",
+    "fp16": "fp16", "float16": "fp16", "half": "fp16", "torch.float16": "fp16",
+    "f32": "f32", "fp32": "f32", "float32": "f32", "float": "f32", "torch.float32": "f32",
+}
+
+_engine_lock = threading.Lock()
+_engine = None
+
+
+def engine():
+    """The process's one JIT engine (its memory and disk caches are shared by every call)."""
+    global _engine
+    with _engine_lock:
+        if _engine is None:
+            _engine = _flexjit.Engine()
+        return _engine
+
+
+def kernel_dtype(dtype):
+    """flexjit's name ("bf16", "fp16", "f32") of a dtype given as a string, numpy or torch dtype."""
+    text = dtype if isinstance(dtype, str) else str(getattr(dtype, "name", dtype))
+    name = _DTYPE_NAMES.get(text)
+    if name is None:
+        raise _flexjit_errors().UnsupportedError(
+            f"dtype {text!r} is not a kernel element type; use bf16, fp16 or float32 (float32 on the cpu only)")
+    return name
+
+
+def _flexjit_errors():
+    from . import errors
+
+    return errors
+
+
+def load_program(source_or_path, name=None):
+    """A checked Program from a path (str or os.PathLike naming a file) or from program text."""
+    if isinstance(source_or_path, _flexjit.Program):
+        return source_or_path
+    if isinstance(source_or_path, os.PathLike):
+        return _flexjit.Program.from_file(os.fspath(source_or_path))
+    if not isinstance(source_or_path, str):
+        raise TypeError(f"expected program text or a path, got {type(source_or_path).__name__}")
+    if "\n" not in source_or_path and (source_or_path.endswith(".py") or os.path.isfile(source_or_path)):
+        return _flexjit.Program.from_file(source_or_path)
+    return _flexjit.Program.from_source(source_or_path, name or "program.py")
+
+
+def compile(source_or_path, head_dim=128, dtype="bf16", device="cuda", *, arch="", family="", math="fast",
+            name=None):
+    """Compiles a program (its text, or a path to a .py file) for one head dim, element type ("bf16",
+    "fp16"; "float32" too on the cpu) and device ("cuda" or "cpu"). Raises flexjit.CompileError with
+    diagnostics pointing into the program, UnsupportedError for a shape the kernels do not serve."""
+    program = load_program(source_or_path, name)
+    device = "cpu" if str(device) == "cpu" else "cuda"
+    native = engine().compile(program, head_dim, getattr(_flexjit.DType, kernel_dtype(dtype)), device, arch,
+                              family, math)
+    return Kernel(native, program)
+
+
+def bound_values(bind):
+    """{name: value} for the C++ side: bools, ints and floats as they are, arrays as capsules."""
+    out = {}
+    for name, value in (bind or {}).items():
+        if isinstance(value, bool):
+            out[name] = value
+        elif isinstance(value, numbers.Integral):
+            out[name] = int(value)
+        elif isinstance(value, numbers.Real):
+            out[name] = float(value)
+        elif _arrays.is_array(value) or hasattr(value, "__dlpack__"):
+            out[name] = _arrays.capsule(value)
+        else:
+            raise _flexjit_errors().ArgumentError(
+                f"bind[{name!r}]: a {type(value).__name__} cannot be bound; bind an int, float, bool or an array")
+    return out
+
+
+def _optional(x):
+    return None if x is None else _arrays.capsule(x)
+
+
+def _require_arrays(**named):
+    for name, x in named.items():
+        if not (_arrays.is_array(x) or hasattr(x, "__dlpack__")):
+            raise _flexjit_errors().ArgumentError(
+                f"{name}: expected an array with __dlpack__ (a numpy array or a torch tensor), got {type(x).__name__}")
+
+
+class Kernel:
+    """A compiled program. forward() and backward() take numpy arrays (cpu kernels) or torch
+    tensors (either), q [B, Hq, Tq, D], k and v [B, Hkv, Tkv, D], any strides."""
+
+    def __init__(self, native, program):
+        self._native = native
+        self.program = program
+
+    device = property(lambda self: self._native.device)
+    family = property(lambda self: self._native.family)
+    entry_name = property(lambda self: self._native.entry_name)
+    head_dim = property(lambda self: self._native.head_dim)
+    arch = property(lambda self: self._native.arch)
+    dtype = property(lambda self: self._native.dtype.name)
+    needs_block_mask = property(lambda self: self._native.needs_block_mask)
+
+    def parameters(self):
+        """[(name, kind, dtype, rank)]: what a call binds, in declaration order."""
+        return [(n, kind, dtype.name, rank) for n, kind, dtype, rank in self.program.parameters]
+
+    def cuda_source(self, with_templates=False):
+        return self._native.cuda_source(with_templates)
+
+    def ptx(self):
+        return self._native.ptx()
+
+    def cubin(self):
+        return self._native.cubin()
+
+    def compile_report(self):
+        return self._native.compile_report()
+
+    def forward(self, q, k, v, bind=None, scale=None, return_lse=False, *, out=None, lse=None, kv_lens=None,
+                page_table=None):
+        """out (or (out, lse) with return_lse) of attention under the program's mods. out and lse are
+        new arrays of q's library and device unless given."""
+        _require_arrays(q=q, k=k, v=v)
+        B, Hq, Tq = q.shape[0], q.shape[1], q.shape[2]
+        if out is None:
+            out = _arrays.empty(q, (B, Hq, Tq, v.shape[-1]), _arrays.dtype_name(q) or self.dtype)
+        if lse is None and return_lse:
+            lse = _arrays.empty(q, (B, Hq, Tq), "f32")
+        self._native.forward(_arrays.capsule(q), _arrays.capsule(k), _arrays.capsule(v), _arrays.capsule(out),
+                             _optional(lse), bound_values(bind), scale, _arrays.stream(q), _optional(kv_lens),
+                             _optional(page_table))
+        return (out, lse) if return_lse else out
+
+    def backward(self, q, k, v, out, lse, dout, bind=None, scale=None, grads=()):
+        """(dq, dk, dv) given a forward call's inputs, out, lse and dout = d loss / d out; with grads
+        (names of captured float tensors read by score_mod or sink), (dq, dk, dv, {name: gradient})."""
+        _require_arrays(q=q, k=k, v=v, out=out, lse=lse, dout=dout)
+        dq = _arrays.empty(q, tuple(q.shape), _arrays.dtype_name(q) or self.dtype)
+        dk = _arrays.empty(k, tuple(k.shape), _arrays.dtype_name(k) or self.dtype)
+        dv = _arrays.empty(v, tuple(v.shape), _arrays.dtype_name(v) or self.dtype)
+        bind = bind or {}
+        capture_grads = {}
+        for name in grads:
+            if name not in bind:
+                raise _flexjit_errors().ArgumentError(f"grads: {name!r} is not bound; bind it to get its gradient")
+            capture_grads[name] = _arrays.empty(bind[name], tuple(bind[name].shape), "f32")
+        self._native.backward(_arrays.capsule(q), _arrays.capsule(k), _arrays.capsule(v), _arrays.capsule(out),
+                              _arrays.capsule(lse), _arrays.capsule(dout), _arrays.capsule(dq), _arrays.capsule(dk),
+                              _arrays.capsule(dv), bound_values(bind), scale,
+                              {n: _arrays.capsule(g) for n, g in capture_grads.items()}, _arrays.stream(q))
+        return (dq, dk, dv, capture_grads) if grads else (dq, dk, dv)
+
+    def __repr__(self):
+        return f"<flexjit.Kernel {self.entry_name} on {self.device} ({self.family})>"

@@ -1,0 +1,141 @@
+// flexjit.Engine and flexjit.Kernel. The GIL is released while NVRTC compiles and while a
+// kernel runs (a cpu kernel computes before it returns), after the arguments are read.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "flexjit/engine.hpp"
+#include "python/src/call_arguments.hpp"
+#include "python/src/dlpack_view.hpp"
+#include "python/src/python_module.hpp"
+
+namespace py = pybind11;
+
+namespace flexjit::python {
+namespace {
+
+CompileOptions compile_options(int head_dim, DType dtype, const std::string& device, const std::string& arch,
+                               const std::string& family, const std::string& math, const std::string& cpu_backend) {
+  CompileOptions o;
+  o.head_dim = head_dim;
+  o.dtype = dtype;
+  o.arch = arch;
+  o.family = family;
+  o.device = device == "cpu" ? Device::cpu() : Device::cuda();
+  o.math = math == "exact" ? Math::exact : Math::fast;
+  o.cpu_backend = cpu_backend == "llvm"          ? CpuBackend::llvm
+                  : cpu_backend == "interpreter" ? CpuBackend::interpreter
+                                                 : CpuBackend::automatic;
+  return o;
+}
+
+void forward(const Kernel& kernel, py::handle q, py::handle k, py::handle v, py::handle out, py::handle lse,
+             const py::dict& bind, std::optional<float> scale, std::uintptr_t stream, py::handle kv_lens,
+             py::handle page_table) {
+  const TensorView qv = view_of(q, "q"), kv = view_of(k, "k"), vv = view_of(v, "v"), ov = view_of(out, "out");
+  ForwardOptions options;
+  options.lse = optional_view(lse, "lse");
+  options.bind = bindings_of(bind);
+  options.scale = scale;
+  options.stream = stream_of(stream);
+  options.kv_lens = optional_view(kv_lens, "kv_lens");
+  options.page_table = optional_view(page_table, "page_table");
+  py::gil_scoped_release unlocked;
+  kernel.forward(qv, kv, vv, ov, options);
+}
+
+void backward(const Kernel& kernel, py::handle q, py::handle k, py::handle v, py::handle out, py::handle lse,
+              py::handle dout, py::handle dq, py::handle dk, py::handle dv, const py::dict& bind,
+              std::optional<float> scale, const py::dict& grads, std::uintptr_t stream) {
+  const TensorView qv = view_of(q, "q"), kv = view_of(k, "k"), vv = view_of(v, "v"), ov = view_of(out, "out"),
+                   lv = view_of(lse, "lse"), dov = view_of(dout, "dout"), dqv = view_of(dq, "dq"),
+                   dkv = view_of(dk, "dk"), dvv = view_of(dv, "dv");
+  BackwardOptions options;
+  options.bind = bindings_of(bind);
+  options.scale = scale;
+  options.stream = stream_of(stream);
+  for (auto [name, capsule] : grads) {
+    const std::string n = name.cast<std::string>();
+    options.grads.emplace(n, view_of(capsule, "grads"));
+  }
+  py::gil_scoped_release unlocked;
+  kernel.backward(qv, kv, vv, ov, lv, dov, dqv, dkv, dvv, options);
+}
+
+py::dict compile_report(const Kernel& kernel) {
+  const Kernel::CompileReport r = kernel.compile_report();
+  py::dict out;
+  out["registers"] = r.registers;
+  out["stack_bytes"] = r.stack_bytes;
+  out["spill_bytes"] = r.spill_bytes;
+  out["warnings"] = r.warnings;
+  return out;
+}
+
+}  // namespace
+
+void register_kernel(py::module_& m) {
+  py::class_<Kernel>(m, "Kernel")
+      .def_property_readonly("device", [](const Kernel& k) { return k.device().str(); })
+      .def_property_readonly("entry_name", &Kernel::entry_name)
+      .def_property_readonly("head_dim", &Kernel::head_dim)
+      .def_property_readonly("dtype", &Kernel::dtype)
+      .def_property_readonly("arch", &Kernel::arch)
+      .def_property_readonly("family", &Kernel::family)
+      .def_property_readonly("cpu_backend", [](const Kernel& k) { return std::string(cpu_backend_name(k.cpu_backend())); })
+      .def_property_readonly("needs_block_mask", &Kernel::needs_block_mask)
+      .def("cuda_source", &Kernel::cuda_source, py::arg("with_templates") = false)
+      .def("ptx", &Kernel::ptx, py::call_guard<py::gil_scoped_release>())
+      .def("cubin", [](const Kernel& k) {
+        const std::vector<char> image = k.cubin();
+        return py::bytes(image.data(), image.size());
+      })
+      .def("compile_report", &compile_report)
+      .def("forward", &forward, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("out"), py::arg("lse"),
+           py::arg("bind"), py::arg("scale"), py::arg("stream"), py::arg("kv_lens"), py::arg("page_table"))
+      .def("backward", &backward, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("out"), py::arg("lse"),
+           py::arg("dout"), py::arg("dq"), py::arg("dk"), py::arg("dv"), py::arg("bind"), py::arg("scale"),
+           py::arg("grads"), py::arg("stream"));
+
+  py::class_<Engine>(m, "Engine")
+      .def(py::init([](std::optional<std::string> cache_dir, bool disk_cache) {
+             return Engine(EngineOptions{.cache_dir = std::move(cache_dir), .disk_cache = disk_cache});
+           }),
+           py::arg("cache_dir") = py::none(), py::arg("disk_cache") = true)
+      .def(
+          "compile",
+          [](Engine& engine, const Program& program, int head_dim, DType dtype, const std::string& device,
+             const std::string& arch, const std::string& family, const std::string& math,
+             const std::string& cpu_backend) {
+            const CompileOptions o = compile_options(head_dim, dtype, device, arch, family, math, cpu_backend);
+            py::gil_scoped_release unlocked;
+            return engine.compile(program, o);
+          },
+          py::arg("program"), py::arg("head_dim"), py::arg("dtype"), py::arg("device"), py::arg("arch") = "",
+          py::arg("family") = "", py::arg("math") = "fast", py::arg("cpu_backend") = "automatic")
+      .def("counters", [](const Engine& e) {
+        const EngineCounters c = e.counters();
+        py::dict out;
+        out["compiles"] = c.compiles;
+        out["memory_hits"] = c.memory_hits;
+        out["disk_hits"] = c.disk_hits;
+        return out;
+      });
+
+  m.def(
+      "generate_cuda_source",
+      [](const Program& program, int head_dim, DType dtype, const std::string& arch, const std::string& pass,
+         bool with_templates) {
+        const CompileOptions o = compile_options(head_dim, dtype, "cuda", arch, "", "fast", "automatic");
+        if (pass == "backward") return generate_backward_cuda_source(program, o, with_templates);
+        if (pass == "decode") return generate_decode_cuda_source(program, o, with_templates);
+        return generate_cuda_source(program, o, with_templates);
+      },
+      py::arg("program"), py::arg("head_dim"), py::arg("dtype"), py::arg("arch") = "", py::arg("pass") = "forward",
+      py::arg("with_templates") = false);
+}
+
+}  // namespace flexjit::python

@@ -1,0 +1,100 @@
+"""flexjit.compile on every example program: a cpu kernel's forward and backward against the
+float64 oracle, with the bindings each example declares."""
+
+import glob
+import os
+
+import numpy as np
+import pytest
+
+import flexjit
+from conftest import EXAMPLES, oracle_backward, oracle_forward, qkv, relative_l2
+
+B, HQ, HKV, T, D = 2, 4, 2, 70, 16
+
+
+def example_bindings(rng):
+    """What each example binds (every example must have an entry: a new one fails here)."""
+    doc_ids = np.repeat(np.arange(3, dtype=np.int32), [30, 25, 15])
+    selected = np.full((B, HQ, 2, 2), -1, dtype=np.int32)
+    selected[:, :, 0, 0] = 0
+    selected[:, :, 1, :] = [1, 0]
+    return {
+        "alibi.py": {},
+        "alibi_softcap_window.py": {"window": 24, "alibi_slopes": rng.uniform(0.1, 1, HQ).astype(np.float32)},
+        "causal.py": {},
+        "chunked.py": {},
+        "decode_causal.py": {"offsets": np.array([0, 5], dtype=np.int32)},
+        "dilated_window.py": {},
+        "document.py": {"doc_ids": doc_ids},
+        "document_window_sinks.py": {"doc_ids": doc_ids},
+        "learned_sink.py": {"window": 16, "sinks": rng.standard_normal(HQ).astype(np.float32)},
+        "neighbourhood_2d.py": {},
+        "prefix_lm.py": {"prefix_len": np.array([10, 33], dtype=np.int32)},
+        "relative_position_bias.py": {"rel_bias": rng.standard_normal((HQ, 257)).astype(np.float32)},
+        "sink_window.py": {"window": 20},
+        "sliding_window.py": {"window": 9},
+        "softcap.py": {},
+        "topk_causal.py": {"selected": selected},
+        "two_sided_window.py": {"window": 7},
+    }
+
+
+EXAMPLE_FILES = sorted(os.path.basename(p) for p in glob.glob(os.path.join(EXAMPLES, "*.py")))
+
+
+def test_every_example_has_bindings(rng):
+    assert sorted(example_bindings(rng)) == EXAMPLE_FILES
+
+
+@pytest.mark.parametrize("name", EXAMPLE_FILES)
+def test_example_forward_and_backward_match_the_oracle(name, rng):
+    bind = example_bindings(rng)[name]
+    path = os.path.join(EXAMPLES, name)
+    kernel = flexjit.compile(path, head_dim=D, dtype="float32", device="cpu")
+    assert kernel.device == "cpu" and kernel.family == "cpu"
+    q, k, v = qkv(rng, B, HQ, HKV, T, T, D)
+    out, lse = kernel.forward(q, k, v, bind=bind, return_lse=True)
+    text = open(path).read()
+    ref_out, ref_lse = oracle_forward(text, q, k, v, bind)
+    assert out.dtype == np.float32 and out.shape == q.shape and lse.shape == q.shape[:3]
+    assert relative_l2(out, ref_out) < 1e-5
+    assert relative_l2(lse, ref_lse) < 1e-5
+
+    dout = rng.standard_normal(out.shape).astype(np.float32)
+    grads = tuple(n for n, value in bind.items() if isinstance(value, np.ndarray) and value.dtype == np.float32)
+    result = kernel.backward(q, k, v, out, lse, dout, bind=bind, grads=grads)
+    ref_dq, ref_dk, ref_dv, ref_captures = oracle_backward(text, q, k, v, dout, bind)
+    dq, dk, dv = result[:3]
+    for got, ref in ((dq, ref_dq), (dk, ref_dk), (dv, ref_dv)):
+        assert got.shape == ref.shape
+        assert relative_l2(got, ref) < 1e-4
+    for n in grads:
+        assert relative_l2(result[3][n].ravel(), ref_captures[n]) < 1e-4
+
+
+def test_fp16_kernel_rounds_its_inputs_only(rng):
+    kernel = flexjit.compile(os.path.join(EXAMPLES, "causal.py"), head_dim=D, dtype="fp16", device="cpu")
+    q, k, v = qkv(rng, dtype=np.float16)
+    out = kernel.forward(q, k, v)
+    assert out.dtype == np.float16
+    ref_out, _ = oracle_forward(open(os.path.join(EXAMPLES, "causal.py")).read(), q, k, v)
+    assert relative_l2(out, ref_out) < 2e-3
+
+
+def test_strided_views_and_program_text(rng):
+    text = "window: int\n\ndef mask_mod(b, h, q_idx, kv_idx):\n    return abs(q_idx - kv_idx) <= window\n"
+    kernel = flexjit.compile(text, head_dim=D, dtype="float32", device="cpu")
+    assert kernel.parameters() == [("window", "int", "i64", 0)]
+    # [B, T, H, D] storage seen as [B, H, T, D]: every stride differs from the contiguous one.
+    q, k, v = (np.ascontiguousarray(x.transpose(0, 2, 1, 3)).transpose(0, 2, 1, 3) for x in qkv(rng, Hkv=4))
+    assert not q.flags.c_contiguous
+    out = kernel.forward(q, k, v, bind={"window": 5}, scale=0.3)
+    ref_out, _ = oracle_forward(text, q, k, v, {"window": 5}, 0.3)
+    assert relative_l2(out, ref_out) < 1e-5
+
+
+def test_cuda_source_is_generated_without_a_gpu():
+    program = flexjit._flexjit.Program.from_file(os.path.join(EXAMPLES, "sliding_window.py"))
+    source = flexjit._flexjit.generate_cuda_source(program, 128, flexjit._flexjit.DType.bf16, "sm_90a")
+    assert 'extern "C"' in source and "window" in source
