@@ -1,0 +1,160 @@
+"""flexjit.torch.flex_attention: PyTorch FlexAttention's flex_attention, computed by flexjit's kernels.
+
+    from flexjit.torch import flex_attention   # instead of torch.nn.attention.flex_attention's
+
+The mods are the user's Python functions (score_mod, and block_mask.mask_mod of a BlockMask the
+user made with create_block_mask: flexjit reads its mask_mod and analyses it itself, never its
+block tensors). The call is a torch custom op with a registered fake and autograd formula, so
+gradients reach q, k, v and every captured float tensor that requires them."""
+
+import threading
+import warnings
+from typing import List, Tuple
+
+import torch
+
+from . import _attention
+from .errors import CompileError, UnsupportedError
+
+# Set to True to have calls flexjit cannot compile run on PyTorch's flex_attention instead (a
+# warning says so once per reason); False raises the error.
+fallback = False
+
+_calls_lock = threading.Lock()
+_calls = {}       # call id -> (Kernel, layout of the bound values)
+_call_ids = {}    # (Kernel, layout) -> call id
+_warned = set()
+
+
+def _register(kernel, layout):
+    with _calls_lock:
+        key = (id(kernel), layout)
+        call = _call_ids.get(key)
+        if call is None:
+            call = len(_calls)
+            _calls[call] = (kernel, layout)
+            _call_ids[key] = call
+        return call
+
+
+def _split(bind):
+    """The bound values as the op's schema carries them: tensors, ints (bools too) and floats, and
+    the layout that puts them back together by name."""
+    layout, tensors, ints, floats = [], [], [], []
+    for name, value in bind.items():
+        if torch.is_tensor(value):
+            layout.append((name, "tensor"))
+            tensors.append(value)
+        elif isinstance(value, bool):
+            layout.append((name, "bool"))
+            ints.append(int(value))
+        elif isinstance(value, int):
+            layout.append((name, "int"))
+            ints.append(value)
+        else:
+            layout.append((name, "float"))
+            floats.append(float(value))
+    return tuple(layout), tensors, ints, floats
+
+
+def _joined(layout, tensors, ints, floats):
+    bind, t, i, f = {}, iter(tensors), iter(ints), iter(floats)
+    for name, kind in layout:
+        bind[name] = next(t) if kind == "tensor" else bool(next(i)) if kind == "bool" else next(i) if kind == "int" \
+            else next(f)
+    return bind
+
+
+@torch.library.custom_op("flexjit::attention", mutates_args=())
+def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, captures: List[torch.Tensor], call: int,
+                  ints: List[int], floats: List[float], scale: float) -> Tuple[torch.Tensor, torch.Tensor]:
+    kernel, layout = _calls[call]
+    out, lse = kernel.forward(q, k, v, bind=_joined(layout, captures, ints, floats), scale=scale, return_lse=True)
+    return out, lse
+
+
+@_attention_op.register_fake
+def _attention_fake(q, k, v, captures, call, ints, floats, scale):
+    out = q.new_empty((q.shape[0], q.shape[1], q.shape[2], v.shape[-1]))
+    lse = q.new_empty((q.shape[0], q.shape[1], q.shape[2]), dtype=torch.float32)
+    return out, lse
+
+
+@torch.library.custom_op("flexjit::attention_backward", mutates_args=())
+def _attention_backward_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, out: torch.Tensor, lse: torch.Tensor,
+                           dout: torch.Tensor, captures: List[torch.Tensor], call: int, ints: List[int],
+                           floats: List[float], scale: float, capture_grads: List[bool]) -> List[torch.Tensor]:
+    kernel, layout = _calls[call]
+    bind = _joined(layout, captures, ints, floats)
+    names = [name for name, kind in layout if kind == "tensor"]
+    wanted = tuple(n for n, want in zip(names, capture_grads) if want)
+    result = kernel.backward(q, k, v, out, lse, dout.contiguous(), bind=bind, scale=scale, grads=wanted)
+    grads = result[3] if wanted else {}
+    return [result[0], result[1], result[2]] + [grads[n].to(bind[n].dtype) for n in wanted]
+
+
+@_attention_backward_op.register_fake
+def _attention_backward_fake(q, k, v, out, lse, dout, captures, call, ints, floats, scale, capture_grads):
+    wanted = [c for c, want in zip(captures, capture_grads) if want]
+    return [torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)] + [torch.empty_like(c) for c in wanted]
+
+
+def _setup_context(ctx, inputs, output):
+    q, k, v, captures, call, ints, floats, scale = inputs
+    out, lse = output
+    ctx.save_for_backward(q, k, v, out, lse, *captures)
+    ctx.call, ctx.ints, ctx.floats, ctx.scale = call, ints, floats, scale
+    ctx.capture_grads = [c.requires_grad and c.is_floating_point() for c in captures]
+
+
+def _backward(ctx, dout, dlse):
+    q, k, v, out, lse, *captures = ctx.saved_tensors
+    grads = _attention_backward_op(q, k, v, out, lse, dout, captures, ctx.call, ctx.ints, ctx.floats, ctx.scale,
+                                   ctx.capture_grads)
+    capture_grads = iter(grads[3:])
+    per_capture = [next(capture_grads) if want else None for want in ctx.capture_grads]
+    return grads[0], grads[1], grads[2], per_capture, None, None, None, None
+
+
+_attention_op.register_autograd(_backward, setup_context=_setup_context)
+
+
+def _fall_back(reason, args, kwargs):
+    if not fallback:
+        raise reason
+    key = str(reason).splitlines()[0]
+    if key not in _warned:
+        _warned.add(key)
+        warnings.warn(f"flexjit: running PyTorch's flex_attention instead: {key}", stacklevel=3)
+    from torch.nn.attention.flex_attention import flex_attention as torch_flex_attention
+
+    return torch_flex_attention(*args, **kwargs)
+
+
+def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=None, enable_gqa=False,
+                   return_lse=False, kernel_options=None, *, return_aux=None):
+    """torch.nn.attention.flex_attention.flex_attention, run by flexjit: query [B, Hq, Tq, D], key
+    and value [B, Hkv, Tkv, D] (bf16 or fp16 on a CUDA device; any dtype flexjit's cpu kernels take
+    on the host). Returns out, (out, lse) with return_lse, or (out, AuxOutput) with return_aux."""
+    args = (query, key, value, score_mod, block_mask, scale, enable_gqa, return_lse, kernel_options)
+    mask_mod = getattr(block_mask, "mask_mod", None)
+    _attention._check_heads(query, key, value, enable_gqa)
+    try:
+        kernel, bind = _attention.prepare(query, key, value, score_mod, mask_mod, None, kernel_options)
+    except (CompileError, UnsupportedError) as e:
+        return _fall_back(e, args, {"return_aux": return_aux} if return_aux is not None else {})
+    q, k, v = (x if x.stride(-1) == 1 else x.contiguous() for x in (query, key, value))
+    layout, tensors, ints, floats = _split(bind)
+    call = _register(kernel, layout)
+    out, lse = _attention_op(q, k, v, tensors, call, ints, floats,
+                             float(scale) if scale is not None else q.shape[-1] ** -0.5)
+    if return_aux is not None:
+        from torch.nn.attention.flex_attention import AuxOutput
+
+        if getattr(return_aux, "max_scores", False):
+            raise UnsupportedError("return_aux: max_scores is not computed by flexjit; ask for lse only")
+        return out, AuxOutput(lse=lse if getattr(return_aux, "lse", False) else None)
+    return (out, lse) if return_lse else out
+
+
+__all__ = ["flex_attention", "fallback"]

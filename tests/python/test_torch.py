@@ -1,0 +1,84 @@
+"""flexjit.torch.flex_attention against torch's own flex_attention on a CUDA device: outputs, lse
+and gradients (q, k, v, captured tensors) for mods written the ways model code writes them.
+Skipped where torch or a GPU is missing (CI); scripts/gpu-test runs it on a GPU host."""
+
+import functools
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("needs a CUDA device", allow_module_level=True)
+
+from torch.nn.attention.flex_attention import and_masks, create_block_mask, flex_attention, or_masks  # noqa: E402
+
+import flexjit.torch as fj  # noqa: E402
+
+B, HQ, HKV, T, D = 2, 8, 2, 1000, 64
+
+
+def causal(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx
+
+
+def window(width):
+    return lambda b, h, q_idx, kv_idx: (q_idx - kv_idx).abs() < width
+
+
+def inputs(dtype=torch.bfloat16, Hkv=HKV, requires_grad=True):
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    q = torch.randn(B, HQ, T, D, device="cuda", dtype=dtype, generator=gen)
+    k = torch.randn(B, Hkv, T, D, device="cuda", dtype=dtype, generator=gen)
+    v = torch.randn(B, Hkv, T, D, device="cuda", dtype=dtype, generator=gen)
+    return [x.requires_grad_(requires_grad) for x in (q, k, v)]
+
+
+def compare(score_mod=None, mask_mod=None, captures=(), Hkv=HKV):
+    q, k, v = inputs(Hkv=Hkv)
+    block_mask = create_block_mask(mask_mod, B, HQ, T, T) if mask_mod is not None else None
+    results = []
+    for attention in (fj.flex_attention, flex_attention):
+        for x in (q, k, v, *captures):
+            x.grad = None
+        out, lse = attention(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=Hkv != HQ,
+                             return_lse=True)
+        out.float().pow(2).sum().backward()
+        results.append([out, lse, q.grad, k.grad, v.grad] + [c.grad for c in captures])
+    for got, ref in zip(*results):
+        scale = ref.float().abs().max().item() + 1e-6
+        assert (got.float() - ref.float()).abs().max().item() / scale < 3e-2
+
+
+def test_causal():
+    compare(mask_mod=causal)
+
+
+def test_closure_window_and_combinators():
+    compare(mask_mod=and_masks(causal, window(128)))
+    compare(mask_mod=or_masks(window(32), lambda b, h, q_idx, kv_idx: kv_idx < 4))
+
+
+def test_alibi_with_learned_slopes():
+    slopes = torch.rand(HQ, device="cuda", requires_grad=True)
+
+    def alibi(score, b, h, q_idx, kv_idx):
+        return score - slopes[h] * (q_idx - kv_idx).abs()
+
+    compare(score_mod=alibi, captures=(slopes,))
+
+
+def test_documents_and_partial():
+    doc_ids = torch.repeat_interleave(torch.arange(4, device="cuda"), torch.tensor([300, 200, 400, 100], device="cuda"))
+
+    def same_doc(b, h, q_idx, kv_idx, ids):
+        return ids[q_idx] == ids[kv_idx]
+
+    compare(mask_mod=and_masks(causal, functools.partial(same_doc, ids=doc_ids)))
+
+
+def test_new_values_do_not_recompile():
+    q, k, v = inputs(requires_grad=False)
+    fj.flex_attention(q, k, v, block_mask=create_block_mask(window(16), B, HQ, T, T), enable_gqa=True)
+    kernels = len(fj._attention._kernels)
+    fj.flex_attention(q, k, v, block_mask=create_block_mask(window(64), B, HQ, T, T), enable_gqa=True)
+    assert len(fj._attention._kernels) == kernels
