@@ -2,7 +2,8 @@
 # virtualenv on PATH often cannot, while the system's python3 can), its headers, pybind11 (Debian's
 # pybind11-dev, or pip's, located through the interpreter) and a DLPack header (Debian's
 # libdlpack-dev, or the copy PyTorch ships). Sets FLEXJIT_PYTHON_READY and, when ready,
-# FLEXJIT_DLPACK_INCLUDE (the path to #include) and the targets of pybind11.
+# FLEXJIT_DLPACK_INCLUDE (the header's full path: PyTorch's include folder also holds headers of
+# other libraries, fmt among them, that must not shadow the system's) and the targets of pybind11.
 set(FLEXJIT_PYTHON_READY FALSE)
 
 function(_flexjit_python_with_numpy out)
@@ -75,5 +76,5 @@ if(NOT _flexjit_dlpack_dir)
   _flexjit_python_note("no DLPack header was found (libdlpack-dev)")
   return()
 endif()
-set(FLEXJIT_DLPACK_DIR ${_flexjit_dlpack_dir})
+set(FLEXJIT_DLPACK_INCLUDE ${_flexjit_dlpack_dir}/${FLEXJIT_DLPACK_INCLUDE})
 set(FLEXJIT_PYTHON_READY TRUE)

@@ -54,7 +54,9 @@ def _split(bind):
         else:
             layout.append((name, "float"))
             floats.append(float(value))
-    return tuple(layout), tensors, ints, floats
+    # Never empty: torch's autograd wrapper takes an empty list for a list of tensors and then wants
+    # a list back as its gradient. The layout reads only its own entries.
+    return tuple(layout), tensors, ints + [0], floats + [0.0]
 
 
 def _joined(layout, tensors, ints, floats):
