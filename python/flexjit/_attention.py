@@ -15,11 +15,18 @@ _kernels_lock = threading.Lock()
 
 
 def _compiled(translation, head_dim, dtype, device, options):
-    key = (translation.text, head_dim, dtype, device, options)
+    """The kernel for a translation and options: from the translation's own memo (no hashing of
+    the text on the steady path), else from the memo by text, else compiled."""
+    options_key = (head_dim, dtype, device, options)
+    kernel = translation.kernels.get(options_key)
+    if kernel is not None:
+        return kernel
+    key = (translation.text,) + options_key
     with _kernels_lock:
         kernel = _kernels.get(key)
         if kernel is not None:
             _kernels.move_to_end(key)
+            translation.kernels[options_key] = kernel
             return kernel
     try:
         program = _flexjit.Program.from_source(translation.text, "<flexjit mods>")
@@ -31,6 +38,7 @@ def _compiled(translation, head_dim, dtype, device, options):
         _kernels[key] = kernel
         while len(_kernels) > _KERNELS_KEPT:
             _kernels.popitem(last=False)
+    translation.kernels[options_key] = kernel
     return kernel
 
 
@@ -56,12 +64,12 @@ def _check_heads(q, k, v, enable_gqa):
 
 def prepare(q, k, v, score_mod, mask_mod, sink, kernel_options):
     """The kernel and the bound values for a call."""
-    translation = _mods.translate(score_mod=score_mod, mask_mod=mask_mod, sink=sink)
+    translation, bind = _mods.translate(score_mod=score_mod, mask_mod=mask_mod, sink=sink)
     dtype = _arrays.dtype_name(q)
     if dtype not in ("bf16", "fp16", "f32"):
         raise ArgumentError(f"q has elements of type {getattr(q, 'dtype', '?')}; use bfloat16, float16 or float32")
     kernel = _compiled(translation, int(q.shape[-1]), dtype, _arrays.device_name(q), _kernel_options(kernel_options))
-    return kernel, translation.bind
+    return kernel, bind
 
 
 def attention(q, k, v, score_mod=None, mask_mod=None, sink=None, scale=None, enable_gqa=False, return_lse=False,

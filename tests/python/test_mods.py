@@ -98,9 +98,31 @@ def test_partials_and_helpers(rng):
 
 
 def test_the_program_names_captures_after_the_users_variables(rng):
-    translation = _mods.translate(mask_mod=sliding_window(5))
+    translation, bind = _mods.translate(mask_mod=sliding_window(5))
     assert "width: int" in translation.text
-    assert translation.bind == {"width": 5}
+    assert bind == {"width": 5}
+
+
+def test_new_values_reuse_the_program_and_new_kinds_do_not():
+    first, bind = _mods.translate(mask_mod=sliding_window(5))
+    again, bind_again = _mods.translate(mask_mod=sliding_window(7))
+    assert again is first and bind_again == {"width": 7}
+    as_float, bind_float = _mods.translate(mask_mod=sliding_window(7.5))
+    assert as_float is not first and "width: float" in as_float.text and bind_float == {"width": 7.5}
+    array = np.arange(3, dtype=np.int32)
+    as_array, _ = _mods.translate(mask_mod=sliding_window(array))
+    assert "width: Tensor[int32, 1]" in as_array.text
+
+
+def test_one_function_reached_twice_is_copied_once():
+    mask = sliding_window(3)
+    translation, bind = _mods.translate(mask_mod=mask, score_mod=functools.partial(band_score, m=mask))
+    assert translation.text.count("def mask(") == 1
+    assert bind == {"width": 3}
+
+
+def band_score(score, b, h, q_idx, kv_idx, m):
+    return score if m(b, h, q_idx, kv_idx) else score - 1.0
 
 
 def test_backward_with_capture_gradients(rng):

@@ -1,0 +1,135 @@
+"""What the mods' translation needs of a Python function's source, found once per code object: its
+file's lines, its def or lambda node, and each read of a name the function does not bind, with
+the attribute and constant-item accesses written after it (`self.cfg["window"]`)."""
+
+import ast
+import linecache
+import threading
+
+from ._source_map import char_col
+
+
+class Read:
+    """One read of a free name: nodes[0] is the Name, nodes[i] the access steps[i - 1] applied."""
+
+    __slots__ = ("name", "nodes", "steps")
+
+    def __init__(self, name, nodes, steps):
+        self.name = name
+        self.nodes = nodes
+        self.steps = steps  # ("attr", name) or ("item", constant)
+
+
+class CodeInfo:
+    def __init__(self, filename, lines, node, reads):
+        self.filename = filename
+        self.lines = lines
+        self.node = node
+        self.reads = reads
+        self.is_lambda = isinstance(node, ast.Lambda)
+
+    def text(self, lineno):
+        return self.lines[lineno - 1].rstrip("\n")
+
+    def col(self, lineno, byte_col):
+        return char_col(self.text(lineno), byte_col)
+
+
+_lock = threading.Lock()
+_files = {}  # file name -> (the lines linecache gave, their ast, child -> parent)
+_infos = {}  # (code object, file name) -> CodeInfo
+
+
+def code_info(fn):
+    """The CodeInfo of a Python function, or None when its source cannot be read (a function typed
+    into an interactive session, made by exec) or its node not found."""
+    code = fn.__code__
+    key = (code, code.co_filename)  # equal code objects can come from two files
+    info = _infos.get(key)
+    if info is not None:
+        return info
+    with _lock:
+        lines = linecache.getlines(code.co_filename, fn.__globals__)
+        if not lines:
+            return None
+        parsed = _files.get(code.co_filename)
+        if parsed is None or parsed[0] is not lines:
+            tree = ast.parse("".join(lines), code.co_filename)
+            parents = {child: n for n in ast.walk(tree) for child in ast.iter_child_nodes(n)}
+            parsed = _files[code.co_filename] = (lines, tree, parents)
+        node = _function_node(code, parsed[1])
+        if node is None:
+            return None
+        info = _infos[key] = CodeInfo(code.co_filename, lines, node, _reads(node, parsed[2]))
+        return info
+
+
+def _function_node(code, tree):
+    """The def or lambda node of a code object in its module's tree."""
+    first = code.co_firstlineno
+    if code.co_name == "<lambda>":
+        spans = {(p[0], p[1], p[2], p[3]) for p in code.co_positions()} if hasattr(code, "co_positions") else None
+        lambdas = [n for n in ast.walk(tree) if isinstance(n, ast.Lambda) and n.lineno == first]
+        for n in lambdas:
+            body = n.body
+            if spans is None or (body.lineno, body.end_lineno, body.col_offset, body.end_col_offset) in spans:
+                return n
+        return lambdas[0] if len(lambdas) == 1 else None
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == code.co_name:
+            start = n.decorator_list[0].lineno if n.decorator_list else n.lineno
+            if first in (start, n.lineno):
+                return n
+    return None
+
+
+def _reads(fn_node, parents):
+    local = _local_names(fn_node)
+    out = []
+    for name_node in _loads(fn_node):
+        if name_node.id in local:
+            continue
+        nodes, steps = [name_node], []
+        while True:
+            node, parent = nodes[-1], parents.get(nodes[-1])
+            if isinstance(parent, ast.Attribute) and parent.value is node:
+                steps.append(("attr", parent.attr))
+            elif isinstance(parent, ast.Subscript) and parent.value is node and isinstance(parent.slice, ast.Constant):
+                steps.append(("item", parent.slice.value))
+            else:
+                break
+            nodes.append(parent)
+        out.append(Read(name_node.id, nodes, steps))
+    return out
+
+
+def _local_names(fn_node):
+    names = set()
+    for n in ast.walk(fn_node):
+        if isinstance(n, ast.arg):
+            names.add(n.arg)
+        elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            names.add(n.id)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not fn_node:
+            names.add(n.name)
+    return names
+
+
+def _loads(fn_node):
+    """Name reads in the function's defaults and body; annotations are the compiler's to check."""
+    roots = list(fn_node.args.defaults) + [d for d in fn_node.args.kw_defaults if d is not None]
+    roots += fn_node.body if isinstance(fn_node.body, list) else [fn_node.body]
+    stack = roots[::-1]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            yield n
+        children = []
+        for field, child in ast.iter_fields(n):
+            if field in ("annotation", "returns", "decorator_list"):
+                continue
+            if isinstance(child, ast.AST):
+                children.append(child)
+            elif isinstance(child, list):
+                children.extend(c for c in child if isinstance(c, ast.AST))
+        stack.extend(reversed(children))
