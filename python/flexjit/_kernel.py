@@ -141,8 +141,16 @@ class Kernel:
             lse = _arrays.empty(q, (B, Hq, Tq), "f32")
         self._native.forward(_arrays.capsule(q), _arrays.capsule(k), _arrays.capsule(v), _arrays.capsule(out),
                              _optional(lse), bound_values(bind), scale, _arrays.stream(q), _optional(kv_lens),
-                             _optional(page_table))
+                             _optional(page_table), _optional(self._block_mask_storage(q, k, kv_lens)))
         return (out, lse) if return_lse else out
+
+    def _block_mask_storage(self, q, k, kv_lens):
+        """Room for the tile map of a mask that reads tensors, built by the forward call itself on
+        its stream (CUDA kernels; calls with a KV cache run the decode kernel, which needs none)."""
+        if not self._native.needs_block_mask or kv_lens is not None or _arrays.device_name(q) != "cuda":
+            return None
+        size = self._native.block_mask_bytes(q.shape[0], q.shape[1], q.shape[2], k.shape[2])
+        return _arrays.empty(q, (size,), "u8")
 
     def backward(self, q, k, v, out, lse, dout, bind=None, scale=None, grads=()):
         """(dq, dk, dv) given a forward call's inputs, out, lse and dout = d loss / d out; with grads

@@ -32,9 +32,12 @@ CompileOptions compile_options(int head_dim, DType dtype, const std::string& dev
   return o;
 }
 
+// block_mask_storage (a CUDA buffer of Kernel.block_mask_bytes, or None): for a mask that reads
+// tensors, the map is built there on the call's stream first, so that the forward visits only
+// the tiles the mask keeps (one launch; the caller need not keep a BlockMask).
 void forward(const Kernel& kernel, py::handle q, py::handle k, py::handle v, py::handle out, py::handle lse,
              const py::dict& bind, std::optional<float> scale, std::uintptr_t stream, py::handle kv_lens,
-             py::handle page_table) {
+             py::handle page_table, py::handle block_mask_storage) {
   const TensorView qv = view_of(q, "q"), kv = view_of(k, "k"), vv = view_of(v, "v"), ov = view_of(out, "out");
   ForwardOptions options;
   options.lse = optional_view(lse, "lse");
@@ -43,7 +46,15 @@ void forward(const Kernel& kernel, py::handle q, py::handle k, py::handle v, py:
   options.stream = stream_of(stream);
   options.kv_lens = optional_view(kv_lens, "kv_lens");
   options.page_table = optional_view(page_table, "page_table");
+  const std::optional<TensorView> storage = optional_view(block_mask_storage, "block_mask_storage");
   py::gil_scoped_release unlocked;
+  BlockMask mask;
+  if (storage && qv.rank() == 4 && kv.rank() == 4) {
+    mask = kernel.build_block_mask(*storage, static_cast<int>(qv.shape[0]), static_cast<int>(qv.shape[1]),
+                                   static_cast<int>(qv.shape[2]), static_cast<int>(kv.shape[2]),
+                                   {.stream = options.stream, .bind = options.bind});
+    options.block_mask = &mask;
+  }
   kernel.forward(qv, kv, vv, ov, options);
 }
 
@@ -94,8 +105,10 @@ void register_kernel(py::module_& m) {
         return py::bytes(image.data(), image.size());
       })
       .def("compile_report", &compile_report)
+      .def("block_mask_bytes", &Kernel::block_mask_bytes, py::arg("B"), py::arg("Hq"), py::arg("Tq"), py::arg("Tkv"))
       .def("forward", &forward, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("out"), py::arg("lse"),
-           py::arg("bind"), py::arg("scale"), py::arg("stream"), py::arg("kv_lens"), py::arg("page_table"))
+           py::arg("bind"), py::arg("scale"), py::arg("stream"), py::arg("kv_lens"), py::arg("page_table"),
+           py::arg("block_mask_storage"))
       .def("backward", &backward, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("out"), py::arg("lse"),
            py::arg("dout"), py::arg("dq"), py::arg("dk"), py::arg("dv"), py::arg("bind"), py::arg("scale"),
            py::arg("grads"), py::arg("stream"));
