@@ -13,6 +13,7 @@
 #include "compiler/builtins.hpp"
 #include "compiler/lower_values.hpp"
 #include "compiler/python_ops.hpp"
+#include "compiler/reachable.hpp"
 #include "ir/ir_visitor.hpp"
 #include "ir/simplify.hpp"
 #include "dsl/diagnostics.hpp"
@@ -108,7 +109,9 @@ std::optional<bool> static_truth(const Value& v) {
   return !std::holds_alternative<NoneValue>(v.v);  // functions, modules, tensors are truthy
 }
 
-std::string unsupported_statement_message(const std::string& keyword) {
+std::string unsupported_statement_message(const ast::UnsupportedStmt& u) {
+  if (!u.message.empty()) return u.message;
+  const std::string& keyword = u.keyword;
   static const std::set<std::string> loops = {"while", "for"};
   if (loops.count(keyword))
     return fmt::format("'{}' loops are not supported; a mod computes one value per (b, h, q_idx, kv_idx)", keyword);
@@ -155,7 +158,15 @@ class Lowerer {
   ir::Program run(const ast::Module& module) {
     first_node_ = ir::nodes_made();
     program_.name = std::filesystem::path(file_.name()).stem().string();
-    for (const auto& s : module.body) top_statement(*s);
+    const TopLevelReach reach = reach_top_level(module);
+    for (std::size_t i = 0; i < module.body.size(); ++i) {
+      const ast::Stmt& s = *module.body[i];
+      if (reach.kept[i]) {
+        top_statement(s);
+      } else {
+        program_.skipped.push_back({s.pos, describe_statement(s)});
+      }
+    }
     for (const auto& sig : kModSignatures) lower_mod(sig);
     if (!program_.mask_mod && !program_.score_mod && !program_.sink)
       fail({1, 1, 1}, "the program defines none of mask_mod, score_mod or sink");
@@ -354,7 +365,7 @@ class Lowerer {
                                    "functools.wraps, torch.compile, torch.no_grad, torch.inference_mode)",
                                    callee_spelling(*target)));
   }
-  void top(const ast::UnsupportedStmt& u, SourcePos pos) { fail(pos, unsupported_statement_message(u.keyword)); }
+  void top(const ast::UnsupportedStmt& u, SourcePos pos) { fail(pos, unsupported_statement_message(u)); }
 
   // `x: int`, `t: Tensor[int32, 1]`, `sel: BlockIndices[64, 64]`
   void declare(const ast::AnnAssign& a) {
@@ -683,7 +694,7 @@ class Lowerer {
       } else if (std::holds_alternative<ast::Import>(s.node) || std::holds_alternative<ast::ImportFrom>(s.node)) {
         fail(s.pos, "imports are only supported at the top level of a program");
       } else if (auto u = std::get_if<ast::UnsupportedStmt>(&s.node)) {
-        fail(s.pos, unsupported_statement_message(u->keyword));
+        fail(s.pos, unsupported_statement_message(*u));
       }
       check_size(s.pos, false);
     }

@@ -132,7 +132,11 @@ struct Assert { ExprPtr cond; ExprPtr message; };  // message may be null
 struct Decorator { ExprPtr value; };  // @value, a statement of its own before the def it decorates
 // A statement Python has and flexjit does not: while/for/class/with/try/raise/global/del/...
 // `keyword` is its keyword ("while", "for", ...) or a description ("assignment to a subscript").
-struct UnsupportedStmt { std::string keyword; };
+struct UnsupportedStmt {
+  std::string keyword;
+  std::string message = "";  // what to say when it is run, if not the keyword's usual message
+  std::string defines = "";  // the name it would bind (a def flexjit cannot take), else ""
+};
 
 struct Stmt {
   SourcePos pos;

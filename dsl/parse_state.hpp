@@ -23,6 +23,9 @@ struct SyntaxError {
   const char* where;
   std::size_t length;
   std::string message;
+  // Valid Python that flexjit does not take (`*args` in a def): a def with it becomes an
+  // unsupported statement, refused only where a mod reaches it.
+  bool python_accepts = false;
 };
 
 }  // namespace flexjit::dsl::grammar

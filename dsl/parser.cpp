@@ -79,7 +79,16 @@ class Parser {
 
   void statement(int level, ast::Block& out) {
     const LogicalLine line = peek();
-    pt::Line parsed = parse(line);
+    pt::Line parsed;
+    try {
+      parsed = parse(line, first_word(line) == "def");
+    } catch (const UnsupportedDef& u) {
+      ++i_;
+      skip_clause(line, "def", level);
+      out.push_back(stmt(file_.pos_at(u.offset, static_cast<int>(u.length)),
+                         ast::UnsupportedStmt{"def", u.message, def_name(line)}));
+      return;
+    }
     ++i_;
     if (!parsed.header) {
       for (const auto& s : parsed.simple) folder_.simple(s, out);
@@ -173,8 +182,21 @@ class Parser {
     while (more() && peek().level > level) ++i_;
   }
 
-  // Runs the grammar over one logical line; any failure becomes a CompileError.
-  pt::Line parse(const LogicalLine& line) {
+  // A def header Python accepts and flexjit does not (`*args`): thrown by parse() to statement().
+  struct UnsupportedDef {
+    std::size_t offset, length;
+    std::string message;
+  };
+
+  std::string def_name(const LogicalLine& line) const {
+    const char* last = text_.data() + line.end;
+    const char* name = scan::skip_blanks(text_.data() + line.begin + 3, last);  // after "def"
+    return std::string(name, scan::word_length(name, last));
+  }
+
+  // Runs the grammar over one logical line; any failure becomes a CompileError (with
+  // def_header_may_defer, a def that Python accepts becomes an UnsupportedDef).
+  pt::Line parse(const LogicalLine& line, bool def_header_may_defer = false) {
     grammar::ParseState state;
     state.buffer = text_.data();
     state.line_last = text_.data() + line.last;
@@ -185,6 +207,8 @@ class Parser {
     try {
       ok = grammar::parse_line(first, last, state, out);
     } catch (const grammar::SyntaxError& e) {
+      if (def_header_may_defer && e.python_accepts)
+        throw UnsupportedDef{static_cast<std::size_t>(e.where - text_.data()), e.length, e.message};
       error_at(static_cast<std::size_t>(e.where - text_.data()), e.length, e.message);
     }
     if (ok) return out;

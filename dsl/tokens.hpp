@@ -265,7 +265,7 @@ struct plain_parameter_guard : x3::parser<plain_parameter_guard> {
                        : (after == "," || after == ")" || after == ":")
                            ? "keyword-only parameters ('*')"
                            : "variadic parameters ('*args')";
-    throw SyntaxError{p, op.size(), std::string(what) + " are not supported"};
+    throw SyntaxError{p, op.size(), std::string(what) + " are not supported", true};
   }
 };
 

@@ -292,6 +292,12 @@ struct Mod {
   SourcePos pos;             // where it was defined (def or assignment)
 };
 
+// A top-level statement no mod reaches, left out of lowering (compiler/reachable.hpp).
+struct SkippedStatement {
+  SourcePos pos;
+  std::string what;  // "import random", "def helper", "x = ..."
+};
+
 struct Program {
   std::string name;  // file stem, for kernel names
   std::vector<Capture> captures;
@@ -299,6 +305,7 @@ struct Program {
   std::optional<BlockIndices> block_indices;
   std::optional<Mod> mask_mod, score_mod, sink;
   std::vector<RuntimeCheck> checks;
+  std::vector<SkippedStatement> skipped;  // what lowering left out, in source order
 
   const Capture* find_capture(const std::string& n) const;
   const Scalar* find_scalar(const std::string& n) const;

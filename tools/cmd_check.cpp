@@ -59,9 +59,11 @@ void add_check_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand("check", "Parse and check programs; exit 0 or print the diagnostics");
   auto files = std::make_shared<std::vector<std::string>>();
   auto quiet = std::make_shared<bool>(false);
+  auto verbose = std::make_shared<bool>(false);
   cmd->add_option("FILE", *files, "program files (.py)")->required();
   cmd->add_flag("-q,--quiet", *quiet, "print nothing on success");
-  cmd->callback([files, quiet, &exit_code] {
+  cmd->add_flag("-v,--verbose", *verbose, "also list the top-level statements no mod reaches (not compiled)");
+  cmd->callback([files, quiet, verbose, &exit_code] {
     for (const auto& path : *files) {
       int rc = run_reporting_errors([&] {
         auto file = dsl::SourceFile::from_path(path);
@@ -70,6 +72,9 @@ void add_check_command(CLI::App& app, int& exit_code) {
         const bool block_mask = Program::from_source(file.text(), file.name()).needs_block_mask();
         std::cout << fmt::format("{}: ok ({})\n  keys: {}\n  queries per key tile: {}\n", path, summary(p),
                                  key_plan(p, block_mask), query_plan(p));
+        if (*verbose)
+          for (const auto& skipped : p.skipped)
+            std::cout << fmt::format("  skipped, no mod reaches it: line {}: {}\n", skipped.pos.line, skipped.what);
         return kExitOk;
       });
       exit_code = std::max(exit_code, rc);

@@ -28,7 +28,7 @@ const fs::path kCorpus = fs::path(FLEXJIT_SOURCE_DIR) / "tests/cpu/flexattention
 const std::set<std::string> kBounded = {
     "alibi", "aligned_causal_ratio", "aux_request_import", "band_abs_shared", "bias_table_shape", "causal",
     "chunked_causal", "dilated_sliding_window", "document_lengths_shape", "float_bound_window", "float_width_window",
-    "global_tokens", "gpt_oss_sink", "growing_prefix", "head_specific", "inverted_causal",
+    "global_tokens", "gpt_oss_sink", "growing_prefix", "gym_document_setup", "head_specific", "inverted_causal",
     "lru_cache_factory", "natten_2d", "natten_tuple_defaults", "partial_band", "per_batch_lengths",
     "prefix_lm", "prefix_lm_per_batch", "query_prefix_or_causal", "sliding_window_generator",
     "sliding_window_runtime", "star_import_combinators", "stripe_and_local", "tensor_annotations_unimported",

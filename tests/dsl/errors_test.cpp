@@ -175,10 +175,10 @@ INSTANTIATE_TEST_SUITE_P(Context, ErrorTest, ::testing::Values(
          "t.py:1:12: error: parameter without a default follows parameter with a default\n"
          "    def f(a=1, b):\n"
          "               ^\n"},
-    Case{"def f(*args):\n    pass\n",
-         "t.py:1:7: error: variadic parameters ('*args') are not supported\n"
-         "    def f(*args):\n"
-         "          ^\n"},
+    Case{"lambda *args: 0\n",
+         "t.py:1:8: error: variadic parameters ('*args') are not supported\n"
+         "    lambda *args: 0\n"
+         "           ^\n"},
     Case{"f() = 1\n",
          "t.py:1:1: error: cannot assign to function call\n"
          "    f() = 1\n"

@@ -1,4 +1,4 @@
 from os import path
 
 def mask_mod(b, h, q_idx, kv_idx):
-    return q_idx >= kv_idx
+    return path is not None

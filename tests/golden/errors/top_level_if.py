@@ -1,5 +1,5 @@
 if True:
     CAP = 1.0
 
-def mask_mod(b, h, q_idx, kv_idx):
-    return True
+def score_mod(score, b, h, q_idx, kv_idx):
+    return score * CAP
