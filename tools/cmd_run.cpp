@@ -12,7 +12,9 @@
 #include <utility>
 
 #include "flexjit/flexjit.hpp"
+#include "compiler/pipeline.hpp"
 #include "tools/commands.hpp"
+#include "tools/demo_extents.hpp"
 #include "tools/distinct_paths.hpp"
 #include "tools/npy.hpp"
 #include "tools/run_backward.hpp"
@@ -152,7 +154,11 @@ int run(const RunOptions& o) {
     if (scalar && !bindings.scalars.count(p.name))
       throw std::runtime_error(fmt::format("scalar '{}' is not bound: pass --bind {}=VALUE", p.name, p.name));
   }
-  if (o.demo) add_random_captures(program, data, bindings, rng);
+  if (o.demo) {
+    const ir::Program ir = compiler::build_ir(dsl::SourceFile(program.name(), program.text()));
+    const DemoShape shape{data.B, data.Hq, data.Tq, data.Tkv};
+    add_random_captures(program, demo_extents(ir, shape, bindings.scalars), bindings, rng);
+  }
   // --dout and --grad are checked before anything runs.
   std::optional<BackwardInputs> backward_in;
   if (o.backward.requested()) backward_in = read_backward_inputs(data, bindings, o.backward);

@@ -294,16 +294,21 @@ HostBindings parse_bindings(const Program& program, const std::vector<std::strin
   return out;
 }
 
-void add_random_captures(const Program& program, const AttentionData& d, HostBindings& bindings, std::mt19937_64& rng) {
-  const std::int64_t length = std::max({d.Tq, d.Tkv, d.Hq, d.B});
+void add_random_captures(const Program& program, const std::map<std::string, std::vector<std::int64_t>>& extents,
+                         HostBindings& bindings, std::mt19937_64& rng) {
   for (const Parameter& p : program.parameters()) {
     if (p.kind != Parameter::Kind::tensor || bindings.tensors.count(p.name)) continue;
-    double elements = std::pow(static_cast<double>(length), p.rank);
+    const auto it = extents.find(p.name);
+    const std::vector<std::int64_t> shape = it != extents.end() ? it->second : std::vector<std::int64_t>{};
+    double elements = 1;
+    for (std::int64_t e : shape) elements *= static_cast<double>(e);
     if (elements > (1 << 26))
-      fail(fmt::format("--demo: '{}' would get {} random elements ({} dims of {}); bind it with --bind {}=FILE.npy",
-                       p.name, elements, p.rank, length, p.name));
-    HostTensor t = make_tensor(p.dtype, std::vector<std::int64_t>(static_cast<std::size_t>(p.rank), length));
+      fail(fmt::format("--demo: '{}' would get {} random elements (extents [{}] from the indices its mods read); "
+                       "bind it with --bind {}=FILE.npy",
+                       p.name, elements, fmt::join(shape, ", "), p.name));
+    HostTensor t = make_tensor(p.dtype, shape);
     const std::int64_t n = static_cast<std::int64_t>(elements);
+    const std::int64_t length = shape.empty() ? 1 : *std::max_element(shape.begin(), shape.end());
     std::uniform_real_distribution<double> uniform(-1.0, 1.0);
     std::uniform_int_distribution<std::int64_t> run_length(1, std::max<std::int64_t>(1, length / 4));
     std::int64_t run = 0, left = run_length(rng);
@@ -322,7 +327,7 @@ void add_random_captures(const Program& program, const AttentionData& d, HostBin
       }
       store(p.dtype, x, t.bytes.data(), i, p.name);
     }
-    bindings.notes.push_back(fmt::format("{}={} (random)", p.name, t.describe()));
+    bindings.notes.push_back(fmt::format("{}={} (random, extents from its indices)", p.name, t.describe()));
     bindings.tensors[p.name] = std::move(t);
   }
 }

@@ -59,10 +59,11 @@ AttentionData random_attention(int B, int Hq, int Hkv, int Tq, int Tkv, int D, s
 // scalar of the declared type ("true"/"false" for bool). Throws std::runtime_error naming it.
 HostBindings parse_bindings(const Program& program, const std::vector<std::string>& binds);
 
-// --demo: every captured tensor the user did not bind gets random values, every dimension
-// max(T, H, B) long: floats uniform in [-1, 1), integers non-decreasing run ids (0,0,..,1,1,..;
-// each run 1 to T/4 long, like packed document ids), bools 0/1. Scalars are never invented.
-void add_random_captures(const Program& program, const AttentionData& shape, HostBindings& bindings,
-                         std::mt19937_64& rng);
+// --demo: every captured tensor the user did not bind gets random values in the shape `extents`
+// gives it (tools/demo_extents.hpp; at most 2^26 elements): floats uniform in [-1, 1), integers
+// non-decreasing run ids (0,0,..,1,1,..; each run 1 to a quarter of the longest extent, like
+// packed document ids), bools 0/1. Scalars are never invented.
+void add_random_captures(const Program& program, const std::map<std::string, std::vector<std::int64_t>>& extents,
+                         HostBindings& bindings, std::mt19937_64& rng);
 
 }  // namespace flexjit::tools
