@@ -12,32 +12,22 @@ namespace {
 // DLPack 0.8 added kDLBool = 6; older headers (Debian's 0.6) lack the name, producers send it.
 constexpr int kDLPackBoolCode = 6;
 
+// DLPack's (type code, bits) of each element type flexjit reads.
+struct DLPackType {
+  int code, bits;
+  DType dtype;
+};
+constexpr DLPackType kDLPackTypes[] = {
+    {kDLFloat, 16, DType::fp16}, {kDLFloat, 32, DType::f32}, {kDLFloat, 64, DType::f64},
+    {kDLBfloat, 16, DType::bf16}, {kDLInt, 8, DType::i8},     {kDLInt, 16, DType::i16},
+    {kDLInt, 32, DType::i32},    {kDLInt, 64, DType::i64},   {kDLUInt, 8, DType::u8},
+    {kDLPackBoolCode, 8, DType::boolean},
+};
+
 DType dtype_of(const DLDataType& t, std::string_view what) {
   if (t.lanes != 1) throw ArgumentError(fmt::format("{}: vector elements (lanes = {}) are not supported", what, t.lanes));
-  switch (t.code) {
-    case kDLFloat:
-      if (t.bits == 16) return DType::fp16;
-      if (t.bits == 32) return DType::f32;
-      if (t.bits == 64) return DType::f64;
-      break;
-    case kDLBfloat:
-      if (t.bits == 16) return DType::bf16;
-      break;
-    case kDLInt:
-      if (t.bits == 8) return DType::i8;
-      if (t.bits == 16) return DType::i16;
-      if (t.bits == 32) return DType::i32;
-      if (t.bits == 64) return DType::i64;
-      break;
-    case kDLUInt:
-      if (t.bits == 8) return DType::u8;
-      break;
-    case kDLPackBoolCode:
-      if (t.bits == 8) return DType::boolean;
-      break;
-    default:
-      break;
-  }
+  for (const DLPackType& known : kDLPackTypes)
+    if (known.code == t.code && known.bits == t.bits) return known.dtype;
   throw ArgumentError(fmt::format("{}: elements of DLPack type code {} with {} bits are not supported "
                                   "(flexjit reads bf16, fp16, float32, float64, int8-64, uint8 and bool)",
                                   what, static_cast<int>(t.code), static_cast<int>(t.bits)));

@@ -10,16 +10,11 @@ namespace py = pybind11;
 namespace flexjit::python {
 namespace {
 
-const char* kind_name(Parameter::Kind k) {
-  switch (k) {
-    case Parameter::Kind::int_scalar: return "int";
-    case Parameter::Kind::float_scalar: return "float";
-    case Parameter::Kind::bool_scalar: return "bool";
-    case Parameter::Kind::tensor: return "tensor";
-    case Parameter::Kind::block_indices: return "block_indices";
-  }
-  return "int";
-}
+// Parameter::Kind by its position in the enum.
+constexpr const char* kKindNames[] = {"int", "float", "bool", "tensor", "block_indices"};
+static_assert(static_cast<int>(Parameter::Kind::block_indices) == 4, "kKindNames follows Parameter::Kind");
+
+const char* kind_name(Parameter::Kind k) { return kKindNames[static_cast<int>(k)]; }
 
 }  // namespace
 
