@@ -37,34 +37,8 @@ void IRVisitor::walk(const Expr& e) {
   with_node(e, "IRVisitor", [&](const auto* op) { visit(op, e); });
 }
 
-void IRVisitor::visit(const IntImm*, const Expr&) {}
-void IRVisitor::visit(const FloatImm*, const Expr&) {}
-void IRVisitor::visit(const BoolImm*, const Expr&) {}
-void IRVisitor::visit(const Var*, const Expr&) {}
-void IRVisitor::visit(const Load* op, const Expr&) {
-  for (const Expr& i : op->indices) walk(i);
-}
-void IRVisitor::visit(const Cast* op, const Expr&) { walk(op->value); }
-void IRVisitor::visit(const Unary* op, const Expr&) { walk(op->a); }
-void IRVisitor::visit(const Binary* op, const Expr&) {
-  walk(op->a);
-  walk(op->b);
-}
-void IRVisitor::visit(const Compare* op, const Expr&) {
-  walk(op->a);
-  walk(op->b);
-}
-void IRVisitor::visit(const Select* op, const Expr&) {
-  walk(op->cond);
-  walk(op->t);
-  walk(op->f);
-}
-void IRVisitor::visit(const Call* op, const Expr&) {
-  for (const Expr& a : op->args) walk(a);
-}
-void IRVisitor::visit(const Let* op, const Expr&) {
-  walk(op->value);
-  walk(op->body);
+void IRVisitor::descend(const Expr& e) {
+  for (const Expr& child : children(e)) walk(child);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -87,72 +61,10 @@ Expr MemoizingMutator::mutate(const Expr& e) {
   return result;
 }
 
-namespace {
-
-// Mutates each element; returns whether any changed.
-bool mutate_list(IRMutator& m, const std::vector<Expr>& in, std::vector<Expr>& out) {
-  bool changed = false;
-  out.reserve(in.size());
-  for (const Expr& x : in) {
-    out.push_back(m.mutate(x));
-    changed = changed || !out.back().same_as(x);
-  }
-  return changed;
-}
-
-}  // namespace
-
-Expr IRMutator::visit(const IntImm*, const Expr& e) { return e; }
-Expr IRMutator::visit(const FloatImm*, const Expr& e) { return e; }
-Expr IRMutator::visit(const BoolImm*, const Expr& e) { return e; }
-Expr IRMutator::visit(const Var*, const Expr& e) { return e; }
-
-Expr IRMutator::visit(const Load* op, const Expr& e) {
-  std::vector<Expr> idx;
-  if (!mutate_list(*this, op->indices, idx)) return e;
-  return Load::make(op->tensor, op->dtype, std::move(idx), op->pos);
-}
-
-Expr IRMutator::visit(const Cast* op, const Expr& e) {
-  Expr v = mutate(op->value);
-  if (v.same_as(op->value)) return e;
-  return Cast::make(op->type, std::move(v), op->pos);
-}
-
-Expr IRMutator::visit(const Unary* op, const Expr& e) {
-  Expr a = mutate(op->a);
-  if (a.same_as(op->a)) return e;
-  return Unary::make(op->op, std::move(a), op->pos);
-}
-
-Expr IRMutator::visit(const Binary* op, const Expr& e) {
-  Expr a = mutate(op->a), b = mutate(op->b);
-  if (a.same_as(op->a) && b.same_as(op->b)) return e;
-  return Binary::make(op->op, std::move(a), std::move(b), op->pos);
-}
-
-Expr IRMutator::visit(const Compare* op, const Expr& e) {
-  Expr a = mutate(op->a), b = mutate(op->b);
-  if (a.same_as(op->a) && b.same_as(op->b)) return e;
-  return Compare::make(op->op, std::move(a), std::move(b), op->pos);
-}
-
-Expr IRMutator::visit(const Select* op, const Expr& e) {
-  Expr c = mutate(op->cond), t = mutate(op->t), f = mutate(op->f);
-  if (c.same_as(op->cond) && t.same_as(op->t) && f.same_as(op->f)) return e;
-  return Select::make(std::move(c), std::move(t), std::move(f), op->pos);
-}
-
-Expr IRMutator::visit(const Call* op, const Expr& e) {
-  std::vector<Expr> args;
-  if (!mutate_list(*this, op->args, args)) return e;
-  return Call::make(op->fn, std::move(args), op->pos);
-}
-
-Expr IRMutator::visit(const Let* op, const Expr& e) {
-  Expr v = mutate(op->value), b = mutate(op->body);
-  if (v.same_as(op->value) && b.same_as(op->body)) return e;
-  return Let::make(op->name, std::move(v), std::move(b), op->pos);
+Expr IRMutator::descend(const Expr& e) {
+  std::vector<Expr> kids = children(e);
+  for (Expr& child : kids) child = mutate(child);
+  return kids.empty() ? e : with_children(e, kids);
 }
 
 // ---------------------------------------------------------------------------------------------

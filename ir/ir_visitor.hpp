@@ -19,46 +19,46 @@
 
 namespace flexjit::ir {
 
-class IRVisitor {
+// The per-node hooks IRVisitor (R = void) and IRMutator (R = Expr) dispatch to, one per node
+// kind. Each defaults to descend(e): the visitor walks e's children in evaluation order, the
+// mutator mutates them and rebuilds e only if one changed.
+template <class R>
+class IRNodeHooks {
  public:
-  virtual ~IRVisitor() = default;
+  virtual ~IRNodeHooks() = default;
+
+ protected:
+  virtual R visit(const IntImm*, const Expr& e) { return descend(e); }
+  virtual R visit(const FloatImm*, const Expr& e) { return descend(e); }
+  virtual R visit(const BoolImm*, const Expr& e) { return descend(e); }
+  virtual R visit(const Var*, const Expr& e) { return descend(e); }
+  virtual R visit(const Load*, const Expr& e) { return descend(e); }
+  virtual R visit(const Cast*, const Expr& e) { return descend(e); }
+  virtual R visit(const Unary*, const Expr& e) { return descend(e); }
+  virtual R visit(const Binary*, const Expr& e) { return descend(e); }
+  virtual R visit(const Compare*, const Expr& e) { return descend(e); }
+  virtual R visit(const Select*, const Expr& e) { return descend(e); }
+  virtual R visit(const Call*, const Expr& e) { return descend(e); }
+  virtual R visit(const Let*, const Expr& e) { return descend(e); }
+  virtual R descend(const Expr& e) = 0;
+};
+
+class IRVisitor : public IRNodeHooks<void> {
+ public:
   // Visits e (which must be defined). Override to intercept every node.
   virtual void walk(const Expr& e);
 
  protected:
-  virtual void visit(const IntImm* op, const Expr& e);
-  virtual void visit(const FloatImm* op, const Expr& e);
-  virtual void visit(const BoolImm* op, const Expr& e);
-  virtual void visit(const Var* op, const Expr& e);
-  virtual void visit(const Load* op, const Expr& e);
-  virtual void visit(const Cast* op, const Expr& e);
-  virtual void visit(const Unary* op, const Expr& e);
-  virtual void visit(const Binary* op, const Expr& e);
-  virtual void visit(const Compare* op, const Expr& e);
-  virtual void visit(const Select* op, const Expr& e);
-  virtual void visit(const Call* op, const Expr& e);
-  virtual void visit(const Let* op, const Expr& e);
+  void descend(const Expr& e) override;
 };
 
-class IRMutator {
+class IRMutator : public IRNodeHooks<Expr> {
  public:
-  virtual ~IRMutator() = default;
   // Returns the rewritten e (e itself when nothing changed). Override to intercept every node.
   virtual Expr mutate(const Expr& e);
 
  protected:
-  virtual Expr visit(const IntImm* op, const Expr& e);
-  virtual Expr visit(const FloatImm* op, const Expr& e);
-  virtual Expr visit(const BoolImm* op, const Expr& e);
-  virtual Expr visit(const Var* op, const Expr& e);
-  virtual Expr visit(const Load* op, const Expr& e);
-  virtual Expr visit(const Cast* op, const Expr& e);
-  virtual Expr visit(const Unary* op, const Expr& e);
-  virtual Expr visit(const Binary* op, const Expr& e);
-  virtual Expr visit(const Compare* op, const Expr& e);
-  virtual Expr visit(const Select* op, const Expr& e);
-  virtual Expr visit(const Call* op, const Expr& e);
-  virtual Expr visit(const Let* op, const Expr& e);
+  Expr descend(const Expr& e) override;
 };
 
 // An IRVisitor that visits each node once, however often the DAG shares it: for passes that

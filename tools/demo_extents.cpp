@@ -1,7 +1,6 @@
 #include "tools/demo_extents.hpp"
 
 #include <algorithm>
-#include <unordered_set>
 
 #include "ir/bounds.hpp"
 #include "ir/inline_lets.hpp"
@@ -11,20 +10,15 @@ namespace flexjit::tools {
 namespace {
 
 // Every Load of the mods, each node once (inline_lets makes a DAG).
-class LoadFinder : public ir::IRVisitor {
+class LoadFinder : public ir::OnceVisitor {
  public:
   std::vector<const ir::Load*> loads;
 
-  void walk(const ir::Expr& e) override {
-    if (seen_.insert(e.get()).second) ir::IRVisitor::walk(e);
-  }
+ protected:
   void visit(const ir::Load* op, const ir::Expr& e) override {
     loads.push_back(op);
-    ir::IRVisitor::visit(op, e);
+    ir::OnceVisitor::visit(op, e);
   }
-
- private:
-  std::unordered_set<const ir::Node*> seen_;
 };
 
 // The ranges of the mods' parameters for the call, and of the scalars bound on the command line.
