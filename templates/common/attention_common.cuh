@@ -159,4 +159,23 @@ __device__ __forceinline__ T min2(T a, T b) { return a < b ? a : b; }
 template <class T>
 __device__ __forceinline__ T max2(T a, T b) { return a > b ? a : b; }
 
+namespace detail {
+
+// Accumulators to zero, before a product that starts from nothing.
+template <int M, int N>
+__device__ __forceinline__ void zero_fragments(float (&acc)[M][N][4]) {
+#pragma unroll
+  for (int m = 0; m < M; ++m)
+#pragma unroll
+    for (int n = 0; n < N; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[m][n][e] = 0.f;
+}
+template <int N>
+__device__ __forceinline__ void zero_fragments(float (&acc)[N][4]) {
+  zero_fragments(reinterpret_cast<float(&)[1][N][4]>(acc));
+}
+
+}  // namespace detail
+
 }  // namespace flexjit

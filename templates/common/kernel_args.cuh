@@ -119,6 +119,12 @@ struct TmaMaps {
   TmaDescriptor q, k, v;
 };
 
+// The sm90 backward's maps, (D, T, H, B) with the 128-byte swizzle: q and dout with boxes of
+// (64, block_m, 1, 1), k and v of (64, block_n, 1, 1).
+struct BwdTmaMaps {
+  TmaDescriptor q, dout, k, v;
+};
+
 // The tile-map builders' arguments (common/tile_map.cuh). The forward's map has a row of
 // n_kv_tiles entries per query tile, the backward's a row of n_q_tiles entries per kv tile.
 struct TileMapArgs {

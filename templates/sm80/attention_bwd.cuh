@@ -26,6 +26,7 @@
 #pragma once
 
 #include "common/attention_common.cuh"
+#include "common/bwd_tile.cuh"
 #include "common/mods_traits.cuh"
 #include "common/online_softmax.cuh"
 #include "common/tile_config.cuh"
@@ -48,154 +49,6 @@ namespace detail {
 __device__ __forceinline__ void cp_async_4(unsigned dst, const void* src) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
 }
-// acc[0] += a, acc[1] += b, atomically (8-byte aligned): one vector reduction on sm_90, two
-// scalar ones before.
-__device__ __forceinline__ void red_add_2(float* acc, float a, float b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("red.global.add.v2.f32 [%0], {%1, %2};\n" ::"l"(acc), "f"(a), "f"(b) : "memory");
-#else
-  atomicAdd(acc, a);
-  atomicAdd(acc + 1, b);
-#endif
-}
-__device__ __forceinline__ void lds_64(unsigned addr, float& a, float& b) {
-  asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(a), "=f"(b) : "r"(addr));
-}
-
-// The query tiles a CTA's keys [k0, k1) of (b, kv head hk) meet, head by head of the kv head's
-// group, each with its class (CTA-uniform, like the forward's KvTileSchedule). A program whose
-// mask reads tensors, or that follows block lists, walks the row of the transposed tile map
-// built for this call (args.tile_map: common/tile_map.cuh, build_q_tile_map); any other walks
-// the q range and classifies each tile itself.
-template <class Mods, int BM, int BN>
-struct QTileSchedule {
-  static constexpr bool kMapped = BlockListOf<Mods>::value || TileMapOf<Mods>::value;
-
-  __device__ __forceinline__ QTileSchedule(const BwdArgs& args, const typename Mods::Params& p, int b, int hk, int k0,
-                                           int k1)
-      : args_(args), p_(p), b_(b), k0_(k0), k1_(k1), Tq_(args.Tq) {
-    const int group = args.Hq / args.Hkv;
-    h_ = hk * group - 1;
-    h_end_ = (hk + 1) * group;
-    next_ = end_ = 0;
-    next_head();
-    seek();
-  }
-  __device__ __forceinline__ bool has_tile() const { return h_ < h_end_; }
-  __device__ __forceinline__ int head() const { return h_; }
-  __device__ __forceinline__ int tile() const { return tile_; }  // query tile index (rows tile * BM ...)
-  __device__ __forceinline__ int tile_class() const { return cls_; }
-  __device__ __forceinline__ void pop() {
-    ++next_;
-    seek();
-  }
-
- private:
-  // Moves to the next head that has query tiles to walk: the map row's entries [next_, end_), or
-  // the tiles [next_, end_) of the q range.
-  __device__ __forceinline__ void next_head() {
-    for (++h_; h_ < h_end_; ++h_) {
-      if constexpr (kMapped) {
-        const i64 row = static_cast<i64>(b_) * args_.tile_map.b_stride + static_cast<i64>(h_) * args_.tile_map.h_stride +
-                        k0_ / BN;
-        row_ = args_.tile_map.entries + row * args_.tile_map.row_entries;
-        next_ = 0;
-        end_ = __ldg(args_.tile_map.counts + row);
-        if (end_ > 0) return;
-      } else {
-        int lo = 0, hi = Tq_;
-        QRangeOf<Mods>::get(p_, b_, h_, k0_, k1_, Tq_, &lo, &hi);
-        lo = max2(lo, 0);
-        hi = min2(hi, Tq_);
-        if (lo < hi) {
-          next_ = lo / BM;
-          end_ = (hi + BM - 1) / BM;
-          return;
-        }
-      }
-    }
-  }
-  // Moves to the first tile at or after next_ (of this head or a later one) that is not EMPTY.
-  __device__ __forceinline__ void seek() {
-    while (h_ < h_end_) {
-      if constexpr (kMapped) {
-        if (next_ < end_) {
-          const int e = __ldg(row_ + next_);
-          tile_ = e >> 2;
-          cls_ = e & 3;
-          return;
-        }
-      } else {
-        for (; next_ < end_; ++next_) {
-          const int q0 = next_ * BM;
-          cls_ = Mods::classify(p_, b_, h_, q0, min2(q0 + BM, Tq_), k0_, k1_);
-          if (cls_ != EMPTY) {
-            tile_ = next_;
-            return;
-          }
-        }
-      }
-      next_head();
-    }
-  }
-
-  const BwdArgs& args_;
-  const typename Mods::Params& p_;
-  int b_, k0_, k1_, Tq_;
-  int h_, h_end_;
-  int next_, end_;   // the map row's entries, or the q range's tiles, still to walk
-  int tile_ = 0;     // the current query tile
-  int cls_ = EMPTY;  // ... and its class
-  const int* row_ = nullptr;
-};
-
-// P^T of one tile in place, from the raw dot products S^T (rows: this thread's keys row, row + 8;
-// columns: queries col0 + 8 nt + {0, 1}): exp2(logit2 - lse2) where the mask keeps the pair, else 0.
-// `slope` receives d score_mod / d score per element (kSlope), `xs` the score score_mod saw (kKeep).
-template <class Mods, bool kMask, bool kBounds, bool kSlope, bool kKeep, int NQ, int NX, class Context>
-__device__ __forceinline__ void transposed_probabilities(float (&s)[NQ][4], float (&slope)[NQ][4], float (&xs)[NX][4],
-                                                         const Context& c, const BwdArgs& args, int b, int h, int row0,
-                                                         int col0, unsigned s_lse2) {
-#pragma unroll
-  for (int nt = 0; nt < NQ; ++nt) {
-    float l2[2];
-    lds_64(s_lse2 + (nt * 8) * 4, l2[0], l2[1]);
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const int key = row0 + (e >> 1) * 8;
-      const int query = col0 + nt * 8 + (e & 1);
-      bool keep = !kBounds || (key < args.Tkv && query < args.Tq);
-      if constexpr (kMask) keep = keep && Mods::mask(c, b, h, query, key);
-      const float x = s[nt][e] * args.scale;
-      float logit2;
-      if constexpr (Mods::kHasScoreMod) {
-        logit2 = keep ? Mods::score(c, x, b, h, query, key) * kLog2e : neg_inf();
-      } else {
-        logit2 = keep ? s[nt][e] * args.scale_log2 : neg_inf();
-      }
-      s[nt][e] = fast_exp2(logit2 - l2[e & 1]);  // -inf - lse2 and logit - (+inf) both give 0
-      if constexpr (kSlope) slope[nt][e] = keep ? Mods::d_score(c, x, b, h, query, key) : 0.f;
-      if constexpr (kKeep) xs[nt < NX ? nt : 0][e] = x;  // NX == NQ whenever kKeep
-    }
-  }
-}
-
-// By class, as common/logits.cuh does for the forward: tiles at the sequence ends take the bounds
-// checks and the mask, PARTIAL tiles the mask, FULL tiles neither.
-template <class Mods, bool kSlope, bool kKeep, int NQ, int NX, class Context>
-__device__ __forceinline__ void tile_probabilities(float (&s)[NQ][4], float (&slope)[NQ][4], float (&xs)[NX][4],
-                                                   const Context& c, const BwdArgs& args, int b, int h, int row0,
-                                                   int col0, unsigned s_lse2, int cls, bool edge) {
-  if (edge) {
-    transposed_probabilities<Mods, Mods::kHasMask, true, kSlope, kKeep>(s, slope, xs, c, args, b, h, row0, col0, s_lse2);
-  } else if (Mods::kHasMask && cls == PARTIAL) {
-    transposed_probabilities<Mods, Mods::kHasMask, false, kSlope, kKeep>(s, slope, xs, c, args, b, h, row0, col0,
-                                                                         s_lse2);
-  } else {
-    transposed_probabilities<Mods, false, false, kSlope, kKeep>(s, slope, xs, c, args, b, h, row0, col0, s_lse2);
-  }
-}
-
 }  // namespace detail
 
 // ---------------------------------------------------------------------------------------------
@@ -431,33 +284,7 @@ __device__ __forceinline__ void attention_bwd_sm80(const BwdArgs& args, const ty
                                 detail::SmemFragments<false>{sdO, b_off, kRowBytes});
 
     // ---- dS^T = P^T (dP^T - delta), times the slope: in sacc.
-#pragma unroll
-    for (int nt = 0; nt < NQ; ++nt) {
-      float dl[2];
-      detail::lds_64(sDelta + (nt * 8 + 2 * t) * 4, dl[0], dl[1]);
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const float ds = sacc[nt][e] * (dpacc[nt][e] - dl[e & 1]);
-        if constexpr (kScatter) {
-          const int key = key_row0 + (e >> 1) * 8;
-          const int query = q0 + nt * 8 + 2 * t + (e & 1);
-          float slope = 1.f;
-          if (sacc[nt][e] != 0.f) {
-            if constexpr (kSlope) slope = Mods::d_score(cta, xs[nt][e], b, h, query, key);
-            Mods::score_grads(cta, grads, ds, xs[nt][e], b, h, query, key);
-          }
-          sacc[nt][e] = ds * slope;
-        } else {
-          sacc[nt][e] = ds;
-        }
-      }
-    }
-    if constexpr (Mods::kHasScoreMod && Mods::kScoreSlopeConstant) {
-#pragma unroll
-      for (int nt = 0; nt < NQ; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) sacc[nt][e] *= Mods::kScoreSlope;
-    }
+    detail::transposed_ds<Mods, kScatter, kSlope>(sacc, dpacc, xs, cta, grads, sDelta, b, h, key_row0, q0, t);
 
     // ---- dK += dS^T Q; dS^T to shared memory for dQ.
     {
@@ -506,23 +333,7 @@ __device__ __forceinline__ void attention_bwd_sm80(const BwdArgs& args, const ty
   }
 
   // ---- epilogue: dK = scale * acc, dV, in the element type (rows past Tkv are not written).
-  unsigned short* gdK = static_cast<unsigned short*>(args.dk) + static_cast<i64>(b) * args.dk_b +
-                        static_cast<i64>(hk) * args.dk_h;
-  unsigned short* gdV = static_cast<unsigned short*>(args.dv) + static_cast<i64>(b) * args.dv_b +
-                        static_cast<i64>(hk) * args.dv_h;
-#pragma unroll
-  for (int hf = 0; hf < 2; ++hf) {
-    const int key = key_row0 + hf * 8;
-    if (key >= Tkv) continue;
-#pragma unroll
-    for (int nd = 0; nd < ND; ++nd) {
-      const int d = nd * 8 + 2 * t;
-      *reinterpret_cast<unsigned*>(gdK + static_cast<i64>(key) * args.dk_t + d) =
-          pack2<kBf16>(dk[nd][2 * hf] * args.scale, dk[nd][2 * hf + 1] * args.scale);
-      *reinterpret_cast<unsigned*>(gdV + static_cast<i64>(key) * args.dv_t + d) =
-          pack2<kBf16>(dv[nd][2 * hf], dv[nd][2 * hf + 1]);
-    }
-  }
+  detail::store_dk_dv<kBf16>(args, dk, dv, b, hk, key_row0, t);
 }
 
 }  // namespace flexjit

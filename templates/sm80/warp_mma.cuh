@@ -94,21 +94,6 @@ __device__ __forceinline__ void warp_mma(float (&acc)[N][4], const A& a, const S
   warp_mma<kBf16, K>(reinterpret_cast<float(&)[1][N][4]>(acc), a, b_frag);
 }
 
-// Accumulators to zero, before a product that starts from nothing.
-template <int M, int N>
-__device__ __forceinline__ void zero_fragments(float (&acc)[M][N][4]) {
-#pragma unroll
-  for (int m = 0; m < M; ++m)
-#pragma unroll
-    for (int n = 0; n < N; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[m][n][e] = 0.f;
-}
-template <int N>
-__device__ __forceinline__ void zero_fragments(float (&acc)[N][4]) {
-  zero_fragments(reinterpret_cast<float(&)[1][N][4]>(acc));
-}
-
 }  // namespace detail
 
 }  // namespace flexjit

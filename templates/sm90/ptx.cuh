@@ -54,9 +54,20 @@ __device__ __forceinline__ void tma_load_4d(unsigned dst, const void* map, unsig
       "l"(reinterpret_cast<unsigned long long>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(bar)
       : "memory");
 }
+// A contiguous run of `bytes` (a multiple of 16, both addresses 16-byte aligned) from global to
+// shared memory by the copy engine, completing on an mbarrier (the backward's lse2 and delta rows).
+__device__ __forceinline__ void bulk_load(unsigned dst, const void* src, unsigned bytes, unsigned bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(dst),
+               "l"(src), "r"(bytes), "r"(bar)
+               : "memory");
+}
 __device__ __forceinline__ void tma_prefetch_descriptor(const void* map) {
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<unsigned long long>(map)) : "memory");
 }
+
+// Orders this thread's ordinary shared-memory stores before reads by the async proxy (wgmma
+// operands from shared memory, TMA stores): after writing an operand, before the barrier.
+__device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
 // ---------------------------------------------------------------------------------------------
 // wgmma ordering: fence before the first wgmma that reads registers written by ordinary code,

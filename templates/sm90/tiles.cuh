@@ -115,6 +115,44 @@ constexpr int fwd_smem_bytes(int head_dim, int block_m, int block_n, int stages)
   return FwdSmemLayout(head_dim, block_m, block_n, stages).bytes();
 }
 
+// The backward's shared memory (templates/sm90/attention_bwd.cuh), from the CTA's 1024-byte
+// aligned start:
+//   K and V of the CTA's block_n keys, loaded once;
+//   per stage: Q and dO (block_m rows each), then lse2 and delta (block_m floats each);
+//   dS^T of each consumer warpgroup (its 64 keys x block_m queries, 16-bit, swizzled);
+//   the mbarriers: K/V full, then Q full and Q empty per stage.
+struct BwdSmemLayout {
+  int kv_bytes, q_bytes, stages, consumers, block_m;
+  FJ_SM90_TILES_FN constexpr BwdSmemLayout(int head_dim, int block_m_, int block_n, int stages_)
+      : kv_bytes(fwd_tile_bytes(block_n, head_dim)), q_bytes(fwd_tile_bytes(block_m_, head_dim)), stages(stages_),
+        consumers(block_n / 64), block_m(block_m_) {}
+
+  FJ_SM90_TILES_FN constexpr int k() const { return 0; }
+  FJ_SM90_TILES_FN constexpr int v() const { return kv_bytes; }
+  FJ_SM90_TILES_FN constexpr int q(int s) const { return 2 * kv_bytes + s * stage_bytes(); }
+  FJ_SM90_TILES_FN constexpr int dout(int s) const { return q(s) + q_bytes; }
+  FJ_SM90_TILES_FN constexpr int lse2(int s) const { return q(s) + 2 * q_bytes; }
+  FJ_SM90_TILES_FN constexpr int delta(int s) const { return lse2(s) + 4 * block_m; }
+  FJ_SM90_TILES_FN constexpr int ds(int w) const { return 2 * kv_bytes + stages * stage_bytes() + w * ds_bytes(); }
+  FJ_SM90_TILES_FN constexpr int kv_full() const { return barrier(0); }
+  FJ_SM90_TILES_FN constexpr int q_full(int s) const { return barrier(1 + s); }
+  FJ_SM90_TILES_FN constexpr int q_empty(int s) const { return barrier(1 + stages + s); }
+  FJ_SM90_TILES_FN constexpr int end() const { return barrier(1 + 2 * stages); }
+  FJ_SM90_TILES_FN constexpr int bytes() const { return end() + kTileAlign; }
+
+ private:
+  // A stage keeps its tiles 1024-byte aligned: the row statistics are padded to a whole block.
+  FJ_SM90_TILES_FN constexpr int stage_bytes() const {
+    return 2 * q_bytes + ((8 * block_m + kTileAlign - 1) / kTileAlign) * kTileAlign;
+  }
+  FJ_SM90_TILES_FN constexpr int ds_bytes() const { return 64 * block_m * 2; }
+  FJ_SM90_TILES_FN constexpr int barrier(int i) const { return ds(consumers) + 8 * i; }
+};
+
+constexpr int bwd_smem_bytes(int head_dim, int block_m, int block_n, int stages) {
+  return BwdSmemLayout(head_dim, block_m, block_n, stages).bytes();
+}
+
 }  // namespace sm90
 }  // namespace flexjit
 

@@ -1,8 +1,15 @@
 # Runs nvcc on one template test source with -Xptxas -v and fails on any compile error, register
 # spill, stack frame, serialized wgmma or ignored setmaxnreg: the shipped tile configurations must
 # run as written.
-#   cmake -DNVCC=... -DSRC=... -DINC=<repo root> -DGENCODE=... -DDEFS=<;-list> -DOUT=<object> -P nvcc_compile.cmake
-set(cmd ${NVCC} -std=c++17 -O3 ${GENCODE} -Xptxas -v -I${INC} -I${INC}/templates -c ${SRC} -o ${OUT})
+#   cmake -DNVCC=... -DSRC=... -DINC=<repo root> -DGENCODE=... -DDEFS=<;- or |-list> -DOUT=<object> -P nvcc_compile.cmake
+# -DDEVICE_ONLY=ON compiles the device code alone (-cubin), as NVRTC does: for generated sources.
+# -DONLY=<regex> judges only the kernels whose names match (the others of the source are listed).
+set(output -c)
+if(DEVICE_ONLY)
+  set(output -cubin)
+endif()
+set(cmd ${NVCC} -std=c++17 -O3 ${GENCODE} -Xptxas -v -I${INC} -I${INC}/templates ${output} ${SRC} -o ${OUT})
+string(REPLACE "|" ";" DEFS "${DEFS}")  # '|' separates definitions too (easier to pass through ctest)
 foreach(d ${DEFS})
   list(APPEND cmd -D${d})
 endforeach()
@@ -27,8 +34,14 @@ foreach(line ${lines})
     set(kernel "${CMAKE_MATCH_1} (${CMAKE_MATCH_2})")
   elseif(line MATCHES "([0-9]+) bytes stack frame, ([0-9]+) bytes spill stores, ([0-9]+) bytes spill loads")
     set(frame ${CMAKE_MATCH_1})
-    set(spill "${CMAKE_MATCH_2}/${CMAKE_MATCH_3}")
-    if(NOT CMAKE_MATCH_1 EQUAL 0 OR NOT CMAKE_MATCH_2 EQUAL 0 OR NOT CMAKE_MATCH_3 EQUAL 0)
+    set(stores ${CMAKE_MATCH_2})
+    set(loads ${CMAKE_MATCH_3})
+    set(spill "${stores}/${loads}")
+    set(judged TRUE)
+    if(ONLY AND NOT kernel MATCHES "${ONLY}")
+      set(judged FALSE)
+    endif()
+    if(judged AND (NOT frame EQUAL 0 OR NOT stores EQUAL 0 OR NOT loads EQUAL 0))
       list(APPEND bad "${kernel}: stack frame ${frame} B, spill stores/loads ${spill} B")
     endif()
   elseif(line MATCHES "Used ([0-9]+) registers")

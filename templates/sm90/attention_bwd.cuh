@@ -1,0 +1,277 @@
+// flexjit: the backward's main kernel for Hopper (sm_90a): TMA loads, wgmma, one producer and
+// block_n / 64 consumer warpgroups. The pre- and post-passes (delta, lse2, dq_accum; dq) are the
+// sm80 family's (templates/sm80/attention_bwd.cuh), as is the arithmetic per (key, query) pair
+// (common/bwd_tile.cuh): this kernel changes how the products are made.
+//
+// One CTA per block_n keys of one (batch, kv head), K and V loaded once by TMA. The query tiles
+// that meet its keys (detail::QTileSchedule: the q range, or the transposed tile map) stream
+// through a ring of `stages` slots holding Q, dO (TMA) and the rows' lse2 and delta (bulk copies),
+// each slot full on q_full[s] and free again on q_empty[s].
+// Consumer warpgroup w owns keys k0 + 64 w .. + 64 and keeps their dK and dV in registers. Per
+// query tile, in the transposed layout (rows = keys, columns = queries; each warp's accumulators
+// in the mma.sync m16n8 layout):
+//   S^T = K_w Q^T                       wgmma m64 n(block_m), K and Q K-major in shared memory
+//   P^T = exp2(logit2 - lse2)           the mods, as in the forward (detail::tile_probabilities)
+//   dV += P^T dO                        wgmma m64 nD, P^T from registers, dO N-major
+//   dP^T = V_w dO^T                     as S^T
+//   dS^T = P^T (dP^T - delta)           (times d score_mod / d score; capture gradients scattered)
+//   dK += dS^T Q                        as dV
+//   dQ += dS_w K_w                      dS^T stored swizzled, read M-major (wgmma ss_mn) with K
+//                                       N-major; 64 head-dim columns at a time, fp32 atomics into
+//                                       dq_accum (each warpgroup adds its keys' share)
+// dK = scale * acc and dV are written at the end.
+//
+// The generator wraps it as
+//   extern "C" __global__ void __launch_bounds__(Cfg::kThreads, 1)
+//   flexjit_bwd(const __grid_constant__ flexjit::BwdArgs args, const __grid_constant__ Mods::Params
+//               params, const __grid_constant__ Mods::Grads grads,
+//               const __grid_constant__ flexjit::BwdTmaMaps maps) {
+//     flexjit::attention_bwd_sm90<Mods, Cfg, kScatter>(args, params, grads, maps);
+//   }
+// launched like the sm80 main kernel: a 1-D grid of ceil(Tkv / block_n) * Hkv * B CTAs, kv tile
+// slowest, Cfg::kThreads threads, Cfg::kSmemBytes of dynamic shared memory. args.Tq_pad is a
+// multiple of block_m.
+#pragma once
+
+#include "common/attention_common.cuh"
+#include "common/bwd_tile.cuh"
+#include "common/mods_traits.cuh"
+#include "common/online_softmax.cuh"
+#include "common/tile_config.cuh"
+#include "sm90/ptx.cuh"
+#include "sm90/tiles.cuh"
+#include "sm90/wgmma_ops.cuh"
+
+namespace flexjit {
+
+template <int kHeadDim_, int kBlockM_, int kBlockN_, int kStages_, class Element_>
+struct Sm90BwdConfig : TileConfigBase<kHeadDim_, kBlockM_, kBlockN_, kStages_, Element_> {
+  static constexpr int kConsumers = kBlockN_ / 64;  // consumer warpgroups, 64 keys each
+  static constexpr int kThreads = (kConsumers + 1) * 128;
+  static constexpr int kSmemBytes = sm90::bwd_smem_bytes(kHeadDim_, kBlockM_, kBlockN_, kStages_);
+  static constexpr int kProducerRegisters = 24;
+  static constexpr int kConsumerRegisters = sm90::consumer_registers(kConsumers, kProducerRegisters, 1);
+};
+
+template <class Mods, class Cfg, bool kScatter>
+__device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const typename Mods::Params& p,
+                                                   const typename Mods::Grads& grads, const BwdTmaMaps& maps) {
+  constexpr int D = Cfg::kHeadDim;
+  constexpr int BM = Cfg::kBlockM;
+  constexpr int BN = Cfg::kBlockN;
+  constexpr int S = Cfg::kStages;
+  constexpr bool kBf16 = Cfg::kIsBf16;
+  constexpr int KD = D / 16;   // k16 steps over the head dim (S^T, dP^T)
+  constexpr int NQ = BM / 8;   // n8 tiles over the queries (S^T, dP^T)
+  constexpr int KQ = BM / 16;  // k16 steps over the queries (dV, dK)
+  constexpr int ND = D / 8;    // n8 tiles over the head dim (dV, dK)
+  constexpr unsigned kRow = sm90::kSwizzleBytes;  // one swizzled row of a 64-column block
+  constexpr bool kSlope = Mods::kHasScoreMod && !Mods::kScoreSlopeConstant;
+  static_assert(BM == 64, "one 64-query block per dS^T row (the swizzle atom)");
+  static_assert(BN % 64 == 0 && BN <= 192, "64 keys per consumer warpgroup");
+  static_assert(D % 64 == 0 && D <= 128, "head dim 64 or 128");
+  static_assert(sizeof(typename Cfg::Element) == 2, "16-bit elements only");
+
+  extern __shared__ __align__(1024) unsigned char flexjit_smem[];
+  const unsigned smem0 = (smem_u32(flexjit_smem) + sm90::kTileAlign - 1) & ~unsigned(sm90::kTileAlign - 1);
+  constexpr sm90::BwdSmemLayout kSmem(D, BM, BN, S);
+  const unsigned sK = smem0 + kSmem.k(), sV = smem0 + kSmem.v();
+  const unsigned kv_full = smem0 + kSmem.kv_full();
+  auto q_full = [&](int s) { return smem0 + kSmem.q_full(s); };
+  auto q_empty = [&](int s) { return smem0 + kSmem.q_empty(s); };
+
+  const int tid = threadIdx.x;
+  const int warpgroup = tid / 128;
+  // A 1-D grid, kv tile slowest (as the sm80 kernel: the long CTAs of causal-like masks first).
+  const int heads = args.B * args.Hkv;
+  const int n_block = static_cast<int>(blockIdx.x / static_cast<unsigned>(heads));
+  const int bh = static_cast<int>(blockIdx.x % static_cast<unsigned>(heads));
+  const int hk = bh % args.Hkv;
+  const int b = bh / args.Hkv;
+  const int Tkv = args.Tkv;
+  const int k0 = n_block * BN;
+  const int k1 = min2(k0 + BN, Tkv);
+
+  if (tid == 0) {
+    sm90::mbarrier_init(kv_full, 1);
+#pragma unroll
+    for (int s = 0; s < S; ++s) {
+      sm90::mbarrier_init(q_full(s), 1);
+      sm90::mbarrier_init(q_empty(s), Cfg::kConsumers * 4);  // one arrival per consumer warp
+    }
+    sm90::mbarrier_init_fence();
+  }
+  __syncthreads();
+
+  if (warpgroup == 0) {
+    // ---------------------------------------------------------------- producer
+    sm90::registers_release<Cfg::kProducerRegisters>();
+    if (tid != 0) return;
+    sm90::tma_prefetch_descriptor(&maps.q);
+    sm90::tma_prefetch_descriptor(&maps.dout);
+    sm90::mbarrier_arrive_expect_tx(kv_full, 2 * BN * D * 2);
+#pragma unroll
+    for (int cb = 0; cb < D / 64; ++cb) {
+      sm90::tma_load_4d(sK + cb * BN * kRow, &maps.k, kv_full, cb * 64, k0, hk, b);
+      sm90::tma_load_4d(sV + cb * BN * kRow, &maps.v, kv_full, cb * 64, k0, hk, b);
+    }
+    detail::QTileSchedule<Mods, BM, BN> sched(args, p, b, hk, k0, k1);
+#pragma unroll 1
+    for (int i = 0; sched.has_tile(); sched.pop(), ++i) {
+      const int s = i % S;
+      if (i >= S) sm90::mbarrier_wait(q_empty(s), ((i / S) & 1) ^ 1);
+      const int h = sched.head();
+      const int q0 = sched.tile() * BM;
+      const unsigned sQ = smem0 + kSmem.q(s);
+      sm90::mbarrier_arrive_expect_tx(q_full(s), 2 * BM * D * 2 + 2 * BM * 4);
+#pragma unroll
+      for (int cb = 0; cb < D / 64; ++cb) {
+        sm90::tma_load_4d(sQ + cb * BM * kRow, &maps.q, q_full(s), cb * 64, q0, h, b);
+        sm90::tma_load_4d(smem0 + kSmem.dout(s) + cb * BM * kRow, &maps.dout, q_full(s), cb * 64, q0, h, b);
+      }
+      // lse2 and delta are padded to whole query tiles: BM floats from q0 always exist.
+      const i64 row = (static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0;
+      sm90::bulk_load(smem0 + kSmem.lse2(s), args.lse2 + row, BM * 4, q_full(s));
+      sm90::bulk_load(smem0 + kSmem.delta(s), args.delta + row, BM * 4, q_full(s));
+    }
+    return;
+  }
+
+  // ------------------------------------------------------------------ consumers
+  sm90::registers_claim<Cfg::kConsumerRegisters>();
+  const int w = warpgroup - 1;
+  const int lane = tid & 31;
+  const int warp_in_group = (tid / 32) & 3;
+  const int g = lane >> 2;
+  const int t = lane & 3;
+  const int key_row0 = k0 + w * 64 + warp_in_group * 16 + g;  // this thread's keys: key_row0, key_row0 + 8
+  const unsigned sKw = sK + w * 64 * kRow;  // this warpgroup's 64 rows of K and V (in each column block)
+  const unsigned sVw = sV + w * 64 * kRow;
+  const unsigned sDS = smem0 + kSmem.ds(w);
+  const bool kv_edge = k0 + BN > Tkv;
+
+  // acc = rows^T cols: 64 keys (rows of this warpgroup's K or V) against the tile's queries (Q or
+  // dO), both K-major; issued and committed, not waited for.
+  auto transposed_product = [&](float(&acc)[NQ][4], unsigned rows, unsigned cols) {
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < KD; ++kk) {
+      const unsigned column = kk / 4, within = (kk % 4) * 32u;
+      const unsigned long long a = sm90::smem_descriptor(rows + column * BN * kRow + within, 16, 1024);
+      const unsigned long long bq = sm90::smem_descriptor(cols + column * BM * kRow + within, 16, 1024);
+      sm90::Wgmma<BM>::template ss<kBf16>(acc, a, bq, kk > 0);
+    }
+    sm90::wgmma_commit();
+  };
+
+  float dk[ND][4], dv[ND][4];
+  detail::zero_fragments(dk);
+  detail::zero_fragments(dv);
+  sm90::mbarrier_wait(kv_full, 0);
+
+  detail::QTileSchedule<Mods, BM, BN> sched(args, p, b, hk, k0, k1);
+#pragma unroll 1
+  for (int i = 0; sched.has_tile(); sched.pop(), ++i) {
+    const int s = i % S;
+    const int h = sched.head();
+    const int q0 = sched.tile() * BM;
+    const int cls = sched.tile_class();
+    const unsigned sQ = smem0 + kSmem.q(s);
+    const unsigned sdO = smem0 + kSmem.dout(s);
+    const unsigned sLse2 = smem0 + kSmem.lse2(s);
+    const unsigned sDelta = smem0 + kSmem.delta(s);
+    const typename detail::CtaOf<Mods>::type cta = detail::CtaOf<Mods>::make(p, b, h);
+    sm90::mbarrier_wait(q_full(s), (i / S) & 1);
+
+    // ---- S^T = K_w Q^T (rows: this warpgroup's keys; both operands K-major).
+    float sacc[NQ][4];
+    transposed_product(sacc, sKw, sQ);
+    sm90::wgmma_wait<0>();
+
+    // ---- P^T (and the slope, or the scores for the scatter), in the dP^T registers until dP^T.
+    float dpacc[NQ][4];
+    float xs[kScatter ? NQ : 1][4];
+    const bool edge = kv_edge || q0 + BM > args.Tq;
+    detail::tile_probabilities<Mods, kSlope && !kScatter, kScatter>(sacc, dpacc, xs, cta, args, b, h, key_row0,
+                                                                   q0 + 2 * t, sLse2 + 2 * t * 4, cls, edge);
+
+    // ---- dV += P^T dO (P^T from registers, dO N-major).
+    unsigned pa[KQ][1][4];
+    detail::pack_probabilities<kBf16>(reinterpret_cast<float(&)[1][NQ][4]>(sacc), pa);
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int kq = 0; kq < KQ; ++kq)
+      sm90::Wgmma<D>::template rs<kBf16>(dv, pa[kq][0], sm90::smem_descriptor(sdO + kq * 16 * kRow, BM * kRow, 1024), 1);
+    sm90::wgmma_commit();
+    if constexpr (kSlope && !kScatter) {
+#pragma unroll
+      for (int nt = 0; nt < NQ; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) sacc[nt][e] *= dpacc[nt][e];
+    }
+
+    // ---- dP^T = V_w dO^T.
+    transposed_product(dpacc, sVw, sdO);
+    sm90::wgmma_wait<0>();
+
+    // ---- dS^T = P^T (dP^T - delta), times the slope: in sacc.
+    detail::transposed_ds<Mods, kScatter, kSlope>(sacc, dpacc, xs, cta, grads, sDelta, b, h, key_row0, q0, t);
+
+    // ---- dK += dS^T Q; dS^T to shared memory for dQ (row = key, 64 queries of 128 bytes, swizzled
+    // as the wgmma reads an M-major operand: chunk c of row r at chunk c ^ (r % 8)).
+    unsigned da[KQ][1][4];
+    detail::pack_probabilities<kBf16>(reinterpret_cast<float(&)[1][NQ][4]>(sacc), da);
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int kq = 0; kq < KQ; ++kq)
+      sm90::Wgmma<D>::template rs<kBf16>(dk, da[kq][0], sm90::smem_descriptor(sQ + kq * 16 * kRow, BM * kRow, 1024), 1);
+    sm90::wgmma_commit();
+#pragma unroll
+    for (int kq = 0; kq < KQ; ++kq)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {  // the n8 tiles 2 kq and 2 kq + 1
+        const int nt = 2 * kq + half;
+#pragma unroll
+        for (int hf = 0; hf < 2; ++hf) {  // keys g and g + 8 of the warp
+          const int key = warp_in_group * 16 + g + hf * 8;
+          sts_32(sDS + key * kRow + ((nt ^ (key & 7)) << 4) + 4 * t, da[kq][0][2 * half + hf]);
+        }
+      }
+    sm90::fence_async_shared();
+    sm90::named_barrier_sync(1 + w, 128);  // the warpgroup's dS^T is complete
+
+    // ---- dQ += dS_w K_w: 64 queries x 64 head-dim columns at a time (A = dS^T M-major, B = K's rows
+    // of this warpgroup N-major), added to dq_accum.
+    float* dq_rows = args.dq_accum + ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0 + warp_in_group * 16 + g) * D;
+#pragma unroll
+    for (int cb = 0; cb < D / 64; ++cb) {
+      float dq[8][4];
+      sm90::wgmma_fence();
+#pragma unroll
+      for (int kk = 0; kk < 4; ++kk) {  // k16 steps over the warpgroup's 64 keys
+        const unsigned long long a = sm90::smem_descriptor(sDS + kk * 16 * kRow, 64 * kRow, 1024);
+        const unsigned long long bk = sm90::smem_descriptor(sKw + cb * BN * kRow + kk * 16 * kRow, BN * kRow, 1024);
+        sm90::Wgmma<64>::template ss_mn<kBf16>(dq, a, bk, kk > 0);
+      }
+      sm90::wgmma_commit();
+      sm90::wgmma_wait<0>();  // also dK's product: Q and dS^T are free after the last column block
+      if (cb == D / 64 - 1) {
+        __syncwarp();  // the warp's reads of lse2 and delta come before its arrival releases the slot
+        if (lane == 0) sm90::mbarrier_arrive(q_empty(s));
+      }
+#pragma unroll
+      for (int nd = 0; nd < 8; ++nd) {
+        float* acc = dq_rows + cb * 64 + nd * 8 + 2 * t;
+        detail::red_add_2(acc, dq[nd][0], dq[nd][1]);
+        detail::red_add_2(acc + 8 * D, dq[nd][2], dq[nd][3]);
+      }
+    }
+    // The next tile rewrites dS^T: every warp of the warpgroup must be past this tile's dQ product.
+    sm90::named_barrier_sync(1 + w, 128);
+  }
+
+  // ---- epilogue: dK = scale * acc, dV, in the element type (rows past Tkv are not written).
+  detail::store_dk_dv<kBf16>(args, dk, dv, b, hk, key_row0, t);
+}
+
+}  // namespace flexjit
