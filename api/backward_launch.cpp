@@ -10,6 +10,7 @@
 #include "api/forward_checks.hpp"
 #include "api/param_packing.hpp"
 #include "api/tile_map_geometry.hpp"
+#include "api/tma_maps.hpp"
 #include "ir/gradient_captures.hpp"
 #include "compiler/grad_layout.hpp"
 #include "compiler/plan.hpp"
@@ -123,7 +124,12 @@ LaunchPlan backward_launch_plan(const codegen::GeneratedKernel& g, BackwardPlan&
   // One dimension, kv tile slowest (attention_bwd_sm80 says why); the grads entry when score_mod
   // scatters into a captured tensor's gradient.
   const bool scatter = plan.scatter && g.has_entry(EntryRole::grads);
-  launches.add(g, scatter ? EntryRole::grads : EntryRole::main, {static_cast<unsigned>(ctas), 1, 1}, args);
+  std::vector<void*> main_args = args;
+  if (g.tensor_maps) {
+    launches.in_context = [&g, &plan] { plan.maps = encode_bwd_tma_maps(g, plan.args); };
+    main_args.push_back(&plan.maps);
+  }
+  launches.add(g, scatter ? EntryRole::grads : EntryRole::main, {static_cast<unsigned>(ctas), 1, 1}, main_args);
   launches.add(g, EntryRole::post, rows_pass, args);
   return launches;
 }

@@ -24,6 +24,7 @@ struct BackwardPlan {
   bool scatter = false;    // score_mod scatters into one of them: the main kernel's grads entry
   std::vector<long long> extents;  // Mods::Extents when the mask reads tensors (the map builder's)
   TileMapArgs map_args{};  // the transposed tile map's builder, when the kernel has one
+  BwdTmaMaps maps{};       // the main kernel's tensor maps (GeneratedKernel::tensor_maps: sm90_bwd)
   int device = 0;
 };
 
@@ -35,7 +36,8 @@ BackwardPlan plan_backward(const std::string& entry, const compiler::ParamLayout
 
 // In stream order: zero the captured tensors' gradients asked for, the pre-pass, the transposed
 // tile map's builder (when the kernel has one), the main kernel (or its grads entry), the
-// post-pass, over one workspace. Throws ArgumentError for a grid too large, before any launch.
+// post-pass, over one workspace; a kernel with tensor maps gets them encoded in the call's
+// context. Throws ArgumentError for a grid too large, before any launch.
 LaunchPlan backward_launch_plan(const codegen::GeneratedKernel& kernel, BackwardPlan& plan);
 void launch_backward(const CompiledKernel& kernel, BackwardPlan& plan, void* stream);
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <utility>
 
 #include "api/kernel_impl.hpp"
 #include "cpu/llvm_backend.hpp"
@@ -41,9 +42,10 @@ std::shared_ptr<const Kernel::Impl> cpu_kernel(const Program& program, const Com
                                     dsl::quoted(options.arch)));
   if (options.tile)
     throw ArgumentError("a tile is for CUDA kernels; leave CompileOptions::tile empty with Device::cpu()");
-  if (!options.family.empty())
-    throw ArgumentError(fmt::format("kernel family {} is for CUDA kernels; leave CompileOptions::family empty with "
-                                    "Device::cpu()", dsl::quoted(options.family)));
+  for (const auto& [field, family] : {std::pair{"family", &options.family}, {"backward_family", &options.backward_family}})
+    if (!family->empty())
+      throw ArgumentError(fmt::format("kernel family {} is for CUDA kernels; leave CompileOptions::{} empty with "
+                                      "Device::cpu()", dsl::quoted(*family), field));
   if (options.cpu_backend == CpuBackend::llvm && !cpu::llvm_backend_available())
     throw UnsupportedError("the LLVM cpu back end is not built into this flexjit (use CpuBackend::interpreter or automatic)");
   const cpu::CpuBackend backend = cpu::resolve_backend(internal_backend(options.cpu_backend));

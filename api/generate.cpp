@@ -14,6 +14,7 @@ compiler::KernelTarget forward_target(const CompileOptions& options) {
   target.dtype = element_type(options.dtype);
   target.arch = options.arch.empty() ? default_arch() : options.arch;
   target.family = options.family;
+  target.backward_family = options.backward_family;
   target.math = math_mode(options.math);
   if (options.tile)
     target.tile = compiler::TileRequest{options.tile->block_m, options.tile->block_n, options.tile->warps,

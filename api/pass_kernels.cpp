@@ -13,7 +13,8 @@ namespace {
 compiler::KernelTarget pass_target(const compiler::KernelTarget& forward_target, compiler::KernelPass pass) {
   compiler::KernelTarget target = forward_target;
   target.pass = pass;
-  target.family.clear();  // CompileOptions::family names the forward's family
+  // CompileOptions::family names the forward's family, backward_family the backward's.
+  target.family = pass == compiler::KernelPass::Backward ? forward_target.backward_family : "";
   target.tile.reset();    // ... and CompileOptions::tile its tile
   return target;
 }

@@ -42,15 +42,29 @@ TmaDescriptor encode(const char* name, const void* data, CUtensorMapDataType typ
   return out;
 }
 
+CUtensorMapDataType element_type(const codegen::GeneratedKernel& kernel) {
+  return kernel.target.dtype == compiler::ElementType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                                            : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+}
+
 }  // namespace
 
 TmaMaps encode_tma_maps(const codegen::GeneratedKernel& kernel, const AttnArgs& a) {
-  const CUtensorMapDataType type = kernel.target.dtype == compiler::ElementType::BF16
-                                       ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                       : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  const CUtensorMapDataType type = element_type(kernel);
   const int D = kernel.target.head_dim;
   TmaMaps maps;
   maps.q = encode("q", a.q, type, a.B, a.Hq, a.Tq, D, a.q_b, a.q_h, a.q_t, kernel.tile.block_m);
+  maps.k = encode("k", a.k, type, a.B, a.Hkv, a.Tkv, D, a.k_b, a.k_h, a.k_t, kernel.tile.block_n);
+  maps.v = encode("v", a.v, type, a.B, a.Hkv, a.Tkv, D, a.v_b, a.v_h, a.v_t, kernel.tile.block_n);
+  return maps;
+}
+
+BwdTmaMaps encode_bwd_tma_maps(const codegen::GeneratedKernel& kernel, const BwdArgs& a) {
+  const CUtensorMapDataType type = element_type(kernel);
+  const int D = kernel.target.head_dim;
+  BwdTmaMaps maps;
+  maps.q = encode("q", a.q, type, a.B, a.Hq, a.Tq, D, a.q_b, a.q_h, a.q_t, kernel.tile.block_m);
+  maps.dout = encode("dout", a.dout, type, a.B, a.Hq, a.Tq, D, a.do_b, a.do_h, a.do_t, kernel.tile.block_m);
   maps.k = encode("k", a.k, type, a.B, a.Hkv, a.Tkv, D, a.k_b, a.k_h, a.k_t, kernel.tile.block_n);
   maps.v = encode("v", a.v, type, a.B, a.Hkv, a.Tkv, D, a.v_b, a.v_h, a.v_t, kernel.tile.block_n);
   return maps;

@@ -11,5 +11,7 @@ namespace flexjit::api {
 // Throws flexjit::CudaError naming the tensor when the driver refuses a map (e.g. a zero stride
 // along a dimension of more than one element).
 TmaMaps encode_tma_maps(const codegen::GeneratedKernel& kernel, const AttnArgs& args);
+// The backward's (sm90_bwd): q and dout in boxes of block_m rows, k and v of block_n.
+BwdTmaMaps encode_bwd_tma_maps(const codegen::GeneratedKernel& kernel, const BwdArgs& args);
 
 }  // namespace flexjit::api

@@ -8,6 +8,7 @@
 
 #include "codegen/decode/family.hpp"
 #include "codegen/sm80_bwd/family.hpp"
+#include "codegen/sm90_bwd/family.hpp"
 #include "codegen/sm80_fwd/family.hpp"
 #include "codegen/sm90_fwd/family.hpp"
 #include "dsl/quoted.hpp"
@@ -22,6 +23,7 @@ const KernelFamily* const kFamilies[] = {
     &sm80_fwd::family(),
     &decode::family(),
     &sm80_bwd::family(),
+    &sm90_bwd::family(),  // by name only for now: sm80_bwd serves every target it does
 };
 
 std::string target_text(const compiler::KernelTarget& target) {

@@ -40,6 +40,7 @@ struct KernelTarget {
   std::string arch = kArchWithoutDriver;  // NVRTC architecture name: sm_80, sm_86, sm_89, sm_90a, ...
   std::optional<TileRequest> tile = std::nullopt;  // empty: the family's table decides
   std::string family = "";  // a kernel family by name ("sm80_fwd"); empty: the first that serves the target
+  std::string backward_family = "";  // the same for the backward pass (CompileOptions::backward_family)
   KernelPass pass = KernelPass::Forward;
   MathMode math = MathMode::Fast;
 };

@@ -26,8 +26,9 @@ struct KernelOptions {
   std::string output;
 
   CompileOptions compile_options() const {
+    // With --backward, --family names the backward's family.
     return {.head_dim = head_dim, .dtype = dtype == "fp16" ? DType::fp16 : DType::bf16, .arch = arch,
-            .family = family, .math = math};
+            .family = backward ? "" : family, .backward_family = backward ? family : "", .math = math};
   }
 };
 
@@ -40,8 +41,8 @@ void add_kernel_options(CLI::App* cmd, KernelOptions& o) {
   cmd->add_option("--arch", o.arch, "GPU architecture to compile for (sm_80, sm_86, sm_89, sm_90a, ...)")
       ->capture_default_str();
   cmd->add_option("--family", o.family,
-                  "kernel family (sm90_fwd: TMA + wgmma on sm_90a; sm80_fwd: mma.sync); default: the first that "
-                  "serves the target");
+                  "kernel family (sm90_fwd: TMA + wgmma on sm_90a; sm80_fwd: mma.sync; with --backward, sm80_bwd "
+                  "or sm90_bwd); default: the first that serves the target");
   add_math_option(cmd, o.math);
 }
 

@@ -4,11 +4,8 @@
 
 #include <optional>
 
-#include "codegen/cuda_writer.hpp"
-#include "codegen/entry_writer.hpp"
-#include "codegen/forward_source.hpp"
+#include "codegen/backward_source.hpp"
 #include "codegen/mma_sync_target.hpp"
-#include "codegen/mods.hpp"
 #include "flexjit/error.hpp"
 #include "templates/sm80/bwd_tiles.cuh"
 
@@ -44,24 +41,6 @@ std::optional<compiler::TileRequest> tile_if_spills(const compiler::KernelTarget
       .block_m = next.block_m, .block_n = next.block_n, .warps = next.warps, .stages = next.stages};
 }
 
-// Whether score_mod reads a captured float tensor that can have a gradient: then the main kernel
-// has a second entry that scatter-adds it.
-bool score_scatters(const compiler::KernelPlan& plan) {
-  if (!plan.score_derivatives) return false;
-  for (const auto& l : plan.score_derivatives->loads)
-    if (plan.grads.find(l.tensor)) return true;
-  return false;
-}
-
-// Masks that read tensors (documents, tables) and block lists (top-k) are scheduled by a
-// transposed tile map that the backward builds per call (templates/common/tile_map.cuh,
-// build_q_tile_map): the main kernel then walks only the query tiles that reach its keys, with
-// the classes the tensors' values give, instead of classifying (and reading block lists for)
-// every query tile of its q range itself. A block list is indexed by b and h, so its map is too.
-bool needs_q_tile_map(const compiler::KernelPlan& plan) {
-  return plan.tile_map.needed || plan.program->block_indices.has_value();
-}
-
 class Sm80Backward final : public MmaSyncFamily {
  public:
   Sm80Backward() : MmaSyncFamily("sm80_bwd", compiler::KernelPass::Backward) {}
@@ -86,64 +65,25 @@ class Sm80Backward final : public MmaSyncFamily {
                                       t.tile ? t.tile->block_n : 0, t.tile ? t.tile->block_m : 0,
                                       t.tile ? t.tile->warps : 0, t.head_dim));
     const BwdTile tile = *chosen;
-    GeneratedKernel k;
-    k.family = name();
-    k.target = t;
-    k.tile = {.block_m = tile.block_m,
-              .block_n = tile.block_n,
-              .warps = tile.warps,
-              .stages = tile.stages,
-              .q_in_registers = false,
-              .min_blocks_per_sm = 1};
-    k.params = plan.params;
-    k.grads = plan.grads;
-    k.tile_if_spills = tile_if_spills(t, tile);
-    k.kv_range_is_full = plan.kv_range_full;
-    const std::string entry = fmt::format("flexjit_bwd_{}_d{}_{}", plan.name, t.head_dim, compiler::element_name(t.dtype));
-    const int threads = tile.warps * 32;
-    const int smem = flexjit::sm80::bwd_smem_bytes(t.head_dim, tile.block_m, tile.block_n, tile.stages);
-    const int pass_threads = flexjit::sm80::kBwdPassThreads;
-    k.entries = {{EntryRole::main, entry, threads, smem}, {EntryRole::prep, entry + "_prep", pass_threads, 0}};
-    if (score_scatters(plan)) k.entries.push_back({EntryRole::grads, entry + "_grads", threads, smem});
-    k.entries.push_back({EntryRole::post, entry + "_post", pass_threads, 0});
-    k.pass_rows = flexjit::sm80::kBwdPassRows;
-    k.headers = {"common/attention_common.cuh", "sm80/attention_bwd.cuh", "common/dsl_ops.cuh", "common/interval.cuh"};
-    const bool lists = plan.program->block_indices.has_value();
-    if (needs_q_tile_map(plan))
-      add_tile_map_entry(k, "_q_tile_map", lists || plan.tile_map.per_batch, lists || plan.tile_map.per_head);
-
-    CudaWriter w(plan.source);
-    write_preamble(w, plan, "Backward attention (dQ, dK, dV and captured tensors' gradients)", k.family,
-                   fmt::format("{} keys per CTA ({} warps of 16) against query tiles of {} rows, {} stages, dQ by "
-                               "fp32 atomics",
-                               tile.block_n, tile.warps, tile.block_m, tile.stages),
-                   k.headers);
-    emit_mods(plan, w);
-    write_config(w, fmt::format("flexjit::BwdConfig<{}, {}, {}, {}, {}, {}>", t.head_dim, tile.block_m, tile.block_n,
-                                tile.warps, tile.stages, compiler::element_cuda_type(t.dtype)),
-                 k.main_entry());
-    const bool sink_scatters = plan.sink_derivatives && !plan.grads.fields.empty();
-    const auto pass = [&](EntryRole role, const std::string& threads, const std::string& call) {
-      write_entry(w, {.name = k.entry_point(role).name,
-                      .threads = threads,
-                      .min_blocks = "1",
-                      .params = {{"flexjit::BwdArgs", "args"}, mods_params(), {"fj_generated::Mods::Grads", "grads"}},
-                      .body = {"(void)params;", "(void)grads;", call}});
-    };
-    pass(EntryRole::prep, "flexjit::sm80::kBwdPassThreads",
-         fmt::format("flexjit::bwd_prep<fj_generated::Mods, Cfg, {}>(args, params, grads);", sink_scatters));
-    pass(EntryRole::main, "Cfg::kThreads", "flexjit::attention_bwd_sm80<fj_generated::Mods, Cfg, false>(args, params, grads);");
-    if (k.has_entry(EntryRole::grads))
-      pass(EntryRole::grads, "Cfg::kThreads",
-           "flexjit::attention_bwd_sm80<fj_generated::Mods, Cfg, true>(args, params, grads);");
-    pass(EntryRole::post, "flexjit::sm80::kBwdPassThreads", "flexjit::bwd_post<fj_generated::Mods, Cfg>(args);");
-    if (k.has_entry(EntryRole::tile_map))
-      emit_tile_map_entry(k, "flexjit::build_q_tile_map", plan.tile_map.needed,
-                          {"The transposed tile map: per kv tile, the query tiles that reach it, classified "
-                           "(common/tile_map.cuh)."},
-                          w);
-    k.source = w.str();
-    return k;
+    return generate_backward(
+        plan, {.family = name(),
+               .tile = {.block_m = tile.block_m,
+                        .block_n = tile.block_n,
+                        .warps = tile.warps,
+                        .stages = tile.stages,
+                        .q_in_registers = false,
+                        .min_blocks_per_sm = 1},
+               .threads = tile.warps * 32,
+               .shared_bytes = flexjit::sm80::bwd_smem_bytes(t.head_dim, tile.block_m, tile.block_n, tile.stages),
+               .templates = {"sm80/attention_bwd.cuh"},
+               .tensor_maps = false,
+               .description = fmt::format("{} keys per CTA ({} warps of 16) against query tiles of {} rows, {} "
+                                          "stages, dQ by fp32 atomics",
+                                          tile.block_n, tile.warps, tile.block_m, tile.stages),
+               .config = fmt::format("flexjit::BwdConfig<{}, {}, {}, {}, {}, {}>", t.head_dim, tile.block_m,
+                                     tile.block_n, tile.warps, tile.stages, compiler::element_cuda_type(t.dtype)),
+               .kernel = "flexjit::attention_bwd_sm80",
+               .tile_if_spills = tile_if_spills(t, tile)});
   }
 
 };
