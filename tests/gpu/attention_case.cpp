@@ -47,9 +47,10 @@ std::string Case::name() const {
       tile ? fmt::format("_tile{}x{}x{}x{}{}", tile->block_m, tile->block_n, tile->warps, tile->stages,
                          tile->persistent ? "p" : "")
            : "";
-  return fmt::format("{}_{}_d{}_b{}_h{}x{}_t{}x{}_{}{}{}{}{}{}", program, dtype_name(dtype), D, B, Hq, Hkv, Tq, Tkv,
-                     layout_name(layout), scale ? "_scaled" : "", math == Math::fast ? "_fast" : "",
-                     family.empty() ? "" : "_", family, tile_name);
+  return fmt::format("{}_{}_d{}_b{}_h{}x{}_t{}x{}_{}{}{}{}{}{}{}{}", program, dtype_name(dtype), D, B, Hq, Hkv, Tq,
+                     Tkv, layout_name(layout), scale ? "_scaled" : "", math == Math::fast ? "_fast" : "",
+                     family.empty() ? "" : "_", family, tile_name, backward_family.empty() ? "" : "_",
+                     backward_family);
 }
 
 // The device side: q, k, v uploaded once in the case's layout; out and lse poisoned per run.
@@ -67,7 +68,7 @@ struct AttentionRun::DeviceSide {
 AttentionRun::AttentionRun(const Case& c, std::uint64_t seed)
     : case_(c), rng_(seed), program_(load_program(c.program)),
       kernel_(engine().compile(program_, {.head_dim = c.D, .dtype = c.dtype, .tile = c.tile, .family = c.family,
-                                                 .math = c.math})) {
+                                          .backward_family = c.backward_family, .math = c.math})) {
   // What ptxas said of the kernel this case runs: no warning that costs speed silently (wgmma
   // serialized, setmaxnreg ignored), and no spills in the Hopper family (its tiles are sized so).
   const Kernel::CompileReport report = kernel_.compile_report();

@@ -49,8 +49,10 @@ struct Case {
   // exact: the mods compute as the reference's interpreter does (attention_cases_test.cpp).
   Math math = Math::exact;
   std::string family{};  // CompileOptions::family; empty: the automatic choice
+  std::string backward_family{};  // CompileOptions::backward_family; empty: the automatic choice
   std::optional<TileShape> tile{};  // CompileOptions::tile; empty: the family's table
-  // "alibi_bf16_d128_b2_h4x2_t1000x1000_bhsd", "..._fast", "..._sm80_fwd", "..._tile64x64x8x2"
+  // "alibi_bf16_d128_b2_h4x2_t1000x1000_bhsd", "..._fast", "..._sm80_fwd", "..._tile64x64x8x2",
+  // "..._sm90_bwd"
   std::string name() const;
 };
 // How gtest (and so ctest's test names) print a case.
