@@ -47,9 +47,8 @@ CUtensorMapDataType element_type(const codegen::GeneratedKernel& kernel) {
                                                             : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
 }
 
-}  // namespace
-
-TmaMaps encode_tma_maps(const codegen::GeneratedKernel& kernel, const AttnArgs& a) {
+// q (block_m rows a box), k and v (block_n), from the arguments every family shares.
+TmaMaps encode_qkv(const codegen::GeneratedKernel& kernel, const CommonArgs& a) {
   const CUtensorMapDataType type = element_type(kernel);
   const int D = kernel.target.head_dim;
   TmaMaps maps;
@@ -59,15 +58,15 @@ TmaMaps encode_tma_maps(const codegen::GeneratedKernel& kernel, const AttnArgs& 
   return maps;
 }
 
+}  // namespace
+
+TmaMaps encode_tma_maps(const codegen::GeneratedKernel& kernel, const AttnArgs& a) { return encode_qkv(kernel, a); }
+
 BwdTmaMaps encode_bwd_tma_maps(const codegen::GeneratedKernel& kernel, const BwdArgs& a) {
-  const CUtensorMapDataType type = element_type(kernel);
-  const int D = kernel.target.head_dim;
-  BwdTmaMaps maps;
-  maps.q = encode("q", a.q, type, a.B, a.Hq, a.Tq, D, a.q_b, a.q_h, a.q_t, kernel.tile.block_m);
-  maps.dout = encode("dout", a.dout, type, a.B, a.Hq, a.Tq, D, a.do_b, a.do_h, a.do_t, kernel.tile.block_m);
-  maps.k = encode("k", a.k, type, a.B, a.Hkv, a.Tkv, D, a.k_b, a.k_h, a.k_t, kernel.tile.block_n);
-  maps.v = encode("v", a.v, type, a.B, a.Hkv, a.Tkv, D, a.v_b, a.v_h, a.v_t, kernel.tile.block_n);
-  return maps;
+  const TmaMaps qkv = encode_qkv(kernel, a);
+  const TmaDescriptor dout = encode("dout", a.dout, element_type(kernel), a.B, a.Hq, a.Tq, kernel.target.head_dim,
+                                    a.do_b, a.do_h, a.do_t, kernel.tile.block_m);
+  return {qkv.q, dout, qkv.k, qkv.v};
 }
 
 }  // namespace flexjit::api

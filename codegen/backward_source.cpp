@@ -33,15 +33,9 @@ bool needs_q_tile_map(const compiler::KernelPlan& plan) {
 
 GeneratedKernel generate_backward(const compiler::KernelPlan& plan, const BackwardEntry& e) {
   const compiler::KernelTarget& t = plan.target;
-  GeneratedKernel k;
-  k.family = e.family;
-  k.target = t;
-  k.tile = e.tile;
-  k.params = plan.params;
+  GeneratedKernel k = kernel_for(plan, e.family, e.tile, e.tensor_maps);
   k.grads = plan.grads;
   k.tile_if_spills = e.tile_if_spills;
-  k.kv_range_is_full = plan.kv_range_full;
-  k.tensor_maps = e.tensor_maps;
   const std::string entry = fmt::format("flexjit_bwd_{}_d{}_{}", plan.name, t.head_dim, compiler::element_name(t.dtype));
   const int pass_threads = flexjit::sm80::kBwdPassThreads;
   k.entries = {{EntryRole::main, entry, e.threads, e.shared_bytes}, {EntryRole::prep, entry + "_prep", pass_threads, 0}};

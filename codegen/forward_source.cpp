@@ -23,15 +23,21 @@ void write_preamble(CudaWriter& w, const compiler::KernelPlan& plan, const std::
   w.line();
 }
 
-GeneratedKernel generate_forward(const compiler::KernelPlan& plan, const ForwardEntry& e) {
-  const compiler::KernelTarget& t = plan.target;
+GeneratedKernel kernel_for(const compiler::KernelPlan& plan, const std::string& family, const TileConfig& tile,
+                           bool tensor_maps) {
   GeneratedKernel k;
-  k.family = e.family;
-  k.target = t;
-  k.tile = e.tile;
+  k.family = family;
+  k.target = plan.target;
+  k.tile = tile;
   k.params = plan.params;
   k.kv_range_is_full = plan.kv_range_full;
-  k.tensor_maps = e.tensor_maps;
+  k.tensor_maps = tensor_maps;
+  return k;
+}
+
+GeneratedKernel generate_forward(const compiler::KernelPlan& plan, const ForwardEntry& e) {
+  const compiler::KernelTarget& t = plan.target;
+  GeneratedKernel k = kernel_for(plan, e.family, e.tile, e.tensor_maps);
   k.entries.push_back({EntryRole::main,
                        fmt::format("flexjit_fwd_{}_d{}_{}", plan.name, t.head_dim, compiler::element_name(t.dtype)),
                        e.tile.threads(), e.shared_bytes});

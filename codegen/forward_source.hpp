@@ -25,6 +25,12 @@ struct ForwardEntry {
 
 GeneratedKernel generate_forward(const compiler::KernelPlan& plan, const ForwardEntry& entry);
 
+// The fields of a GeneratedKernel every pass fills alike from its plan: family, target, tile, the
+// params' layout, whether the kv range is closed, tensor maps (entries, headers and source are the
+// pass's).
+GeneratedKernel kernel_for(const compiler::KernelPlan& plan, const std::string& family, const TileConfig& tile,
+                           bool tensor_maps);
+
 // The first lines of every generated translation unit: where it comes from, what it computes
 // (`what`: "Forward attention", "Decode against a KV cache"), the family and its tile, the math
 // mode, the naming rule, then the #includes of `headers`.
