@@ -251,9 +251,10 @@ TopLevelReach reach_top_level(const ast::Module& module) {
     if (top[i].declaration || top[i].always) keep(i);
   for (bool grew = true; grew;) {
     grew = false;
+    const bool missing = unresolved();  // once a round: the next round sees what this one added
     for (std::size_t i = 0; i < n; ++i) {
       if (r.kept[i] || top[i].assert_stmt || top[i].decorates >= 0) continue;
-      const bool wanted = top[i].star_import || top[i].unsupported ? unresolved() : intersects(top[i].defines, needed);
+      const bool wanted = top[i].star_import || top[i].unsupported ? missing : intersects(top[i].defines, needed);
       if (wanted) {
         keep(i);
         grew = true;

@@ -16,6 +16,11 @@ _TORCH_DTYPES = {
 }
 
 
+# The other way round, for allocating results.
+_NUMPY_BY_NAME = {v: k for k, v in _NUMPY_DTYPES.items()}
+_TORCH_BY_NAME = {v: k.split(".")[1] for k, v in _TORCH_DTYPES.items()}
+
+
 def is_torch(x):
     return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr")
 
@@ -66,12 +71,10 @@ def empty(like, shape, dtype):
     if is_torch(like):
         import torch
 
-        torch_dtype = {v: k for k, v in _TORCH_DTYPES.items()}[dtype]
-        return torch.empty(shape, dtype=getattr(torch, torch_dtype.split(".")[1]), device=like.device)
+        return torch.empty(shape, dtype=getattr(torch, _TORCH_BY_NAME[dtype]), device=like.device)
     import numpy
 
-    numpy_dtype = {v: k for k, v in _NUMPY_DTYPES.items()}[dtype]
-    return numpy.empty(shape, dtype=numpy_dtype)
+    return numpy.empty(shape, dtype=_NUMPY_BY_NAME[dtype])
 
 
 def zeros(like, shape, dtype):

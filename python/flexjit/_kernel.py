@@ -7,6 +7,7 @@ import threading
 
 from . import _arrays
 from . import _flexjit
+from .errors import ArgumentError, UnsupportedError
 
 _DTYPE_NAMES = {
     "bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16",
@@ -32,15 +33,9 @@ def kernel_dtype(dtype):
     text = dtype if isinstance(dtype, str) else str(getattr(dtype, "name", dtype))
     name = _DTYPE_NAMES.get(text)
     if name is None:
-        raise _flexjit_errors().UnsupportedError(
+        raise UnsupportedError(
             f"dtype {text!r} is not a kernel element type; use bf16, fp16 or float32 (float32 on the cpu only)")
     return name
-
-
-def _flexjit_errors():
-    from . import errors
-
-    return errors
 
 
 def load_program(source_or_path, name=None):
@@ -81,7 +76,7 @@ def bound_values(bind):
         elif _arrays.is_array(value) or hasattr(value, "__dlpack__"):
             out[name] = _arrays.capsule(value)
         else:
-            raise _flexjit_errors().ArgumentError(
+            raise ArgumentError(
                 f"bind[{name!r}]: a {type(value).__name__} cannot be bound; bind an int, float, bool or an array")
     return out
 
@@ -93,7 +88,7 @@ def _optional(x):
 def _require_arrays(**named):
     for name, x in named.items():
         if not (_arrays.is_array(x) or hasattr(x, "__dlpack__")):
-            raise _flexjit_errors().ArgumentError(
+            raise ArgumentError(
                 f"{name}: expected an array with __dlpack__ (a numpy array or a torch tensor), got {type(x).__name__}")
 
 
@@ -163,7 +158,7 @@ class Kernel:
         capture_grads = {}
         for name in grads:
             if name not in bind:
-                raise _flexjit_errors().ArgumentError(f"grads: {name!r} is not bound; bind it to get its gradient")
+                raise ArgumentError(f"grads: {name!r} is not bound; bind it to get its gradient")
             capture_grads[name] = _arrays.empty(bind[name], tuple(bind[name].shape), "f32")
         self._native.backward(_arrays.capsule(q), _arrays.capsule(k), _arrays.capsule(v), _arrays.capsule(out),
                               _arrays.capsule(lse), _arrays.capsule(dout), _arrays.capsule(dq), _arrays.capsule(dk),
