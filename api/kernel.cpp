@@ -72,7 +72,7 @@ std::string Kernel::ptx() const {
   if (impl_->ptx.empty()) {
     jit::CompileResult r;
     try {
-      r = jit::compile(api::compile_request(g, jit::OutputKind::ptx));
+      r = impl_->engine->cache.compile_uncached(api::compile_request(g, jit::OutputKind::ptx));
     } catch (const NvrtcError& e) {
       throw NvrtcError(fmt::format("{}: NVRTC could not compile it to PTX:\n{}", g.entry(), e.what()), e.log());
     } catch (...) {
@@ -152,6 +152,16 @@ void Kernel::backward(const TensorView& q, const TensorView& k, const TensorView
                                                 {q, k, v, out, lse, dout, dq, dk, dv}, options);
     api::launch_backward(impl_->backward_kernel(), plan, options.stream);
   });
+}
+
+void Kernel::compile_decode() const {
+  require_cuda(*impl_, "decode kernel");
+  api::at_api_boundary(entry_name(), [&] { impl_->decode_kernel(); });
+}
+
+void Kernel::compile_backward() const {
+  require_cuda(*impl_, "backward kernel");
+  api::at_api_boundary(entry_name(), [&] { impl_->backward_kernel(); });
 }
 
 const api::CompiledKernel& Kernel::Impl::decode_kernel() const {

@@ -50,7 +50,7 @@ codegen::GeneratedKernel generate(const fs::path& program, const std::string& fa
 int disk_hit_child(const fs::path& program, const fs::path& dir, const std::string& family) {
   codegen::GeneratedKernel k = generate(program, family);
   auto t0 = Clock::now();
-  jit::KernelCache cache(jit::KernelCacheOptions{dir, true, {}});
+  jit::KernelCache cache(jit::KernelCacheOptions{dir, true, {}, {}});
   jit::ArtifactPtr a = api::compile_generated(k, cache);
   double s = seconds_since(t0);
   if (cache.counters().disk_hits != 1) {
@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
   fs::path dir = fs::temp_directory_path() / fmt::format("flexjit-bench-{}", getpid());
   fs::remove_all(dir);
   {
-    jit::KernelCache cache(jit::KernelCacheOptions{dir, true, {}});
+    jit::KernelCache cache(jit::KernelCacheOptions{dir, true, {}, {}});
     api::compile_generated(k, cache);
   }
   std::vector<double> disk;
@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
   fs::remove_all(dir);
 
   // Memory hit: the caller holds the CompileJob (its key is computed once per kernel).
-  jit::KernelCache mem(jit::KernelCacheOptions{std::nullopt, false, {}});
+  jit::KernelCache mem(jit::KernelCacheOptions{std::nullopt, false, {}, {}});
   jit::CompileJob job(api::compile_request(k), k.entry());
   mem.get_or_compile(job);
   std::vector<double> hit;

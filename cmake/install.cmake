@@ -1,5 +1,5 @@
 # `cmake --install <build> --prefix P`: the public headers (include/flexjit/*.hpp), the libraries,
-# the `flexjit` command, the CPU back end's LLVM module, and a CMake package, so that another
+# the `flexjit` command, its compile worker (libexec), the CPU back end's LLVM module, and a CMake package, so that another
 # project can do
 #   find_package(flexjit REQUIRED)
 #   target_link_libraries(app PRIVATE flexjit::flexjit)
@@ -17,6 +17,8 @@ install(TARGETS ${flexjit_installed_libraries} EXPORT flexjitTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS flexjit RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# Where jit/compile_workers.cpp looks from bin/ and lib/ (../libexec).
+install(TARGETS flexjit_compile_worker RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR})
 if(TARGET flexjit_cpu_llvm)
   # Next to the libraries, where cpu/llvm_loader.cpp looks (from bin/ it tries ../lib).
   install(TARGETS flexjit_cpu_llvm LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})

@@ -1,12 +1,13 @@
 #include "cpu/llvm_loader.hpp"
 
 #include <dlfcn.h>
-#include <link.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <vector>
+
+#include "jit/binary_location.hpp"
 
 // Set by cpu/CMakeLists.txt for this file.
 #if !defined(FLEXJIT_VERSION) || !defined(FLEXJIT_CPU_LLVM_FILE) || !defined(FLEXJIT_CPU_LLVM_BUILD_DIR) || \
@@ -23,35 +24,10 @@ struct Loaded {
   std::string error;
 };
 
-// The file of the executable or shared library that contains addr.
-fs::path binary_holding(const void* addr) {
-  Dl_info info{};
-  link_map* map = nullptr;
-  if (dladdr1(addr, &info, reinterpret_cast<void**>(&map), RTLD_DL_LINKMAP) == 0 || map == nullptr) return {};
-  // The main program has no name in the link map (dladdr would give argv[0], which may be a bare
-  // name found on PATH); the kernel knows its real path.
-  if (map->l_name == nullptr || map->l_name[0] == '\0') {
-    std::error_code ec;
-    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    return ec ? fs::path() : exe;
-  }
-  return map->l_name;
-}
-
 std::vector<fs::path> candidates() {
   if (const char* path = std::getenv("FLEXJIT_CPU_BACKEND_PATH"); path != nullptr && *path != '\0') return {path};
-  std::vector<fs::path> out;
-  const fs::path here = binary_holding(reinterpret_cast<const void*>(&llvm_module)).parent_path();
-  if (!here.empty()) {
-    out.push_back(here / FLEXJIT_CPU_LLVM_FILE);
-    out.push_back((here / FLEXJIT_BIN_TO_LIB / FLEXJIT_CPU_LLVM_FILE).lexically_normal());
-  }
-  out.push_back(fs::path(FLEXJIT_CPU_LLVM_BUILD_DIR) / FLEXJIT_CPU_LLVM_FILE);
-  out.push_back(fs::path(FLEXJIT_INSTALL_LIBDIR) / FLEXJIT_CPU_LLVM_FILE);
-  std::vector<fs::path> unique;
-  for (const fs::path& p : out)
-    if (std::find(unique.begin(), unique.end(), p) == unique.end()) unique.push_back(p);
-  return unique;
+  return jit::candidate_files(reinterpret_cast<const void*>(&llvm_module), FLEXJIT_CPU_LLVM_FILE,
+                              {FLEXJIT_BIN_TO_LIB}, {FLEXJIT_CPU_LLVM_BUILD_DIR, FLEXJIT_INSTALL_LIBDIR});
 }
 
 Loaded load() {

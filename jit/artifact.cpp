@@ -1,7 +1,8 @@
 #include "jit/artifact.hpp"
 
 #include <cstdint>
-#include <cstring>
+
+#include "jit/byte_record.hpp"
 
 namespace flexjit::jit {
 
@@ -27,51 +28,12 @@ const Module& Artifact::module(int device) const {
 
 namespace {
 
-class Writer {
- public:
-  void u64(std::uint64_t v) {
-    for (int i = 0; i < 8; ++i) out_.push_back(static_cast<char>(v >> (8 * i)));
-  }
-  void bytes(std::span<const char> b) {
-    u64(b.size());
-    out_.insert(out_.end(), b.begin(), b.end());
-  }
-  std::vector<char> take() { return std::move(out_); }
-
- private:
-  std::vector<char> out_;
-};
-
-class Reader {
- public:
-  explicit Reader(std::span<const char> in) : in_(in) {}
-  bool u64(std::uint64_t& v) {
-    if (in_.size() < 8) return false;
-    v = 0;
-    for (int i = 0; i < 8; ++i) v |= std::uint64_t(static_cast<unsigned char>(in_[i])) << (8 * i);
-    in_ = in_.subspan(8);
-    return true;
-  }
-  template <class Container>
-  bool bytes(Container& out) {
-    std::uint64_t n = 0;
-    if (!u64(n) || n > in_.size()) return false;
-    out.assign(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(n));
-    in_ = in_.subspan(n);
-    return true;
-  }
-  bool done() const { return in_.empty(); }
-
- private:
-  std::span<const char> in_;
-};
-
 constexpr std::uint64_t kPayloadTag = 0x31544641544a4658ULL;  // "XFJTAFT1" read little-endian
 
 }  // namespace
 
 std::vector<char> encode_artifact(const CompileResult& result) {
-  Writer w;
+  ByteWriter w;
   w.u64(kPayloadTag);
   w.bytes(result.image);
   w.u64(result.lowered_names.size());
@@ -84,10 +46,10 @@ std::vector<char> encode_artifact(const CompileResult& result) {
 }
 
 std::optional<CompileResult> decode_artifact(std::span<const char> payload) {
-  Reader r(payload);
+  ByteReader r(payload);
   CompileResult out;
   std::uint64_t tag = 0, names = 0;
-  if (!r.u64(tag) || tag != kPayloadTag || !r.bytes(out.image) || !r.u64(names)) return std::nullopt;
+  if (!r.u64(tag) || tag != kPayloadTag || !r.bytes(out.image) || !r.count(names, 16)) return std::nullopt;
   for (std::uint64_t i = 0; i < names; ++i) {
     std::string expression, lowered;
     if (!r.bytes(expression) || !r.bytes(lowered)) return std::nullopt;

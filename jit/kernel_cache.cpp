@@ -1,8 +1,10 @@
 #include "jit/kernel_cache.hpp"
 
+#include "jit/compile_workers.hpp"
+
 namespace flexjit::jit {
 
-KernelCache::KernelCache(KernelCacheOptions options) {
+KernelCache::KernelCache(KernelCacheOptions options) : limits_(options.limits) {
   if (options.use_disk)
     disk_ = std::make_unique<DiskCache>(options.directory.value_or(default_cache_directory()),
                                         std::move(options.warn));
@@ -33,7 +35,11 @@ ArtifactPtr KernelCache::get_or_compile(const CacheKey& key, const CompileFn& co
 }
 
 ArtifactPtr KernelCache::get_or_compile(const CompileJob& job) {
-  return get_or_compile(job.key, [&job] { return compile(job.request); });
+  return get_or_compile(job.key, [this, &job] { return compile_uncached(job.request); });
+}
+
+CompileResult KernelCache::compile_uncached(const CompileRequest& request) const {
+  return compile_bounded(request, limits_ ? *limits_ : compile_limits_from_environment());
 }
 
 ArtifactPtr KernelCache::produce(const CacheKey& key, const CompileFn& compile) {

@@ -10,6 +10,7 @@
 
 #include "jit/artifact.hpp"
 #include "jit/cache_key.hpp"
+#include "jit/compile_limits.hpp"
 #include "jit/disk_cache.hpp"
 #include "jit/memory_cache.hpp"
 #include "jit/nvrtc_compiler.hpp"
@@ -43,6 +44,9 @@ struct KernelCacheOptions {
   std::optional<std::filesystem::path> directory;
   bool use_disk = true;
   DiskCache::WarnFn warn;  // where the one "directory not usable" warning goes; stderr by default
+  // Bounds on each compile (compile_workers.hpp); empty: compile_limits_from_environment() at
+  // each compile.
+  std::optional<CompileLimits> limits;
 };
 
 class KernelCache {
@@ -60,8 +64,10 @@ class KernelCache {
   // miss, runs `compile` and writes the result to disk; the others wait for it. Exceptions from
   // `compile` (e.g. NvrtcError) reach every waiter and nothing is cached.
   ArtifactPtr get_or_compile(const CacheKey& key, const CompileFn& compile);
-  // Same, compiling job.request with NVRTC.
+  // Same, compiling job.request with NVRTC in a worker process under this cache's limits.
   ArtifactPtr get_or_compile(const CompileJob& job);
+  // NVRTC as get_or_compile(job) runs it, without the cache (e.g. for PTX to read).
+  CompileResult compile_uncached(const CompileRequest& request) const;
 
   CacheCounters counters() const;
   void reset_counters();
@@ -72,6 +78,7 @@ class KernelCache {
  private:
   ArtifactPtr produce(const CacheKey& key, const CompileFn& compile);
 
+  std::optional<CompileLimits> limits_;
   MemoryCache memory_;
   std::unique_ptr<DiskCache> disk_;
   std::atomic<std::uint64_t> memory_hits_{0}, disk_hits_{0}, disk_rejected_{0}, compiles_{0},

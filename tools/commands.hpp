@@ -18,6 +18,7 @@ void add_check_command(CLI::App& app, int& exit_code);
 void add_emit_command(CLI::App& app, int& exit_code);
 void add_emit_kernel_commands(CLI::App* emit, int& exit_code);  // emit cuda|ptx|cubin
 void add_cache_command(CLI::App& app, int& exit_code);
+void add_cache_warm_command(CLI::App* cache, int& exit_code);  // cache warm
 void add_run_command(CLI::App& app, int& exit_code);     // run FILE --q .. | --demo
 
 // --math fast|exact (CompileOptions::math) on a command that compiles CUDA kernels.

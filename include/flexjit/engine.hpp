@@ -18,7 +18,23 @@ struct EngineOptions {
   std::optional<std::string> cache_dir{};
   // false (or FLEXJIT_DISK_CACHE=0 in the environment): memory cache only.
   bool disk_cache = true;
+  // Bounds on one kernel's compile: NVRTC and ptxas run in a worker process (flexjit-compile-worker,
+  // installed in libexec) that is stopped past either, and the compile throws NvrtcError naming
+  // the bound. Unset: $FLEXJIT_COMPILE_TIMEOUT and $FLEXJIT_COMPILE_MEMORY_MB, else 120 s and
+  // 4096 MiB (an ordinary kernel takes 1-5 s and 100-200 MiB).
+  std::optional<double> compile_timeout_s{};
+  std::optional<double> compile_memory_mb{};
 };
+
+// How kernels that are in no cache get compiled, as an engine with default options would: the
+// worker executable (empty when compiles run in the calling process: FLEXJIT_COMPILE_WORKER=0, or
+// none installed) and the bounds on one compile.
+struct CompileSetup {
+  std::string worker;
+  double timeout_s = 0;
+  double memory_mb = 0;
+};
+CompileSetup compile_setup();
 
 struct EngineCounters {
   std::uint64_t compiles = 0;     // NVRTC runs

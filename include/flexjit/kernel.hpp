@@ -93,6 +93,12 @@ class Kernel {
                 const TensorView& lse, const TensorView& dout, const TensorView& dq, const TensorView& dk,
                 const TensorView& dv, const BackwardOptions& options = {}) const;
 
+  // Compile now what forward with a KV cache (decode) or backward compiles on its first call, so
+  // that the call finds its kernels in the engine's caches; `flexjit cache warm` fills the disk
+  // cache this way. CUDA only; throws what that first call would (UnsupportedError, NvrtcError).
+  void compile_decode() const;
+  void compile_backward() const;
+
   // True when the mask reads captured tensors, so that a block mask (build_block_mask) lets
   // forward skip the tiles it masks entirely; false for index-arithmetic masks, which need none.
   bool needs_block_mask() const;

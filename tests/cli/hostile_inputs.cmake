@@ -80,3 +80,22 @@ cli_hostile(cubin_over_its_program 2
   "-o '${hostile_dir}/own_output.py' is the same file as the program '${hostile_dir}/own_output.py'"
   CHECKS --same ${hostile_dir}/own_output.py ${hostile_dir}/own_output.py.orig
   ARGS emit cubin ${hostile_dir}/own_output.py -o ${hostile_dir}/own_output.py)
+
+# NVRTC and ptxas run in a worker process bounded in time and memory: past a bound the compile is
+# stopped, the command fails naming it, and no output file is left.
+cli_hostile(compile_past_its_time_bound 2 "took longer than 0.05 s, the bound on one compile (FLEXJIT_COMPILE_TIMEOUT)"
+  CHECKS --absent ${hostile_dir}/bounded.cubin
+  ARGS emit cubin examples/causal.py --head-dim 128 --arch sm_90a -o ${hostile_dir}/bounded.cubin)
+cli_hostile(compile_past_its_memory_bound 2 "the bound on one compile (FLEXJIT_COMPILE_MEMORY_MB)"
+  CHECKS --absent ${hostile_dir}/bounded.cubin
+  ARGS emit cubin examples/causal.py --head-dim 128 --arch sm_90a -o ${hostile_dir}/bounded.cubin)
+set_tests_properties(cli_hostile_compile_past_its_time_bound PROPERTIES
+  ENVIRONMENT "FLEXJIT_DISK_CACHE=0;FLEXJIT_COMPILE_TIMEOUT=0.05")
+set_tests_properties(cli_hostile_compile_past_its_memory_bound PROPERTIES
+  ENVIRONMENT "FLEXJIT_DISK_CACHE=0;FLEXJIT_COMPILE_MEMORY_MB=24")
+
+# `flexjit cache warm` with a program that has errors: its diagnostics once, the other program's
+# kernels warmed, and a failing exit status.
+cli_hostile(cache_warm_with_a_bad_program 2 "warmed '${hostile_dir}/warm': 1 compiled, 0 already cached, 1 failed"
+  ARGS cache warm ${hostile_dir}/latin1_comment.py examples/causal.py --head-dim 64 --arch sm_80 -j 2
+       --cache-dir ${hostile_dir}/warm)

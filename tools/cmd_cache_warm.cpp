@@ -1,0 +1,177 @@
+// `flexjit cache warm FILE... --head-dim 64,128 --dtype bf16,fp16 --arch sm_90a [--backward]
+// [--decode] -j N`: compiles every kernel those programs will need into the disk cache ahead of
+// time (for a deployment image, or before a job starts), N at a time, one progress line each.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <iostream>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "dsl/quoted.hpp"
+#include "flexjit/flexjit.hpp"
+#include "tools/commands.hpp"
+
+namespace flexjit::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct WarmOptions {
+  std::vector<std::string> files;
+  std::vector<int> head_dims{128};
+  std::vector<std::string> dtypes{"bf16"};
+  std::vector<std::string> archs{"sm_90a"};
+  bool backward = false;
+  bool decode = false;
+  Math math = Math::fast;
+  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+  std::string cache_dir;
+};
+
+enum class Pass { forward, decode, backward };
+
+const char* pass_name(Pass p) {
+  switch (p) {
+    case Pass::forward: return "forward";
+    case Pass::decode: return "decode";
+    case Pass::backward: return "backward";
+  }
+  return "";
+}
+
+struct Job {
+  const Program* program;
+  std::string file;
+  CompileOptions options;
+  Pass pass;
+};
+
+// One line per finished kernel, whole lines only when several threads finish at once.
+class Progress {
+ public:
+  explicit Progress(std::size_t total) : total_(total), width_(fmt::format("{}", total).size()) {}
+  void report(const Job& job, const std::string& outcome, double seconds, const std::string& detail = "") {
+    std::lock_guard lock(mutex_);
+    ++done_;
+    std::cout << fmt::format("[{:>{}}/{}] {:<8} {} d{} {} {} {} ({:.2f} s){}\n", done_, width_, total_, outcome,
+                             dsl::quoted(job.file), job.options.head_dim, job.options.dtype == DType::fp16 ? "fp16" : "bf16",
+                             job.options.arch, pass_name(job.pass), seconds, detail)
+              << std::flush;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::size_t total_, width_, done_ = 0;
+};
+
+struct Tally {
+  std::atomic<int> compiled{0}, cached{0}, failed{0};
+};
+
+// Each job has an engine of its own over the shared disk cache, so that its counters say whether
+// this kernel was compiled or found. (A decode or backward job finds its forward on disk.)
+void run_job(const Job& job, const WarmOptions& o, Progress& progress, Tally& tally) {
+  EngineOptions engine_options;
+  if (!o.cache_dir.empty()) engine_options.cache_dir = o.cache_dir;
+  const Clock::time_point start = Clock::now();
+  try {
+    Engine engine(engine_options);
+    const Kernel kernel = engine.compile(*job.program, job.options);
+    std::uint64_t before = job.pass == Pass::forward ? 0 : engine.counters().compiles;
+    if (job.pass == Pass::decode) kernel.compile_decode();
+    if (job.pass == Pass::backward) kernel.compile_backward();
+    bool compiled = engine.counters().compiles > before;
+    (compiled ? tally.compiled : tally.cached)++;
+    progress.report(job, compiled ? "compiled" : "cached", std::chrono::duration<double>(Clock::now() - start).count());
+  } catch (const std::exception& e) {
+    tally.failed++;
+    std::string what = e.what();
+    progress.report(job, "failed", std::chrono::duration<double>(Clock::now() - start).count(), ":\n  " + what);
+  }
+}
+
+// Runs `jobs` on `threads` threads, each taking the next job when it is free.
+void run_all(const std::vector<Job>& jobs, unsigned threads, const std::function<void(const Job&)>& run) {
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    for (std::size_t i; (i = next.fetch_add(1)) < jobs.size();) run(jobs[i]);
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < std::min<std::size_t>(threads, jobs.size()); ++t) pool.emplace_back(worker);
+  worker();
+  for (std::thread& t : pool) t.join();
+}
+
+int warm(const WarmOptions& o) {
+  const CacheStats stats = (o.cache_dir.empty() ? KernelCacheDirectory() : KernelCacheDirectory(o.cache_dir)).stats();
+  if (!disk_cache_enabled())
+    throw std::runtime_error("the disk cache is off (FLEXJIT_DISK_CACHE=0): there is nothing to warm");
+  // Programs are read first: a file with errors is reported once, not once per kernel.
+  std::vector<std::optional<Program>> programs;
+  int unreadable = 0;
+  for (const std::string& file : o.files) {
+    try {
+      programs.emplace_back(Program::from_file(file));
+    } catch (const std::exception& e) {
+      std::cout << e.what() << (std::string_view(e.what()).ends_with('\n') ? "" : "\n");
+      programs.emplace_back(std::nullopt);
+      ++unreadable;
+    }
+  }
+  // Forward kernels first: the decode and backward jobs of the second round compile only their
+  // own kernels, finding their forward on disk.
+  std::vector<Job> forward, others;
+  for (std::size_t f = 0; f < o.files.size(); ++f) {
+    if (!programs[f]) continue;
+    for (const std::string& arch : o.archs)
+      for (int d : o.head_dims)
+        for (const std::string& dtype : o.dtypes) {
+          CompileOptions c{.head_dim = d, .dtype = dtype == "fp16" ? DType::fp16 : DType::bf16, .arch = arch, .math = o.math};
+          forward.push_back({&*programs[f], o.files[f], c, Pass::forward});
+          if (o.decode) others.push_back({&*programs[f], o.files[f], c, Pass::decode});
+          if (o.backward) others.push_back({&*programs[f], o.files[f], c, Pass::backward});
+        }
+  }
+  Progress progress(forward.size() + others.size());
+  Tally tally;
+  const Clock::time_point start = Clock::now();
+  auto run = [&](const Job& job) { run_job(job, o, progress, tally); };
+  run_all(forward, o.jobs, run);
+  run_all(others, o.jobs, run);
+  std::cout << fmt::format("warmed {}: {} compiled, {} already cached, {} failed, in {:.1f} s with {} job{}\n",
+                           dsl::quoted(stats.directory), tally.compiled.load(), tally.cached.load(),
+                           tally.failed.load() + unreadable, std::chrono::duration<double>(Clock::now() - start).count(),
+                           o.jobs, o.jobs == 1 ? "" : "s");
+  return tally.failed == 0 && unreadable == 0 ? kExitOk : kExitUsage;
+}
+
+}  // namespace
+
+void add_cache_warm_command(CLI::App* cache, int& exit_code) {
+  auto o = std::make_shared<WarmOptions>();
+  auto* cmd = cache->add_subcommand("warm", "compile the kernels of programs into the disk cache ahead of time");
+  cmd->add_option("FILE", o->files, "program files")->required();
+  cmd->add_option("--head-dim", o->head_dims, "head dimensions, comma-separated")->delimiter(',')->capture_default_str();
+  cmd->add_option("--dtype", o->dtypes, "element types (bf16, fp16), comma-separated")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"bf16", "fp16"}))
+      ->capture_default_str();
+  cmd->add_option("--arch", o->archs, "GPU architectures (sm_80, sm_90a, ...), comma-separated")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_flag("--backward", o->backward, "also the backward kernels (training)");
+  cmd->add_flag("--decode", o->decode, "also the decode kernels (calls with a KV cache)");
+  cmd->add_option("-j,--jobs", o->jobs, "compiles at a time (default: the number of cores)")
+      ->check(CLI::Range(1u, 256u))
+      ->capture_default_str();
+  cmd->add_option("--cache-dir", o->cache_dir, "the cache directory (default: as every engine: $FLEXJIT_CACHE_DIR, ...)");
+  add_math_option(cmd, o->math);
+  cmd->callback([o, &exit_code] { exit_code = run_reporting_errors([&] { return warm(*o); }); });
+}
+
+}  // namespace flexjit::tools
