@@ -1,5 +1,7 @@
 #include "jit/disk_cache.hpp"
 
+#include "dsl/quoted.hpp"
+
 #include "jit/cache_file_names.hpp"
 #include "jit/regular_file.hpp"
 #include "jit/sha256.hpp"
@@ -109,8 +111,8 @@ void DiskCache::disable(const std::string& reason) {
     if (reason_.empty()) reason_ = reason;
   }
   if (!warned_.exchange(true))
-    warn_(fmt::format("flexjit: kernel cache directory '{}' is not usable ({}); caching in memory only",
-                      directory_.string(), reason));
+    warn_(fmt::format("flexjit: kernel cache directory {} is not usable ({}); caching in memory only",
+                      dsl::quoted(directory_.string()), reason));
 }
 
 bool DiskCache::usable() {
@@ -201,7 +203,7 @@ bool DiskCache::store(const std::string& key, std::span<const char> payload) {
   }
   if (!ok) {
     ::unlink(temp.c_str());
-    disable(fmt::format("cannot write '{}': {}", path.filename().string(), std::strerror(saved)));
+    disable(fmt::format("cannot write {}: {}", dsl::quoted(path.filename().string()), std::strerror(saved)));
   }
   return ok;
 }
@@ -265,12 +267,12 @@ std::size_t DiskCache::clear() {
     const bool stale_temp = is_temp_file_name(name) && to_time_point(st.st_mtim) < stale_before;
     if (!entry && !stale_temp) continue;
     if (::unlink(it->path().c_str()) == 0) ++removed;
-    else if (failure.empty()) failure = fmt::format("cannot remove '{}': {}", name, std::strerror(errno));
+    else if (failure.empty()) failure = fmt::format("cannot remove {}: {}", dsl::quoted(name), std::strerror(errno));
   }
   if (ec && failure.empty()) failure = ec.message();
   if (!failure.empty())
-    throw flexjit::Error(fmt::format("cannot clear the kernel cache directory '{}': {} ({} file{} removed)",
-                                     directory_.string(), failure, removed, removed == 1 ? "" : "s"));
+    throw flexjit::Error(fmt::format("cannot clear the kernel cache directory {}: {} ({} file{} removed)",
+                                     dsl::quoted(directory_.string()), failure, removed, removed == 1 ? "" : "s"));
   return removed;
 }
 

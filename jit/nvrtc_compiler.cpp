@@ -1,5 +1,6 @@
 #include "jit/nvrtc_compiler.hpp"
 
+#include "dsl/quoted.hpp"
 #include "jit/compile_diagnostics.hpp"
 #include "jit/nvrtc_library.hpp"
 
@@ -38,7 +39,7 @@ ArchName parse_arch(const std::string& arch) {
       return out;
     }
   }
-  throw NvrtcError(fmt::format("flexjit: invalid GPU architecture '{}' (expected e.g. sm_80 or sm_90a)", arch), "");
+  throw NvrtcError(fmt::format("flexjit: invalid GPU architecture {} (expected e.g. sm_80 or sm_90a)", dsl::quoted(arch)), "");
 }
 
 void check_supported(const std::string& arch, const ArchName& parsed) {
@@ -73,8 +74,8 @@ std::string program_log(nvrtcProgram program) {
                        const std::string& log) {
   std::vector<NamedText> files{{request.source_name, request.source}};
   for (const Header& h : request.headers) files.push_back({h.name, h.content});
-  std::string message = fmt::format("flexjit: NVRTC {} of '{}' for {} failed ({})", what,
-                                    request.source_name, request.arch, nvrtc().nvrtcGetErrorString(status));
+  std::string message = fmt::format("flexjit: NVRTC {} of {} for {} failed ({})", what,
+                                    dsl::quoted(request.source_name), dsl::quoted(request.arch), nvrtc().nvrtcGetErrorString(status));
   if (!log.empty()) message += "\nNVRTC log:\n" + log;
   if (!message.empty() && message.back() != '\n') message += '\n';
   std::string excerpt = excerpt_error_lines(log, files);
@@ -114,7 +115,7 @@ std::vector<std::string> effective_options(const CompileRequest& request) {
   options.emplace_back("-default-device");
   for (const std::string& o : request.options) {
     if (is_arch_option(o))
-      throw NvrtcError(fmt::format("flexjit: option '{}' is not allowed; set CompileRequest::arch instead", o), "");
+      throw NvrtcError(fmt::format("flexjit: option {} is not allowed; set CompileRequest::arch instead", dsl::quoted(o)), "");
     options.push_back(o);
   }
   return options;

@@ -81,7 +81,7 @@ HostTensor make_tensor(DType dtype, std::vector<std::int64_t> shape) {
 
 HostTensor tensor_from_file(const Parameter& p, const std::string& path) {
   const NpyArray a = read_npy(path);
-  const std::string what = fmt::format("--bind {}={}", p.name, path);
+  const std::string what = fmt::format("--bind {}", dsl::quoted(p.name + "=" + std::string(path)));
   if (static_cast<int>(a.shape.size()) != p.rank)
     fail(fmt::format("{}: '{}' is declared with {} dims, the file has shape ({})", what, p.name, p.rank,
                      fmt::join(a.shape, ", ")));
@@ -101,7 +101,7 @@ HostTensor tensor_from_file(const Parameter& p, const std::string& path) {
 }
 
 Binding scalar_from_text(const Parameter& p, const std::string& text) {
-  const std::string what = fmt::format("--bind {}={}", p.name, text);
+  const std::string what = fmt::format("--bind {}", dsl::quoted(p.name + "=" + text));
   try {
     std::size_t used = 0;
     switch (p.kind) {
@@ -126,12 +126,12 @@ Binding scalar_from_text(const Parameter& p, const std::string& text) {
   } catch (const std::out_of_range&) {
   }
   const char* type = p.kind == Parameter::Kind::int_scalar ? "int" : p.kind == Parameter::Kind::float_scalar ? "float" : "bool";
-  fail(fmt::format("{}: '{}' is a scalar {}, and '{}' is not one", what, p.name, type, text));
+  fail(fmt::format("{}: '{}' is a scalar {}, and {} is not one", what, p.name, type, dsl::quoted(text)));
 }
 
 // A rank-0 captured tensor from a number on the command line: the program reads it as one.
 HostTensor rank0_from_text(const Parameter& p, const std::string& text) {
-  const std::string what = fmt::format("--bind {}={}", p.name, text);
+  const std::string what = fmt::format("--bind {}", dsl::quoted(p.name + "=" + text));
   HostTensor t = make_tensor(p.dtype, {});
   try {
     std::size_t used = 0;
@@ -154,8 +154,8 @@ HostTensor rank0_from_text(const Parameter& p, const std::string& text) {
   } catch (const std::invalid_argument&) {
   } catch (const std::out_of_range&) {
   }
-  fail(fmt::format("{}: '{}' is a rank-0 {} tensor, and '{}' is not a {} number; give a number or a .npy file", what,
-                   p.name, dtype_name(p.dtype), text, dtype_name(p.dtype)));
+  fail(fmt::format("{}: '{}' is a rank-0 {} tensor, and {} is not a {} number; give a number or a .npy file", what,
+                   p.name, dtype_name(p.dtype), dsl::quoted(text), dtype_name(p.dtype)));
 }
 
 void fill_normal(std::vector<float>& x, std::size_t n, std::mt19937_64& rng) {
@@ -270,20 +270,20 @@ HostBindings parse_bindings(const Program& program, const std::vector<std::strin
   HostBindings out;
   for (const std::string& b : binds) {
     const auto eq = b.find('=');
-    if (eq == std::string::npos || eq == 0) fail(fmt::format("--bind {}: expected NAME=VALUE or NAME=FILE.npy", b));
+    if (eq == std::string::npos || eq == 0) fail(fmt::format("--bind {}: expected NAME=VALUE or NAME=FILE.npy", dsl::quoted(b)));
     const std::string name = b.substr(0, eq), value = b.substr(eq + 1);
     if (out.tensors.count(name) || out.scalars.count(name))
-      fail(fmt::format("--bind {}: {} is bound twice; give each name once", b, dsl::quoted(name)));
+      fail(fmt::format("--bind {}: {} is bound twice; give each name once", dsl::quoted(b), dsl::quoted(name)));
     const Parameter* p = find_parameter(program, name);
     if (p == nullptr)
-      fail(fmt::format("--bind {}: {} is not declared by the program ({})", b, dsl::quoted(name), declared_names(program)));
+      fail(fmt::format("--bind {}: {} is not declared by the program ({})", dsl::quoted(b), dsl::quoted(name), declared_names(program)));
     const bool is_tensor = p->kind == Parameter::Kind::tensor || p->kind == Parameter::Kind::block_indices;
     const bool npy = value.size() >= 4 && value.substr(value.size() - 4) == ".npy";
     if (is_tensor && !npy && p->kind == Parameter::Kind::tensor && p->rank == 0) {
       out.tensors[name] = rank0_from_text(*p, value);
       out.notes.push_back(fmt::format("{}={} ({})", name, out.tensors[name].describe(), value));
     } else if (is_tensor) {
-      if (!npy) fail(fmt::format("--bind {}: '{}' is a tensor of rank {}; bind it to a .npy file", b, name, p->rank));
+      if (!npy) fail(fmt::format("--bind {}: '{}' is a tensor of rank {}; bind it to a .npy file", dsl::quoted(b), name, p->rank));
       out.tensors[name] = tensor_from_file(*p, value);
       out.notes.push_back(fmt::format("{}={} ({})", name, out.tensors[name].describe(), value));
     } else {

@@ -175,6 +175,9 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
     qb = min2(a.Tq, r0 + nrows - first_row);
   };
   int lo = len, hi = 0;
+  // Not unrolled: it runs once per CTA, and NVVM's unrolling of it took 3.4 of the 4.7 s the
+  // kernel's front end needed (bench/NOTES.md, "Compile latency").
+#pragma unroll 1
   for (int h = h_first; h <= h_last; ++h) {
     int qa, qb;
     tokens_of_head(h, qa, qb);

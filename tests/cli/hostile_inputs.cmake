@@ -68,7 +68,7 @@ cli_hostile(demo_zero_length 2 "--T: must be >= 1" ARGS ${demo} --T 0)
 cli_hostile(scale_nan 2 "--scale: must be a finite number" ARGS ${demo} --scale nan)
 cli_hostile(scale_inf 2 "--scale: must be a finite number" ARGS ${demo} --scale inf)
 cli_hostile(demo_with_inputs 2 "--q excludes --demo" ARGS ${demo} --q q.npy)
-cli_hostile(bind_twice 2 "--bind window=8: 'window' is bound twice"
+cli_hostile(bind_twice 2 "--bind 'window=8': 'window' is bound twice"
   ARGS run examples/sliding_window.py --demo --device cpu --B 1 --H 1 --T 16 --D 16 --bind window=4 --bind window=8)
 cli_hostile(out_and_lse_same_file 2
   "--lse '${hostile_dir}/same.npy' is the same file as --out '${hostile_dir}/same.npy'"
@@ -99,3 +99,6 @@ set_tests_properties(cli_hostile_compile_past_its_memory_bound PROPERTIES
 cli_hostile(cache_warm_with_a_bad_program 2 "warmed '${hostile_dir}/warm': 1 compiled, 0 already cached, 1 failed"
   ARGS cache warm ${hostile_dir}/latin1_comment.py examples/causal.py --head-dim 64 --arch sm_80 -j 2
        --cache-dir ${hostile_dir}/warm)
+# What a user typed is quoted with control characters escaped, so it cannot start a line of its own.
+cli_hostile(bind_value_with_a_newline 2 "--bind 'window=1\\n#x': 'window' is a scalar int, and '1\\n#x' is not one"
+  ARGS run examples/sliding_window.py --demo --device cpu --bind "window=1\n#x")

@@ -53,13 +53,13 @@ TEST(BindExact, ValuesOutsideTheDeclaredTypeAreRefusedByElement) {
     parse_bindings(program(), {"small=" + path});
     ADD_FAILURE() << "no error";
   } catch (const std::runtime_error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("--bind small=" + path + ": element 1 is 1099511627776, not a i32 value"));
+    EXPECT_THAT(e.what(), HasSubstr("--bind 'small=" + path + "': element 1 is 1099511627776, not a i32 value"));
   }
   try {
     parse_bindings(program(), {"ids=" + upath});
     ADD_FAILURE() << "no error";
   } catch (const std::runtime_error& e) {
-    EXPECT_THAT(e.what(), HasSubstr("--bind ids=" + upath + ": element 0 is above the int64 range"));
+    EXPECT_THAT(e.what(), HasSubstr("--bind 'ids=" + upath + "': element 0 is above the int64 range"));
   }
   std::remove(path.c_str());
   std::remove(upath.c_str());
@@ -90,10 +90,10 @@ TEST(BindExact, RankZeroTensorsTakeANumber) {
     }
     return std::string();
   };
-  EXPECT_THAT(error("offset=1.5"), HasSubstr("--bind offset=1.5: 'offset' is a rank-0 i32 tensor, and '1.5' is not a "
+  EXPECT_THAT(error("offset=1.5"), HasSubstr("--bind 'offset=1.5': 'offset' is a rank-0 i32 tensor, and '1.5' is not a "
                                              "i32 number; give a number or a .npy file"));
-  EXPECT_THAT(error("offset=4294967296"), HasSubstr("--bind offset=4294967296: element 0 is 4294967296, not a i32 value"));
-  EXPECT_THAT(error("ids=7"), HasSubstr("--bind ids=7: 'ids' is a tensor of rank 1; bind it to a .npy file"));
+  EXPECT_THAT(error("offset=4294967296"), HasSubstr("--bind 'offset=4294967296': element 0 is 4294967296, not a i32 value"));
+  EXPECT_THAT(error("ids=7"), HasSubstr("--bind 'ids=7': 'ids' is a tensor of rank 1; bind it to a .npy file"));
 }
 
 }  // namespace
