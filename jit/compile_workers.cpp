@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <mutex>
@@ -40,6 +41,12 @@ using Clock = std::chrono::steady_clock;
 constexpr int kWatchIntervalMs = 20;
 // Idle workers kept for later compiles; more concurrent compiles start more, stopped after.
 constexpr std::size_t kMaxIdleWorkers = 8;
+
+// posix_spawn failed: a sandbox that forbids new processes, a process limit, a file that is not
+// executable.
+struct WorkerNotStarted : NvrtcError {
+  explicit WorkerNotStarted(const std::string& message) : NvrtcError(message, "") {}
+};
 
 struct Worker {
   pid_t pid = -1;
@@ -121,7 +128,7 @@ Worker spawn(const fs::path& file) {
   ::close(ends[1]);
   if (rc != 0) {
     ::close(ends[0]);
-    throw NvrtcError(fmt::format("flexjit: cannot start the compile worker {}: {}", dsl::quoted(path), std::strerror(rc)), "");
+    throw WorkerNotStarted(fmt::format("flexjit: cannot start the compile worker {}: {}", dsl::quoted(path), std::strerror(rc)));
   }
   return Worker{pid, ends[0], file};
 }
@@ -279,6 +286,11 @@ CompileResult compile_in_worker(const fs::path& file, const CompileRequest& requ
                    "");
 }
 
+bool explicitly_named_worker() {
+  const char* setting = std::getenv("FLEXJIT_COMPILE_WORKER");
+  return setting != nullptr && *setting != '\0';
+}
+
 bool compiles_in_process() {
   const char* setting = std::getenv("FLEXJIT_COMPILE_WORKER");
   return setting != nullptr && std::string_view(setting) == "0";
@@ -308,7 +320,18 @@ CompileResult compile_bounded(const CompileRequest& request, const CompileLimits
   if (compiles_in_process()) return compile(request);
   fs::path file = compile_worker_file();
   if (file.empty()) return compile(request);
-  return compile_in_worker(file, request, limits);
+  try {
+    return compile_in_worker(file, request, limits);
+  } catch (const WorkerNotStarted& e) {
+    // A worker the user named must start; one found by looking may be refused by the host (a
+    // sandbox, a process limit): then compile here, unbounded, and say so once.
+    if (explicitly_named_worker()) throw;
+    static std::once_flag warned;
+    std::call_once(warned, [&] {
+      std::fprintf(stderr, "%s; compiling in this process, without bounds on time and memory\n", e.what());
+    });
+    return compile(request);
+  }
 }
 
 void stop_idle_compile_workers() { pool().stop_idle(); }

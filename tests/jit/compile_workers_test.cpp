@@ -179,6 +179,14 @@ TEST_F(CompileWorkers, NameAWorkerSettingThatIsNoFile) {
   EXPECT_EQ(error_of(saxpy()), "flexjit: FLEXJIT_COMPILE_WORKER='/nonexistent/flexjit-compile-worker\\nX' is not a file");
 }
 
+TEST_F(CompileWorkers, NameAWorkerThatCannotStart) {
+  test::TempDir dir;
+  const std::string worker = fake_worker(dir, "not_executable", "exec cat");
+  ::chmod(worker.c_str(), 0644);
+  test::ScopedEnv env("FLEXJIT_COMPILE_WORKER", worker);
+  EXPECT_EQ(error_of(saxpy()), "flexjit: cannot start the compile worker '" + worker + "': Permission denied");
+}
+
 TEST_F(CompileWorkers, CompileInProcessWhenTurnedOff) {
   test::ScopedEnv env("FLEXJIT_COMPILE_WORKER", "0");
   EXPECT_TRUE(compile_worker_file().empty());
