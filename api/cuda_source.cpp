@@ -1,5 +1,6 @@
-// generate_cuda_source, generate_decode_cuda_source, generate_backward_cuda_source: Engine::compile's first half (program ->
-// generated CUDA), for reading the source without running NVRTC.
+// generate_cuda_source, generate_decode_cuda_source, generate_backward_cuda_source, default_tile:
+// Engine::compile's first half (program -> generated CUDA), for reading the source and the tile
+// without running NVRTC.
 #include <fmt/format.h>
 
 #include "flexjit/engine.hpp"
@@ -43,6 +44,15 @@ std::string generate_decode_cuda_source(const Program& program, const CompileOpt
 std::string generate_backward_cuda_source(const Program& program, const CompileOptions& options, bool with_templates) {
   return cuda_source_of(program, options, with_templates, [&](const Program::Impl& p) {
     return api::generate_pass(p, api::forward_target(options), compiler::KernelPass::Backward);
+  });
+}
+
+TileShape default_tile(const Program& program, const CompileOptions& options) {
+  return api::at_api_boundary(program.name(), [&] {
+    if (!options.device.is_cuda())
+      throw ArgumentError(fmt::format("{}: a cpu kernel has no tile", program.name()));
+    const codegen::TileConfig t = api::generate(detail::ProgramAccess::impl(program), options).tile;
+    return TileShape{t.block_m, t.block_n, t.warps, t.stages, t.q_in_registers, t.persistent};
   });
 }
 

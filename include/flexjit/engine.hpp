@@ -86,4 +86,9 @@ std::string generate_decode_cuda_source(const Program& program, const CompileOpt
 std::string generate_backward_cuda_source(const Program& program, const CompileOptions& options = {},
                                           bool with_templates = false);
 
+// The tile Engine::compile tries first for these options (the family's table, or options.tile),
+// found without running NVRTC: a start for overriding a few of its fields (FlexAttention's
+// kernel_options in the Python package). Throws as generate_cuda_source does.
+TileShape default_tile(const Program& program, const CompileOptions& options = {});
+
 }  // namespace flexjit

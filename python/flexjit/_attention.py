@@ -42,14 +42,27 @@ def _compiled(translation, head_dim, dtype, device, options):
     return kernel
 
 
+# FlexAttention's kernel_options that mean something here, and what they become. Its forward tile
+# (BLOCK_M query rows, BLOCK_N keys, num_warps, num_stages) overrides those fields of the table's
+# tile; the backward's (BLOCK_M1, ...) and Triton's own hints (PRESCALE_QK, ...) are the kernels'
+# own business and are ignored, as FlexAttention ignores keys its template does not read.
+_TILE_OPTIONS = {"BLOCK_M": "block_m", "BLOCK_N": "block_n", "num_warps": "warps", "num_stages": "stages",
+                 "q_in_registers": "q_in_registers", "persistent": "persistent"}
+_OTHER_OPTIONS = {"family": "family", "FAMILY": "family", "math": "math", "arch": "arch"}
+
+
 def _kernel_options(kernel_options):
-    """FlexAttention's kernel_options, as far as they mean something here: the family, the math
-    mode and the architecture (BLOCK_M and the like are the kernels' own choice)."""
-    known = {"family": "family", "FAMILY": "family", "math": "math", "arch": "arch"}
-    out = []
+    """FlexAttention's kernel_options as a hashable key of compile()'s options: family, math, arch,
+    and the tile fields given."""
+    out, tile = [], []
     for key, value in (kernel_options or {}).items():
-        if key in known:
-            out.append((known[key], str(value)))
+        if key in _OTHER_OPTIONS:
+            out.append((_OTHER_OPTIONS[key], str(value)))
+        elif key in _TILE_OPTIONS:
+            field = _TILE_OPTIONS[key]
+            tile.append((field, bool(value) if field in ("q_in_registers", "persistent") else int(value)))
+    if tile:
+        out.append(("tile", tuple(sorted(tile))))
     return tuple(sorted(out))
 
 
@@ -68,7 +81,11 @@ def prepare(q, k, v, score_mod, mask_mod, sink, kernel_options):
     dtype = _arrays.dtype_name(q)
     if dtype not in ("bf16", "fp16", "f32"):
         raise ArgumentError(f"q has elements of type {getattr(q, 'dtype', '?')}; use bfloat16, float16 or float32")
-    kernel = _compiled(translation, int(q.shape[-1]), dtype, _arrays.device_name(q), _kernel_options(kernel_options))
+    device = _arrays.device_name(q)
+    options = _kernel_options(kernel_options)
+    if device == "cpu":  # the cpu kernels have no tile
+        options = tuple(o for o in options if o[0] != "tile")
+    kernel = _compiled(translation, int(q.shape[-1]), dtype, device, options)
     return kernel, bind
 
 

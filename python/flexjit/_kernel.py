@@ -52,14 +52,16 @@ def load_program(source_or_path, name=None):
 
 
 def compile(source_or_path, head_dim=128, dtype="bf16", device="cuda", *, arch="", family="", math="fast",
-            name=None):
+            tile=None, name=None):
     """Compiles a program (its text, or a path to a .py file) for one head dim, element type ("bf16",
-    "fp16"; "float32" too on the cpu) and device ("cuda" or "cpu"). Raises flexjit.CompileError with
-    diagnostics pointing into the program, UnsupportedError for a shape the kernels do not serve."""
+    "fp16"; "float32" too on the cpu) and device ("cuda" or "cpu"). tile: a dict of the fields of the
+    CUDA tile to override (block_m, block_n, warps, stages, q_in_registers, persistent); the others
+    are the table's. Raises flexjit.CompileError with diagnostics pointing into the program,
+    UnsupportedError for a shape the kernels do not serve."""
     program = load_program(source_or_path, name)
     device = "cpu" if str(device) == "cpu" else "cuda"
     native = engine().compile(program, head_dim, getattr(_flexjit.DType, kernel_dtype(dtype)), device, arch,
-                              family, math)
+                              family, math, tile=None if tile is None else dict(tile))
     return Kernel(native, program)
 
 
@@ -107,6 +109,7 @@ class Kernel:
     arch = property(lambda self: self._native.arch)
     dtype = property(lambda self: self._native.dtype.name)
     needs_block_mask = property(lambda self: self._native.needs_block_mask)
+    tile = property(lambda self: self._native.tile, doc="the CUDA tile: {block_m, block_n, warps, stages, ...}")
 
     def parameters(self):
         """[(name, kind, dtype, rank)]: what a call binds, in declaration order."""

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "flexjit/engine.hpp"
+#include "flexjit/error.hpp"
 #include "python/src/call_arguments.hpp"
 #include "python/src/dlpack_view.hpp"
 #include "python/src/python_module.hpp"
@@ -30,6 +31,37 @@ CompileOptions compile_options(int head_dim, DType dtype, const std::string& dev
                   : cpu_backend == "interpreter" ? CpuBackend::interpreter
                                                  : CpuBackend::automatic;
   return o;
+}
+
+// A tile from FlexAttention-style overrides: the fields `fields` names ({"block_m": 64, ...}), the
+// rest the table's first choice for these options.
+std::optional<TileShape> tile_override(const Program& program, const CompileOptions& o, const py::object& fields) {
+  if (fields.is_none()) return std::nullopt;
+  TileShape t = default_tile(program, o);
+  for (auto [key, value] : fields.cast<py::dict>()) {
+    const std::string name = py::str(key);
+    if (name == "block_m") t.block_m = value.cast<int>();
+    else if (name == "block_n") t.block_n = value.cast<int>();
+    else if (name == "warps") t.warps = value.cast<int>();
+    else if (name == "stages") t.stages = value.cast<int>();
+    else if (name == "q_in_registers") t.q_in_registers = value.cast<bool>();
+    else if (name == "persistent") t.persistent = value.cast<bool>();
+    else
+      throw ArgumentError("tile: unknown field " + std::string(py::repr(key)) +
+                          " (block_m, block_n, warps, stages, q_in_registers, persistent)");
+  }
+  return t;
+}
+
+py::dict tile_fields(const TileShape& t) {
+  py::dict out;
+  out["block_m"] = t.block_m;
+  out["block_n"] = t.block_n;
+  out["warps"] = t.warps;
+  out["stages"] = t.stages;
+  out["q_in_registers"] = t.q_in_registers;
+  out["persistent"] = t.persistent;
+  return out;
 }
 
 // block_mask_storage (a CUDA buffer of Kernel.block_mask_bytes, or None): for a mask that reads
@@ -96,6 +128,7 @@ void register_kernel(py::module_& m) {
       .def_property_readonly("dtype", &Kernel::dtype)
       .def_property_readonly("arch", &Kernel::arch)
       .def_property_readonly("family", &Kernel::family)
+      .def_property_readonly("tile", [](const Kernel& k) { return tile_fields(k.tile()); })
       .def_property_readonly("cpu_backend", [](const Kernel& k) { return std::string(cpu_backend_name(k.cpu_backend())); })
       .def_property_readonly("needs_block_mask", &Kernel::needs_block_mask)
       .def("cuda_source", &Kernel::cuda_source, py::arg("with_templates") = false)
@@ -122,13 +155,15 @@ void register_kernel(py::module_& m) {
           "compile",
           [](Engine& engine, const Program& program, int head_dim, DType dtype, const std::string& device,
              const std::string& arch, const std::string& family, const std::string& math,
-             const std::string& cpu_backend) {
-            const CompileOptions o = compile_options(head_dim, dtype, device, arch, family, math, cpu_backend);
+             const std::string& cpu_backend, const py::object& tile) {
+            CompileOptions o = compile_options(head_dim, dtype, device, arch, family, math, cpu_backend);
+            o.tile = tile_override(program, o, tile);
             py::gil_scoped_release unlocked;
             return engine.compile(program, o);
           },
           py::arg("program"), py::arg("head_dim"), py::arg("dtype"), py::arg("device"), py::arg("arch") = "",
-          py::arg("family") = "", py::arg("math") = "fast", py::arg("cpu_backend") = "automatic")
+          py::arg("family") = "", py::arg("math") = "fast", py::arg("cpu_backend") = "automatic",
+          py::arg("tile") = py::none())
       .def("counters", [](const Engine& e) {
         const EngineCounters c = e.counters();
         py::dict out;

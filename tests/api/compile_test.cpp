@@ -82,6 +82,21 @@ TEST(Compile, Sm90TilePerHeadDim) {
   EXPECT_THAT(topk.cuda_source(), HasSubstr("flexjit::Sm90FwdConfig<64, 128, 128, 4,"));
 }
 
+TEST(Compile, DefaultTileIsTheTablesFirstWithoutCompiling) {
+  const CompileOptions d64{.head_dim = 64, .arch = "sm_90a"};
+  const TileShape first = default_tile(example("causal"), d64);
+  EXPECT_EQ(first.block_m, 192);  // three consumer warpgroups at D = 64
+  EXPECT_EQ(first.block_n, 128);
+  const Kernel causal = engine().compile(example("causal"), d64);  // no spills: the first tile stays
+  EXPECT_EQ(causal.tile().block_m, first.block_m);
+  EXPECT_EQ(causal.tile().stages, first.stages);
+  // The sink window spills there and settles on 128 rows; its table still starts at 192.
+  EXPECT_EQ(default_tile(example("sink_window"), d64).block_m, 192);
+  CompileOptions on_cpu = d64;
+  on_cpu.device = Device::cpu();
+  EXPECT_THROW(default_tile(example("causal"), on_cpu), ArgumentError);
+}
+
 TEST(Compile, Sm90TileThatSpillsGivesWayToTheNext) {
   // The sink window's mask spills in the 192-row tile (160 registers a thread): the engine
   // settles on 128 rows (240 registers), where ptxas reports no spills.
