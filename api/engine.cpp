@@ -36,10 +36,12 @@ jit::KernelCacheOptions cache_options(const EngineOptions& o) {
   return c;
 }
 
+// Whether ptxas spilled registers in the entry. A stack frame without spill stores (sinf's slow
+// path, a local array) is the code's own: a smaller tile keeps it, so it is no reason to retry.
 bool spills(const jit::Artifact& artifact, const std::string& entry) {
   const jit::PtxasReport report = jit::parse_ptxas_report(artifact.log());
   const jit::PtxasFunction* f = report.function(entry);
-  return f != nullptr && f->spills();
+  return f != nullptr && f->spills_registers();
 }
 
 }  // namespace

@@ -15,7 +15,11 @@ struct PtxasFunction {
   int stack_bytes = 0;
   int spill_store_bytes = 0;
   int spill_load_bytes = 0;
+  // Any local memory: spilled registers, or a stack frame of the code's own (a local array, the
+  // slow path of sinf and cosf, a call).
   bool spills() const { return stack_bytes > 0 || spill_store_bytes > 0 || spill_load_bytes > 0; }
+  // Registers spilled: what a smaller tile can cure (a stack frame of the code's own it cannot).
+  bool spills_registers() const { return spill_store_bytes > 0 || spill_load_bytes > 0; }
 };
 
 struct PtxasReport {

@@ -97,6 +97,23 @@ TEST(Compile, DefaultTileIsTheTablesFirstWithoutCompiling) {
   EXPECT_THROW(default_tile(example("causal"), on_cpu), ArgumentError);
 }
 
+TEST(Compile, AStackFrameWithoutSpillsKeepsTheTablesTile) {
+  // sinf's slow path (Payne-Hanek reduction) has a local array: a 32-byte stack frame in every
+  // tile, which a smaller tile would not remove, so the first tile stays and compiles once.
+  const Program sine = Program::from_source(
+      "import torch\n"
+      "def score_mod(score, b, h, q_idx, kv_idx):\n"
+      "    return score + torch.sin(score)\n",
+      "sine.py");
+  Engine fresh(EngineOptions{.disk_cache = false});
+  const CompileOptions d64{.head_dim = 64, .arch = "sm_90a"};
+  const Kernel k = fresh.compile(sine, d64);
+  EXPECT_GT(k.compile_report().stack_bytes, 0);
+  EXPECT_EQ(k.compile_report().spill_bytes, 0);
+  EXPECT_EQ(k.tile().block_m, default_tile(sine, d64).block_m);
+  EXPECT_EQ(fresh.counters().compiles, 1u);
+}
+
 TEST(Compile, Sm90TileThatSpillsGivesWayToTheNext) {
   // The sink window's mask spills in the 192-row tile (160 registers a thread): the engine
   // settles on 128 rows (240 registers), where ptxas reports no spills.
