@@ -101,6 +101,8 @@ class Kernel:
     def __init__(self, native, program):
         self._native = native
         self.program = program
+        self._backward_ahead = None  # the thread compiling the backward ahead of its first call
+        self._ahead_lock = threading.Lock()
 
     device = property(lambda self: self._native.device)
     family = property(lambda self: self._native.family)
@@ -126,6 +128,31 @@ class Kernel:
 
     def compile_report(self):
         return self._native.compile_report()
+
+    def compile_backward(self):
+        """Compiles the backward kernels now rather than on the first backward() (CUDA kernels)."""
+        self._native.compile_backward()
+
+    def compile_decode(self):
+        """Compiles the decode kernel now rather than on the first call with kv_lens (CUDA kernels)."""
+        self._native.compile_decode()
+
+    def compile_backward_ahead(self):
+        """Starts compiling the backward kernels on a thread of their own (once per kernel), so that a
+        training step's first backward finds them compiled, or in progress, while its forward runs.
+        A failure is left for the backward call to report. Returns the thread."""
+        with self._ahead_lock:
+            if self._backward_ahead is None:
+                def compile_quietly():
+                    try:
+                        self._native.compile_backward()
+                    except Exception:  # noqa: BLE001 - the backward call compiles again and raises it
+                        pass
+
+                self._backward_ahead = threading.Thread(target=compile_quietly, name="flexjit-backward-ahead",
+                                                        daemon=True)
+                self._backward_ahead.start()
+            return self._backward_ahead
 
     def forward(self, q, k, v, bind=None, scale=None, return_lse=False, *, out=None, lse=None, kv_lens=None,
                 page_table=None):

@@ -147,6 +147,10 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
         return _fall_back(e, args, {"return_aux": return_aux} if return_aux is not None else {})
     q, k, v = (x if x.stride(-1) == 1 else x.contiguous() for x in (query, key, value))
     layout, tensors, ints, floats = _split(bind)
+    if kernel.device != "cpu" and torch.is_grad_enabled() and any(
+            getattr(x, "requires_grad", False) for x in (q, k, v, *tensors)):
+        # Training: the backward kernels compile beside the forward's first run, not after it.
+        kernel.compile_backward_ahead()
     call = _register(kernel, layout)
     out, lse = _attention_op(q, k, v, tensors, call, ints, floats,
                              float(scale) if scale is not None else q.shape[-1] ** -0.5)

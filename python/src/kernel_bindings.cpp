@@ -138,6 +138,8 @@ void register_kernel(py::module_& m) {
         return py::bytes(image.data(), image.size());
       })
       .def("compile_report", &compile_report)
+      .def("compile_backward", &Kernel::compile_backward, py::call_guard<py::gil_scoped_release>())
+      .def("compile_decode", &Kernel::compile_decode, py::call_guard<py::gil_scoped_release>())
       .def("block_mask_bytes", &Kernel::block_mask_bytes, py::arg("B"), py::arg("Hq"), py::arg("Tq"), py::arg("Tkv"))
       .def("forward", &forward, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("out"), py::arg("lse"),
            py::arg("bind"), py::arg("scale"), py::arg("stream"), py::arg("kv_lens"), py::arg("page_table"),

@@ -98,3 +98,19 @@ def test_cuda_source_is_generated_without_a_gpu():
     program = flexjit._flexjit.Program.from_file(os.path.join(EXAMPLES, "sliding_window.py"))
     source = flexjit._flexjit.generate_cuda_source(program, 128, flexjit._flexjit.DType.bf16, "sm_90a")
     assert 'extern "C"' in source and "window" in source
+
+
+def test_backward_kernels_compile_ahead_once_without_a_gpu():
+    """CUDA kernels compile with NVRTC alone: the backward ahead of its first call, on a thread of
+    its own, once; a second request compiles nothing."""
+    kernel = flexjit.compile(os.path.join(EXAMPLES, "sliding_window.py"), 64, "bf16", "cuda", arch="sm_80")
+    engine = flexjit._kernel.engine()
+    before = engine.counters()["compiles"] + engine.counters()["disk_hits"]
+    thread = kernel.compile_backward_ahead()
+    assert kernel.compile_backward_ahead() is thread
+    thread.join(timeout=300)
+    assert not thread.is_alive()
+    after = engine.counters()["compiles"] + engine.counters()["disk_hits"]
+    assert after > before
+    kernel.compile_backward()  # already there: nothing compiled, nothing read
+    assert engine.counters()["compiles"] + engine.counters()["disk_hits"] == after
