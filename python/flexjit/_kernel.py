@@ -1,6 +1,7 @@
 """flexjit.compile and flexjit.Kernel: a program compiled for one head dim, element type and device,
 called with numpy arrays or torch tensors in FlexAttention's layout, [B, H, T, D]."""
 
+import atexit
 import numbers
 import os
 import threading
@@ -14,6 +15,17 @@ _DTYPE_NAMES = {
     "fp16": "fp16", "float16": "fp16", "half": "fp16", "torch.float16": "fp16",
     "f32": "f32", "fp32": "f32", "float32": "f32", "float": "f32", "torch.float32": "f32",
 }
+
+# Compiles started ahead of their call: joined at exit, so that none is still inside the library
+# (with the GIL released) while the interpreter shuts down.
+_ahead_threads = []
+
+
+@atexit.register
+def _join_ahead_threads():
+    for thread in _ahead_threads:
+        thread.join()
+
 
 _engine_lock = threading.Lock()
 _engine = None
@@ -152,6 +164,7 @@ class Kernel:
                 self._backward_ahead = threading.Thread(target=compile_quietly, name="flexjit-backward-ahead",
                                                         daemon=True)
                 self._backward_ahead.start()
+                _ahead_threads[:] = [t for t in _ahead_threads if t.is_alive()] + [self._backward_ahead]
             return self._backward_ahead
 
     def forward(self, q, k, v, bind=None, scale=None, return_lse=False, *, out=None, lse=None, kv_lens=None,
