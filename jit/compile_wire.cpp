@@ -10,6 +10,8 @@
 namespace flexjit::jit {
 namespace {
 
+// Any change to what a record holds changes its tag's last digit: a worker and a library of one
+// version but different builds then refuse each other by name instead of misreading.
 constexpr std::uint64_t kRequestTag = 0x3151524a57434a46ULL;  // "FJCWJRQ1" read little-endian
 constexpr std::uint64_t kReplyTag = 0x3150524a57434a46ULL;    // "FJCWJRP1"
 
