@@ -5,13 +5,11 @@
 
 #include "flexjit/error.hpp"
 #include "api/boundary.hpp"
-#include "api/generate.hpp"
 #include "api/cpu_kernel.hpp"
 #include "api/kernel_impl.hpp"
 #include "jit/cache_directory.hpp"
 #include "jit/compile_workers.hpp"
-#include "jit/ptxas_report.hpp"
-#include "api/generated_kernel_compile.hpp"
+#include "api/forward_tile_choice.hpp"
 
 namespace flexjit {
 namespace {
@@ -34,14 +32,6 @@ jit::KernelCacheOptions cache_options(const EngineOptions& o) {
     c.limits = limits;
   }
   return c;
-}
-
-// Whether ptxas spilled registers in the entry. A stack frame without spill stores (sinf's slow
-// path, a local array) is the code's own: a smaller tile keeps it, so it is no reason to retry.
-bool spills(const jit::Artifact& artifact, const std::string& entry) {
-  const jit::PtxasReport report = jit::parse_ptxas_report(artifact.log());
-  const jit::PtxasFunction* f = report.function(entry);
-  return f != nullptr && f->spills_registers();
 }
 
 }  // namespace
@@ -68,19 +58,9 @@ Kernel Engine::compile(const Program& program, const CompileOptions& options) {
 
 Kernel Engine::compile_cuda(const Program& program, const CompileOptions& options) {
   auto source = detail::ProgramAccess::shared(program);
-  codegen::GeneratedKernel generated = api::generate(*source, options);
-  jit::ArtifactPtr artifact = api::compile_or_explain(program.name(), generated, state_->cache);
-  // The table's tile spilled with these mods: the family's next tile instead, until one does not
-  // or there is none (each compile is cached, so this costs the extra compiles once).
-  while (!options.tile && generated.tile_if_spills && spills(*artifact, generated.entry())) {
-    CompileOptions retry = options;
-    const compiler::TileRequest& t = *generated.tile_if_spills;
-    retry.tile = TileShape{t.block_m, t.block_n, t.warps, t.stages, t.q_in_registers, t.persistent};
-    generated = api::generate(*source, retry);
-    artifact = api::compile_or_explain(program.name(), generated, state_->cache);
-  }
-  return Kernel(
-      std::make_shared<const Kernel::Impl>(source, std::move(generated), std::move(artifact), options.dtype, state_));
+  api::CompiledForward forward = api::compile_forward(program.name(), *source, options, state_->cache);
+  return Kernel(std::make_shared<const Kernel::Impl>(source, std::move(forward.generated), std::move(forward.artifact),
+                                                     options.dtype, state_));
 }
 
 EngineCounters Engine::counters() const {

@@ -68,10 +68,15 @@ jit::ArtifactPtr compile_generated(const codegen::GeneratedKernel& kernel, jit::
 
 jit::ArtifactPtr compile_or_explain(const std::string& program_name, const codegen::GeneratedKernel& kernel,
                                     jit::KernelCache& cache) {
+  return compile_or_explain(program_name, kernel.entry(), [&] { return compile_generated(kernel, cache); });
+}
+
+jit::ArtifactPtr compile_or_explain(const std::string& program_name, const std::string& entry,
+                                    const std::function<jit::ArtifactPtr()>& compile) {
   try {
-    return compile_generated(kernel, cache);
+    return compile();
   } catch (const NvrtcError& e) {
-    throw NvrtcError(fmt::format("{}: NVRTC could not compile {}:\n{}", program_name, kernel.entry(), e.what()), e.log());
+    throw NvrtcError(fmt::format("{}: NVRTC could not compile {}:\n{}", program_name, entry, e.what()), e.log());
   }
 }
 

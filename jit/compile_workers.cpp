@@ -209,7 +209,7 @@ std::string mib(std::uint64_t bytes) { return fmt::format("{} MiB", bytes >> 20)
 // throws when a bound is passed or the worker is lost. *not_taken: the request could not even be
 // sent (the worker had gone), which the caller may retry once with a new worker.
 std::vector<char> exchange(Worker& w, const std::vector<char>& request_record, const CompileRequest& request,
-                           const CompileLimits& limits, std::string* not_taken) {
+                           const CompileLimits& limits, const std::atomic<bool>* cancel, std::string* not_taken) {
   const Clock::time_point start = Clock::now();
   if (!send_record(w.fd, request_record)) {
     *not_taken = lost(w);
@@ -232,6 +232,10 @@ std::vector<char> exchange(Worker& w, const std::vector<char>& request_record, c
       stop(w);
       throw NvrtcError(fmt::format("flexjit: waiting for the compile worker failed: {}", std::strerror(errno)), "");
     }
+    if (cancel != nullptr && cancel->load(std::memory_order_relaxed)) {
+      stop(w);
+      throw CompileCancelled();
+    }
     double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     if (seconds > limits.seconds) {
       stop(w);
@@ -250,16 +254,17 @@ std::vector<char> exchange(Worker& w, const std::vector<char>& request_record, c
   }
 }
 
-CompileResult compile_in_worker(const fs::path& file, const CompileRequest& request, const CompileLimits& limits) {
+CompileResult compile_in_worker(const fs::path& file, const CompileRequest& request, const CompileLimits& limits,
+                                const std::atomic<bool>* cancel) {
   const std::vector<char> record = encode_request(request);
   Worker w = pool().acquire(file);
   std::string end;
-  std::vector<char> reply_record = exchange(w, record, request, limits, &end);
+  std::vector<char> reply_record = exchange(w, record, request, limits, cancel, &end);
   if (w.pid < 0) {
     // An idle worker can have been stopped from outside since its last compile: one fresh start.
     w = spawn(file);
     end.clear();
-    reply_record = exchange(w, record, request, limits, &end);
+    reply_record = exchange(w, record, request, limits, cancel, &end);
     if (w.pid < 0)
       throw NvrtcError(fmt::format("flexjit: the compile worker {} ended{} before taking the request for {}",
                                    dsl::quoted(file.string()), end, what_compile(request)),
@@ -316,12 +321,23 @@ fs::path compile_worker_file() {
   return {};
 }
 
-CompileResult compile_bounded(const CompileRequest& request, const CompileLimits& limits) {
+namespace {
+std::atomic<int> running{0};
+}  // namespace
+
+int compiles_running() { return running.load(std::memory_order_relaxed); }
+
+CompileResult compile_bounded(const CompileRequest& request, const CompileLimits& limits,
+                              const std::atomic<bool>* cancel) {
+  struct Running {
+    Running() { running.fetch_add(1, std::memory_order_relaxed); }
+    ~Running() { running.fetch_sub(1, std::memory_order_relaxed); }
+  } counted;
   if (compiles_in_process()) return compile(request);
   fs::path file = compile_worker_file();
   if (file.empty()) return compile(request);
   try {
-    return compile_in_worker(file, request, limits);
+    return compile_in_worker(file, request, limits, cancel);
   } catch (const WorkerNotStarted& e) {
     // A worker the user named must start; one found by looking may be refused by the host (a
     // sandbox, a process limit): then compile here, unbounded, and say so once.

@@ -7,7 +7,9 @@
 // that asks never loads it.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
+#include <stdexcept>
 
 #include "jit/compile_limits.hpp"
 #include "jit/nvrtc_compiler.hpp"
@@ -18,12 +20,23 @@ namespace flexjit::jit {
 // $FLEXJIT_COMPILE_WORKER is "0" or no worker executable is installed. Throws NvrtcError: what
 // compile() throws, a bound exceeded, or a worker that could not be started or was lost, each
 // naming the source.
-CompileResult compile_bounded(const CompileRequest& request, const CompileLimits& limits);
+// `cancel` (optional), once true, stops the worker within a watch interval and throws
+// CompileCancelled; a compile in this process cannot be stopped and runs to its end.
+CompileResult compile_bounded(const CompileRequest& request, const CompileLimits& limits,
+                              const std::atomic<bool>* cancel = nullptr);
+
+// What a cancelled compile throws: not an error of the program, so not a flexjit::Error.
+struct CompileCancelled : std::runtime_error {
+  CompileCancelled() : std::runtime_error("flexjit: compile cancelled") {}
+};
 
 // The worker executable compile_bounded() starts: $FLEXJIT_COMPILE_WORKER when set (an error when
 // that file does not exist), else the first of next to the binary holding flexjit, the build
 // tree's, the install prefix's libexec that exists. Empty for "0" and when none exists.
 std::filesystem::path compile_worker_file();
+
+// Compiles compile_bounded() is running in this process now (for deciding whether a core is free).
+int compiles_running();
 
 // Stops the idle workers now (they are otherwise kept for the next compile).
 void stop_idle_compile_workers();

@@ -38,8 +38,14 @@ ArtifactPtr KernelCache::get_or_compile(const CompileJob& job) {
   return get_or_compile(job.key, [this, &job] { return compile_uncached(job.request); });
 }
 
-CompileResult KernelCache::compile_uncached(const CompileRequest& request) const {
-  return compile_bounded(request, limits_ ? *limits_ : compile_limits_from_environment());
+CompileResult KernelCache::compile_uncached(const CompileRequest& request, const std::atomic<bool>* cancel) const {
+  return compile_bounded(request, limits_ ? *limits_ : compile_limits_from_environment(), cancel);
+}
+
+bool KernelCache::has(const CacheKey& key) {
+  if (memory_.find(key)) return true;
+  std::error_code ec;
+  return disk_ != nullptr && std::filesystem::is_regular_file(disk_->path_for(key.str()), ec);
 }
 
 ArtifactPtr KernelCache::produce(const CacheKey& key, const CompileFn& compile) {

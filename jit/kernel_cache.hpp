@@ -66,8 +66,12 @@ class KernelCache {
   ArtifactPtr get_or_compile(const CacheKey& key, const CompileFn& compile);
   // Same, compiling job.request with NVRTC in a worker process under this cache's limits.
   ArtifactPtr get_or_compile(const CompileJob& job);
-  // NVRTC as get_or_compile(job) runs it, without the cache (e.g. for PTX to read).
-  CompileResult compile_uncached(const CompileRequest& request) const;
+  // NVRTC as get_or_compile(job) runs it, without the cache (e.g. for PTX to read, or a compile
+  // that may be cancelled: compile_workers.hpp).
+  CompileResult compile_uncached(const CompileRequest& request, const std::atomic<bool>* cancel = nullptr) const;
+  // Whether get_or_compile(key) would find the key without compiling: in memory, or a file of
+  // that name on disk (not yet verified).
+  bool has(const CacheKey& key);
 
   CacheCounters counters() const;
   void reset_counters();

@@ -114,6 +114,20 @@ TEST(Compile, AStackFrameWithoutSpillsKeepsTheTablesTile) {
   EXPECT_EQ(fresh.counters().compiles, 1u);
 }
 
+TEST(Compile, TheNextTileCompiledAheadCountsOnlyWhenTaken) {
+  // With a core free, the next tile compiles beside the first; it is stopped (and not counted or
+  // cached) when the first fits, taken when the first spills.
+  Engine fits(EngineOptions{.disk_cache = false});
+  const CompileOptions d64{.head_dim = 64, .arch = "sm_90a"};
+  EXPECT_EQ(fits.compile(example("causal"), d64).tile().block_m, 192);
+  EXPECT_EQ(fits.counters().compiles, 1u);
+  Engine spills(EngineOptions{.disk_cache = false});
+  EXPECT_EQ(spills.compile(example("sink_window"), d64).tile().block_m, 128);
+  EXPECT_EQ(spills.counters().compiles, 2u);
+  EXPECT_EQ(spills.compile(example("sink_window"), d64).tile().block_m, 128);
+  EXPECT_EQ(spills.counters().compiles, 2u) << "both tiles are in memory now";
+}
+
 TEST(Compile, Sm90TileThatSpillsGivesWayToTheNext) {
   // The sink window's mask spills in the 192-row tile (160 registers a thread): the engine
   // settles on 128 rows (240 registers), where ptxas reports no spills.

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <atomic>
 #include <future>
 #include <thread>
 
@@ -109,6 +110,20 @@ TEST_F(CompileWorkers, StopACompilePastTheMemoryBound) {
   std::string what = error_of(slow_kernel(), limits);
   EXPECT_THAT(what, StartsWith("flexjit: compiling 'slow.cu' for 'sm_90a' used "));
   EXPECT_THAT(what, HasSubstr(" of memory, past 24 MiB, the bound on one compile (FLEXJIT_COMPILE_MEMORY_MB); it was stopped"));
+}
+
+TEST_F(CompileWorkers, StopACancelledCompile) {
+  std::atomic<bool> cancel{false};
+  auto start = std::chrono::steady_clock::now();
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    cancel = true;
+  });
+  EXPECT_THROW(compile_bounded(slow_kernel(), {}, &cancel), CompileCancelled);
+  canceller.join();
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 1.0);
+  EXPECT_EQ(compiles_running(), 0);
+  EXPECT_FALSE(compile_bounded(saxpy(), {}).image.empty()) << "a new worker takes the next compile";
 }
 
 TEST_F(CompileWorkers, RunConcurrentCompilesInParallelWorkers) {

@@ -1,0 +1,84 @@
+#include "api/forward_tile_choice.hpp"
+
+#include <atomic>
+#include <future>
+#include <optional>
+#include <thread>
+
+#include "api/generate.hpp"
+#include "api/generated_kernel_compile.hpp"
+#include "jit/compile_workers.hpp"
+#include "jit/ptxas_report.hpp"
+
+namespace flexjit::api {
+namespace {
+
+// Whether ptxas spilled registers in the entry. A stack frame without spill stores (sinf's slow
+// path, a local array) is the code's own: a smaller tile keeps it, so it is no reason to retry.
+bool spills(const jit::Artifact& artifact, const std::string& entry) {
+  const jit::PtxasReport report = jit::parse_ptxas_report(artifact.log());
+  const jit::PtxasFunction* f = report.function(entry);
+  return f != nullptr && f->spills_registers();
+}
+
+CompileOptions with_tile(CompileOptions options, const compiler::TileRequest& t) {
+  options.tile = TileShape{t.block_m, t.block_n, t.warps, t.stages, t.q_in_registers, t.persistent};
+  return options;
+}
+
+// A compile started ahead of knowing whether it is needed; cancelled (its worker stopped) unless
+// taken.
+class Speculation {
+ public:
+  Speculation(const jit::KernelCache& cache, const jit::CompileJob& job)
+      : result_(std::async(std::launch::async, [&cache, &job, this] { return cache.compile_uncached(job.request, &cancel_); })) {}
+  ~Speculation() {
+    cancel_.store(true);
+    if (result_.valid()) {
+      try {
+        result_.get();
+      } catch (...) {  // cancelled, or an error nobody asked for
+      }
+    }
+  }
+  Speculation(const Speculation&) = delete;
+  Speculation& operator=(const Speculation&) = delete;
+  jit::CompileResult take() { return result_.get(); }  // rethrows the compile's error
+
+ private:
+  std::atomic<bool> cancel_{false};
+  std::future<jit::CompileResult> result_;
+};
+
+// A core is free for a second compile, and neither kernel is cached.
+bool worth_speculating(jit::KernelCache& cache, const jit::CompileJob& current, const jit::CompileJob& next) {
+  const unsigned cores = std::thread::hardware_concurrency();
+  return cores >= 2 && static_cast<unsigned>(jit::compiles_running()) + 2 <= cores && !cache.has(current.key) &&
+         !cache.has(next.key);
+}
+
+}  // namespace
+
+CompiledForward compile_forward(const std::string& program_name, const Program::Impl& program,
+                                const CompileOptions& options, jit::KernelCache& cache) {
+  codegen::GeneratedKernel current = generate(program, options);
+  for (;;) {
+    const jit::CompileJob job(compile_request(current), current.entry());
+    if (options.tile || !current.tile_if_spills)
+      return {current, compile_or_explain(program_name, current.entry(), [&] { return cache.get_or_compile(job); })};
+    codegen::GeneratedKernel next = generate(program, with_tile(options, *current.tile_if_spills));
+    const jit::CompileJob next_job(compile_request(next), next.entry());
+    std::optional<Speculation> ahead;
+    if (worth_speculating(cache, job, next_job)) ahead.emplace(cache, next_job);
+    jit::ArtifactPtr artifact =
+        compile_or_explain(program_name, current.entry(), [&] { return cache.get_or_compile(job); });
+    if (!spills(*artifact, current.entry())) return {std::move(current), std::move(artifact)};
+    // Spilled: the next tile, already compiling when it was started ahead (then it enters the
+    // cache as if compiled there, and the next round finds it in memory).
+    if (ahead)
+      compile_or_explain(program_name, next.entry(), [&] { return cache.get_or_compile(next_job.key, [&] { return ahead->take(); }); });
+    current = std::move(next);
+  }
+}
+
+}  // namespace flexjit::api
