@@ -54,14 +54,9 @@ std::optional<TileShape> tile_override(const Program& program, const CompileOpti
 }
 
 py::dict tile_fields(const TileShape& t) {
-  py::dict out;
-  out["block_m"] = t.block_m;
-  out["block_n"] = t.block_n;
-  out["warps"] = t.warps;
-  out["stages"] = t.stages;
-  out["q_in_registers"] = t.q_in_registers;
-  out["persistent"] = t.persistent;
-  return out;
+  using namespace pybind11::literals;
+  return py::dict("block_m"_a = t.block_m, "block_n"_a = t.block_n, "warps"_a = t.warps, "stages"_a = t.stages,
+                  "q_in_registers"_a = t.q_in_registers, "persistent"_a = t.persistent);
 }
 
 // block_mask_storage (a CUDA buffer of Kernel.block_mask_bytes, or None): for a mask that reads
