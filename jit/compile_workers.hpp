@@ -17,7 +17,8 @@
 namespace flexjit::jit {
 
 // Compiles `request` in a worker under `limits`, or in this process (unbounded) when
-// $FLEXJIT_COMPILE_WORKER is "0" or no worker executable is installed. Throws NvrtcError: what
+// $FLEXJIT_COMPILE_WORKER is "0", no worker executable is installed, or the one found cannot be
+// started (a sandbox, a process limit: said once on stderr). Throws NvrtcError: what
 // compile() throws, a bound exceeded, or a worker that could not be started or was lost, each
 // naming the source.
 // `cancel` (optional), once true, stops the worker within a watch interval and throws
