@@ -20,7 +20,7 @@
 // unsupported (not a failure).
 //
 //   attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWARPSxSTAGES[q][p]]
-//              [--family NAME] [--list]
+//              [--family NAME] [--backward-family NAME] [--list]
 //
 // --only takes config names; a trailing * takes every name that starts with the rest (fwdbwd_*).
 // --tile overrides the shipped tile table for every config (the tuning sweep behind the table);
@@ -422,6 +422,7 @@ struct Options {
   bool list = false;
   std::optional<flexjit::TileShape> tile;
   std::string family;  // CompileOptions::family (empty: the automatic choice)
+  std::string backward_family;  // --backward-family: the fwdbwd configs' backward (sm80_bwd, sm90_bwd)
 };
 
 struct Device {
@@ -430,7 +431,7 @@ struct Device {
 };
 
 flexjit::Kernel compile_config(const Config& c, const Options& opt, flexjit::Engine& jit) {
-  const flexjit::CompileOptions compile_options{.head_dim = c.s.D, .dtype = c.s.dtype, .tile = opt.tile, .family = opt.family};
+  const flexjit::CompileOptions compile_options{.head_dim = c.s.D, .dtype = c.s.dtype, .tile = opt.tile, .family = opt.family, .backward_family = opt.backward_family};
   return jit.compile(load_program(c), compile_options);
 }
 
@@ -905,6 +906,7 @@ int main(int argc, char** argv) {
         if (!name.empty()) opt.only.insert(name);
     } else if (a == "--list") opt.list = true;
     else if (a == "--family") opt.family = value();
+    else if (a == "--backward-family") opt.backward_family = value();
     else if (a == "--tile") {
       flexjit::TileShape t;
       const std::string v = value();
@@ -918,7 +920,7 @@ int main(int argc, char** argv) {
       t.persistent = flags.find('p') != std::string::npos;
       opt.tile = t;
     } else {
-      fmt::print(stderr, "usage: attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWxS] [--family NAME] [--list]\n");
+      fmt::print(stderr, "usage: attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWxS] [--family NAME] [--backward-family NAME] [--list]\n");
       return 2;
     }
   }
