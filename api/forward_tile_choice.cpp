@@ -50,11 +50,10 @@ class Speculation {
   std::future<jit::CompileResult> result_;
 };
 
-// A core is free for a second compile, and neither kernel is cached.
-bool worth_speculating(jit::KernelCache& cache, const jit::CompileJob& current, const jit::CompileJob& next) {
+// A core is free for a second compile.
+bool core_free() {
   const unsigned cores = std::thread::hardware_concurrency();
-  return cores >= 2 && static_cast<unsigned>(jit::compiles_running()) + 2 <= cores && !cache.has(current.key) &&
-         !cache.has(next.key);
+  return cores >= 2 && static_cast<unsigned>(jit::compiles_running()) + 2 <= cores;
 }
 
 }  // namespace
@@ -66,18 +65,26 @@ CompiledForward compile_forward(const std::string& program_name, const Program::
     const jit::CompileJob job(compile_request(current), current.entry());
     if (options.tile || !current.tile_if_spills)
       return {current, compile_or_explain(program_name, current.entry(), [&] { return cache.get_or_compile(job); })};
-    codegen::GeneratedKernel next = generate(program, with_tile(options, *current.tile_if_spills));
-    const jit::CompileJob next_job(compile_request(next), next.entry());
+    // The next tile is generated (and compiled ahead) only when the current one is not cached:
+    // a cache hit, the usual case after the first process, costs no second generation.
+    const CompileOptions next_options = with_tile(options, *current.tile_if_spills);
+    std::optional<codegen::GeneratedKernel> next;
+    std::optional<jit::CompileJob> next_job;
     std::optional<Speculation> ahead;
-    if (worth_speculating(cache, job, next_job)) ahead.emplace(cache, next_job);
+    if (core_free() && !cache.has(job.key)) {
+      next = generate(program, next_options);
+      next_job.emplace(compile_request(*next), next->entry());
+      if (!cache.has(next_job->key)) ahead.emplace(cache, *next_job);
+    }
     jit::ArtifactPtr artifact =
         compile_or_explain(program_name, current.entry(), [&] { return cache.get_or_compile(job); });
     if (!spills(*artifact, current.entry())) return {std::move(current), std::move(artifact)};
     // Spilled: the next tile, already compiling when it was started ahead (then it enters the
     // cache as if compiled there, and the next round finds it in memory).
     if (ahead)
-      compile_or_explain(program_name, next.entry(), [&] { return cache.get_or_compile(next_job.key, [&] { return ahead->take(); }); });
-    current = std::move(next);
+      compile_or_explain(program_name, next->entry(),
+                         [&] { return cache.get_or_compile(next_job->key, [&] { return ahead->take(); }); });
+    current = next ? std::move(*next) : generate(program, next_options);
   }
 }
 
