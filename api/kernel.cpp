@@ -25,6 +25,10 @@ void require_cuda(const Kernel::Impl& k, const char* what) {
     throw Error(fmt::format("{}: runs on the cpu, so it has no {}", k.cpu_name, what));
 }
 
+TileShape tile_shape(const codegen::TileConfig& t) {
+  return {t.block_m, t.block_n, t.warps, t.stages, t.q_in_registers, t.persistent};
+}
+
 }  // namespace
 
 Kernel::Kernel(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
@@ -56,20 +60,20 @@ const std::string& Kernel::arch() const {
 
 TileShape Kernel::tile() const {
   require_cuda(*impl_, "CUDA tile");
-  const codegen::TileConfig& t = impl_->cuda->generated.tile;
-  return {t.block_m, t.block_n, t.warps, t.stages, t.q_in_registers, t.persistent};
+  return tile_shape(impl_->cuda->generated.tile);
 }
 
-std::vector<char> Kernel::cubin() const {
+std::vector<char> Kernel::cubin(Pass pass) const {
   require_cuda(*impl_, "cubin");
-  return impl_->cuda->artifact->image();
+  return impl_->compiled(pass, entry_name()).artifact->image();
 }
 
-std::string Kernel::ptx() const {
+std::string Kernel::ptx(Pass pass) const {
   require_cuda(*impl_, "PTX");
-  const codegen::GeneratedKernel& g = impl_->cuda->generated;
+  const codegen::GeneratedKernel& g = impl_->compiled(pass, entry_name()).generated;
   std::lock_guard lock(impl_->ptx_mutex);
-  if (impl_->ptx.empty()) {
+  std::string& kept = impl_->ptx[static_cast<std::size_t>(pass)];
+  if (kept.empty()) {
     jit::CompileResult r;
     try {
       r = impl_->engine->cache.compile_uncached(api::compile_request(g, jit::OutputKind::ptx));
@@ -80,16 +84,21 @@ std::string Kernel::ptx() const {
     }
     std::string text(r.image.begin(), r.image.end());
     if (!text.empty() && text.back() == '\0') text.pop_back();  // NVRTC counts the terminating NUL
-    impl_->ptx = std::move(text);
+    kept = std::move(text);
   }
-  return impl_->ptx;
+  return kept;
 }
 
-Kernel::CompileReport Kernel::compile_report() const {
+Kernel::CompileReport Kernel::compile_report(Pass pass) const {
   require_cuda(*impl_, "compile report");
-  const jit::PtxasReport report = jit::parse_ptxas_report(impl_->cuda->artifact->log());
+  const api::CompiledKernel& compiled = impl_->compiled(pass, entry_name());
+  const codegen::GeneratedKernel& g = compiled.generated;
+  const jit::PtxasReport report = jit::parse_ptxas_report(compiled.artifact->log());
   CompileReport r;
-  if (const jit::PtxasFunction* f = report.function(impl_->cuda->generated.entry())) {
+  r.entry = g.entry();
+  r.family = g.family;
+  r.tile = tile_shape(g.tile);
+  if (const jit::PtxasFunction* f = report.function(g.entry())) {
     r.registers = f->registers;
     r.stack_bytes = f->stack_bytes;
     r.spill_bytes = f->spill_store_bytes + f->spill_load_bytes;
@@ -162,6 +171,16 @@ void Kernel::compile_decode() const {
 void Kernel::compile_backward() const {
   require_cuda(*impl_, "backward kernel");
   api::at_api_boundary(entry_name(), [&] { impl_->backward_kernel(); });
+}
+
+const api::CompiledKernel& Kernel::Impl::compiled(Kernel::Pass pass, const std::string& kernel_name) const {
+  switch (pass) {
+    case Kernel::Pass::forward: return *cuda;
+    case Kernel::Pass::decode: return api::at_api_boundary(kernel_name, [&]() -> decltype(auto) { return decode_kernel(); });
+    case Kernel::Pass::backward:
+      return api::at_api_boundary(kernel_name, [&]() -> decltype(auto) { return backward_kernel(); });
+  }
+  throw InternalError("a kernel pass out of range");
 }
 
 const api::CompiledKernel& Kernel::Impl::decode_kernel() const {

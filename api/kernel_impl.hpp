@@ -1,6 +1,7 @@
 // What a flexjit::Kernel and a flexjit::Engine hold. Internal to the library.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -44,9 +45,11 @@ struct Kernel::Impl {
   int cpu_head_dim = 0;
   cpu::CpuBackend cpu_backend = cpu::CpuBackend::Auto;  // cpu kernels: resolved (Llvm or Interpreter)
   std::string cpu_backend_note;  // cpu kernels: why automatic fell back to the interpreter
-  // Kernel::ptx(), compiled on first use.
+  // Kernel::ptx() of each pass, compiled on first use.
   mutable std::mutex ptx_mutex;
-  mutable std::string ptx;
+  mutable std::array<std::string, 3> ptx;
+  // A CUDA kernel's pass, compiled first where it is not yet (errors name `kernel_name`).
+  const api::CompiledKernel& compiled(Kernel::Pass pass, const std::string& kernel_name) const;
   // The decode kernel, compiled on the first call with a KV cache, and the backward kernels,
   // compiled on the first backward call (api/pass_kernels.hpp).
   const api::CompiledKernel& decode_kernel() const;

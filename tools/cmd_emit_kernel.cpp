@@ -25,6 +25,10 @@ struct KernelOptions {
   bool backward = false;
   std::string output;
 
+  Kernel::Pass pass() const {
+    return decode ? Kernel::Pass::decode : backward ? Kernel::Pass::backward : Kernel::Pass::forward;
+  }
+
   CompileOptions compile_options() const {
     // With --backward, --family names the backward's family.
     return {.head_dim = head_dim, .dtype = dtype == "fp16" ? DType::fp16 : DType::bf16, .arch = arch,
@@ -44,6 +48,8 @@ void add_kernel_options(CLI::App* cmd, KernelOptions& o) {
                   "kernel family (sm90_fwd: TMA + wgmma on sm_90a; sm80_fwd: mma.sync; with --backward, sm80_bwd "
                   "or sm90_bwd); default: the first that serves the target");
   add_math_option(cmd, o.math);
+  auto* decode = cmd->add_flag("--decode", o.decode, "the decode kernel (calls with a KV cache, --kv-lens) instead");
+  cmd->add_flag("--backward", o.backward, "the backward kernels (run --dout ...) instead")->excludes(decode);
 }
 
 }  // namespace
@@ -51,11 +57,9 @@ void add_kernel_options(CLI::App* cmd, KernelOptions& o) {
 void add_emit_kernel_commands(CLI::App* emit, int& exit_code) {
   auto opts = std::make_shared<KernelOptions>();
 
-  auto* cuda = emit->add_subcommand("cuda", "the generated CUDA source of the forward kernel");
+  auto* cuda = emit->add_subcommand("cuda", "the generated CUDA source of the forward kernel (or --decode, --backward)");
   add_kernel_options(cuda, *opts);
   cuda->add_flag("--expand", opts->expand, "inline the kernel templates it includes");
-  auto* decode = cuda->add_flag("--decode", opts->decode, "the decode kernel (calls with a KV cache, --kv-lens) instead");
-  cuda->add_flag("--backward", opts->backward, "the backward kernels (run --dout ...) instead")->excludes(decode);
   cuda->callback([opts, &exit_code] {
     exit_code = run_reporting_errors([&] {
       const Program program = Program::from_file(opts->file);
@@ -67,17 +71,17 @@ void add_emit_kernel_commands(CLI::App* emit, int& exit_code) {
     });
   });
 
-  auto* ptx = emit->add_subcommand("ptx", "the PTX NVRTC makes of the kernel");
+  auto* ptx = emit->add_subcommand("ptx", "the PTX NVRTC makes of the kernel (or --decode, --backward)");
   add_kernel_options(ptx, *opts);
   ptx->callback([opts, &exit_code] {
     exit_code = run_reporting_errors([&] {
       Engine jit;
-      std::cout << jit.compile(Program::from_file(opts->file), opts->compile_options()).ptx();
+      std::cout << jit.compile(Program::from_file(opts->file), opts->compile_options()).ptx(opts->pass());
       return kExitOk;
     });
   });
 
-  auto* cubin = emit->add_subcommand("cubin", "compile the kernel to a cubin file (through the kernel cache)");
+  auto* cubin = emit->add_subcommand("cubin", "compile the kernel (or --decode, --backward) to a cubin file (through the kernel cache)");
   add_kernel_options(cubin, *opts);
   cubin->add_option("-o,--output", opts->output, "where to write the cubin")->required();
   cubin->callback([opts, &exit_code] {
@@ -85,16 +89,15 @@ void add_emit_kernel_commands(CLI::App* emit, int& exit_code) {
       require_distinct_outputs({{"the program", opts->file}}, {{"-o", opts->output}});
       Engine jit;
       const Kernel kernel = jit.compile(Program::from_file(opts->file), opts->compile_options());
-      const std::vector<char> image = kernel.cubin();
+      const std::vector<char> image = kernel.cubin(opts->pass());
       std::ofstream out(opts->output, std::ios::binary);
       out.write(image.data(), static_cast<std::streamsize>(image.size()));
       if (!out) throw std::runtime_error(fmt::format("cannot write {}", dsl::quoted(opts->output)));
-      const TileShape tile = kernel.tile();
-      const Kernel::CompileReport report = kernel.compile_report();
+      const Kernel::CompileReport report = kernel.compile_report(opts->pass());
       std::cerr << fmt::format("{}: kernel {} ({} bytes, {}; {}, tile {}x{}{}; {} registers, {} bytes spilled)\n",
-                               opts->output, kernel.entry_name(), image.size(), kernel.arch(), kernel.family(),
-                               tile.block_m, tile.block_n, tile.persistent ? ", persistent grid" : "",
-                               report.registers, report.spill_bytes);
+                               opts->output, report.entry, image.size(), kernel.arch(), report.family,
+                               report.tile.block_m, report.tile.block_n,
+                               report.tile.persistent ? ", persistent grid" : "", report.registers, report.spill_bytes);
       for (const std::string& w : report.warnings) std::cerr << w << "\n";
       return kExitOk;
     });

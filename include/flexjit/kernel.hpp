@@ -2,6 +2,7 @@
 // A compiled attention kernel for one (program, head dim, dtype, arch). Cheap to copy; all
 // copies share the compiled code. forward() may be called from several threads at once.
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,11 +38,18 @@ class Kernel {
   const std::string& family() const;
   TileShape tile() const;  // the forward kernel's tile (the table's choice or CompileOptions::tile); CUDA only
 
-  // What NVRTC made of cuda_source(). CUDA only. cubin(): the compiled image forward loads (an
-  // ELF file, as found in or stored to the kernel cache). ptx(): the PTX for the same arch,
-  // compiled on the first call (one NVRTC run, not cached on disk) and kept with the kernel.
-  std::vector<char> cubin() const;
-  std::string ptx() const;
+  // A kernel's passes, each a compiled module of its own: the forward (compiled by
+  // Engine::compile), decode against a KV cache and the training backward (generated and compiled
+  // on their first call, or by compile_decode / compile_backward, or by asking for them below).
+  enum class Pass : std::uint8_t { forward, decode, backward };
+
+  // What NVRTC made of a pass's source (cuda_source() for the forward). CUDA only. cubin(): the
+  // compiled image the pass loads (an ELF file, as found in or stored to the kernel cache). ptx():
+  // the PTX for the same arch, compiled on the first call (one NVRTC run, not cached on disk) and
+  // kept with the kernel. Decode and backward are compiled first where they are not yet; that
+  // throws what their first call would (UnsupportedError, NvrtcError).
+  std::vector<char> cubin(Pass pass = Pass::forward) const;
+  std::string ptx(Pass pass = Pass::forward) const;
 
   // What the compiled forward kernel uses, as ptxas reports it: registers and local memory per
   // thread (local memory > 0 means register spills) and dynamic shared memory per CTA. Loads the
@@ -53,16 +61,21 @@ class Kernel {
   };
   Resources resources(int device = 0) const;
 
-  // What ptxas said when it compiled the forward kernel (read from the NVRTC log, which the
-  // kernel cache keeps with the cubin; no driver needed): registers per thread, stack frame and
-  // spill bytes, and the warnings of the whole compile, one line each. CUDA only.
+  // What ptxas said when it compiled a pass (read from the NVRTC log, which the kernel cache keeps
+  // with the cubin; no driver needed): the pass's main entry point (the backward's main kernel,
+  // not its pre- and post-passes), its family and tile, its registers per thread, stack frame and
+  // spill bytes, and the warnings of the whole compile, one line each. CUDA only; compiles decode
+  // and backward first as cubin() does.
   struct CompileReport {
+    std::string entry;   // "flexjit_bwd_causal_d128_bf16"
+    std::string family;  // "sm90_fwd", "decode", "sm80_bwd", ...
+    TileShape tile;
     int registers = 0;
     int stack_bytes = 0;
     int spill_bytes = 0;  // stores plus loads; > 0 means the registers did not suffice
     std::vector<std::string> warnings;
   };
-  CompileReport compile_report() const;
+  CompileReport compile_report(Pass pass = Pass::forward) const;
 
   // out = attention(q, k, v) under the program's mods, enqueued on options.stream.
   //   q   [B, Hq, Tq, D]   k, v [B, Hkv, Tkv, D]   out [B, Hq, Tq, D]   (Hq a multiple of Hkv)

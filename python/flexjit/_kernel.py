@@ -132,14 +132,18 @@ class Kernel:
     def cuda_source(self, with_templates=False):
         return self._native.cuda_source(with_templates)
 
-    def ptx(self):
-        return self._native.ptx()
+    def ptx(self, pass_="forward"):
+        """What NVRTC makes of a pass ("forward", "decode" or "backward"; the latter two are
+        compiled first when they are not yet)."""
+        return self._native.ptx(pass_)
 
-    def cubin(self):
-        return self._native.cubin()
+    def cubin(self, pass_="forward"):
+        return self._native.cubin(pass_)
 
-    def compile_report(self):
-        return self._native.compile_report()
+    def compile_report(self, pass_="forward"):
+        """ptxas's figures for a pass's main entry: {entry, family, tile, registers, stack_bytes,
+        spill_bytes, warnings}."""
+        return self._native.compile_report(pass_)
 
     def compile_backward(self):
         """Compiles the backward kernels now rather than on the first backward() (CUDA kernels)."""

@@ -103,9 +103,25 @@ void backward(const Kernel& kernel, py::handle q, py::handle k, py::handle v, py
   kernel.backward(qv, kv, vv, ov, lv, dov, dqv, dkv, dvv, options);
 }
 
-py::dict compile_report(const Kernel& kernel) {
-  const Kernel::CompileReport r = kernel.compile_report();
+// "forward", "decode" or "backward": the pass that ptx(), cubin() and compile_report() speak of.
+Kernel::Pass pass_named(const std::string& name) {
+  if (name == "forward") return Kernel::Pass::forward;
+  if (name == "decode") return Kernel::Pass::decode;
+  if (name == "backward") return Kernel::Pass::backward;
+  throw py::value_error("pass: expected 'forward', 'decode' or 'backward', got " + py::repr(py::str(name)).cast<std::string>());
+}
+
+py::dict compile_report(const Kernel& kernel, const std::string& pass) {
+  const Kernel::Pass which = pass_named(pass);
+  Kernel::CompileReport r;
+  {
+    py::gil_scoped_release unlocked;
+    r = kernel.compile_report(which);
+  }
   py::dict out;
+  out["entry"] = r.entry;
+  out["family"] = r.family;
+  out["tile"] = tile_fields(r.tile);
   out["registers"] = r.registers;
   out["stack_bytes"] = r.stack_bytes;
   out["spill_bytes"] = r.spill_bytes;
@@ -127,12 +143,21 @@ void register_kernel(py::module_& m) {
       .def_property_readonly("cpu_backend", [](const Kernel& k) { return std::string(cpu_backend_name(k.cpu_backend())); })
       .def_property_readonly("needs_block_mask", &Kernel::needs_block_mask)
       .def("cuda_source", &Kernel::cuda_source, py::arg("with_templates") = false)
-      .def("ptx", &Kernel::ptx, py::call_guard<py::gil_scoped_release>())
-      .def("cubin", [](const Kernel& k) {
-        const std::vector<char> image = k.cubin();
+      .def("ptx", [](const Kernel& k, const std::string& pass) {
+        const Kernel::Pass which = pass_named(pass);
+        py::gil_scoped_release unlocked;
+        return k.ptx(which);
+      }, py::arg("pass_") = "forward")
+      .def("cubin", [](const Kernel& k, const std::string& pass) {
+        const Kernel::Pass which = pass_named(pass);
+        std::vector<char> image;
+        {
+          py::gil_scoped_release unlocked;
+          image = k.cubin(which);
+        }
         return py::bytes(image.data(), image.size());
-      })
-      .def("compile_report", &compile_report)
+      }, py::arg("pass_") = "forward")
+      .def("compile_report", &compile_report, py::arg("pass_") = "forward")
       .def("compile_backward", &Kernel::compile_backward, py::call_guard<py::gil_scoped_release>())
       .def("compile_decode", &Kernel::compile_decode, py::call_guard<py::gil_scoped_release>())
       .def("block_mask_bytes", &Kernel::block_mask_bytes, py::arg("B"), py::arg("Hq"), py::arg("Tq"), py::arg("Tkv"))

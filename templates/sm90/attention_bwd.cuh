@@ -203,6 +203,10 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     for (int kq = 0; kq < KQ; ++kq)
       sm90::Wgmma<D>::template rs<kBf16>(dv, pa[kq][0], sm90::smem_descriptor(sdO + kq * 16 * kRow, BM * kRow, 1024), 1);
     sm90::wgmma_commit();
+    // P^T's registers are free once dV's product has read them: without this wait they stay live
+    // through dP^T's product beside the slope (or the scores of the scatter), and ptxas spills
+    // (soft-capping score mods).
+    if constexpr (kSlope || kScatter) sm90::wgmma_wait<0>();
     if constexpr (kSlope && !kScatter) {
 #pragma unroll
       for (int nt = 0; nt < NQ; ++nt)

@@ -9,6 +9,7 @@ namespace flexjit::test {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 TEST(KernelOutput, CubinIsAnElfImage) {
@@ -24,6 +25,47 @@ TEST(KernelOutput, PtxIsTheKernelsText) {
   EXPECT_THAT(ptx, HasSubstr(".entry " + k.entry_name()));
   EXPECT_NE(ptx.back(), '\0');
   EXPECT_EQ(k.ptx(), ptx);  // kept: the second call compiles nothing
+}
+
+// Decode and backward are modules of their own: ptx(), cubin() and compile_report() of a pass
+// compile it first where needed and speak of its main entry, family and tile.
+TEST(KernelOutput, EachPassHasItsOwnModule) {
+  const Kernel k = engine().compile(example("softcap"), {.head_dim = 64, .arch = "sm_90a", .backward_family = "sm90_bwd"});
+  const std::string bwd = k.ptx(Kernel::Pass::backward);
+  EXPECT_THAT(bwd, HasSubstr(".entry flexjit_bwd_softcap_d64_bf16("));
+  EXPECT_THAT(bwd, HasSubstr("wgmma.mma_async"));
+  EXPECT_THAT(bwd, Not(HasSubstr(".entry " + k.entry_name())));
+  EXPECT_EQ(k.ptx(Kernel::Pass::backward), bwd);  // kept
+  const Kernel::CompileReport report = k.compile_report(Kernel::Pass::backward);
+  EXPECT_EQ(report.entry, "flexjit_bwd_softcap_d64_bf16");
+  EXPECT_EQ(report.family, "sm90_bwd");
+  EXPECT_EQ(report.tile.block_m, 64);
+  EXPECT_EQ(report.tile.block_n, 128);
+  EXPECT_GT(report.registers, 0);
+  EXPECT_EQ(report.spill_bytes, 0);  // the soft-cap's slope fits beside the accumulators
+  const std::vector<char> image = k.cubin(Kernel::Pass::backward);
+  ASSERT_GT(image.size(), 4u);
+  EXPECT_EQ(std::string(image.data(), 4), "\x7f" "ELF");
+  EXPECT_NE(image, k.cubin());
+
+  const Kernel::CompileReport decode = k.compile_report(Kernel::Pass::decode);
+  EXPECT_EQ(decode.entry, "flexjit_decode_softcap_d64_bf16");
+  EXPECT_EQ(decode.family, "decode");
+  EXPECT_THAT(k.ptx(Kernel::Pass::decode), HasSubstr(".entry flexjit_decode_softcap_d64_bf16_combine("));
+  const Kernel::CompileReport forward = k.compile_report();
+  EXPECT_EQ(forward.entry, k.entry_name());
+  EXPECT_EQ(forward.family, k.family());
+  EXPECT_EQ(forward.tile.block_m, k.tile().block_m);
+}
+
+TEST(KernelOutput, APassThatCannotBeGeneratedSaysWhy) {
+  const Kernel k = engine().compile(example("causal"), {.head_dim = 256, .arch = "sm_90a"});
+  try {
+    k.compile_report(Kernel::Pass::backward);
+    FAIL() << "a D = 256 backward compiled";
+  } catch (const UnsupportedError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("head dim 256"));
+  }
 }
 
 TEST(KernelOutput, GeneratedSourceIsWhatCompileCompiles) {

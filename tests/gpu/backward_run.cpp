@@ -14,6 +14,7 @@
 #include "api/binding_resolve.hpp"
 #include "api/program_impl.hpp"
 #include "ir/gradient_captures.hpp"
+#include "jit/ptxas_report.hpp"
 #include "tests/support/reference_backward.hpp"
 
 namespace flexjit::gpu_test {
@@ -144,6 +145,13 @@ BackwardFigures BackwardRun::run_and_check() {
   } catch (const std::exception& e) {
     ADD_FAILURE() << "backward threw: " << e.what();
     return f;
+  }
+  // What ptxas said of the backward's main kernel: nothing that costs speed silently, and no
+  // spills in the Hopper family (its tiles and waits are sized so).
+  const Kernel::CompileReport report = forward_.kernel().compile_report(Kernel::Pass::backward);
+  for (const std::string& w : report.warnings) EXPECT_FALSE(jit::is_silent_slowdown(w)) << w;
+  if (report.family == "sm90_bwd") {
+    EXPECT_EQ(report.spill_bytes, 0) << report.entry;
   }
   const Downloaded dq = download(dev.dq, dev.pq, c, c.Hq, c.Tq);
   const Downloaded dk = download(dev.dk, dev.pk, c, c.Hkv, c.Tkv);

@@ -114,3 +114,18 @@ def test_backward_kernels_compile_ahead_once_without_a_gpu():
     assert after > before
     kernel.compile_backward()  # already there: nothing compiled, nothing read
     assert engine.counters()["compiles"] + engine.counters()["disk_hits"] == after
+
+
+def test_each_pass_reports_its_own_module_without_a_gpu():
+    """ptx, cubin and compile_report take the pass: the backward's module is compiled when asked
+    for and reported under its own entry and family; a pass name that is not one says so."""
+    kernel = flexjit.compile(os.path.join(EXAMPLES, "causal.py"), 64, "bf16", "cuda", arch="sm_80")
+    report = kernel.compile_report("backward")
+    assert report["entry"] == "flexjit_bwd_causal_d64_bf16"
+    assert report["family"] == "sm80_bwd"
+    assert report["spill_bytes"] == 0 and report["registers"] > 0
+    assert ".entry flexjit_bwd_causal_d64_bf16(" in kernel.ptx("backward")
+    assert kernel.cubin("backward")[:4] == b"\x7fELF"
+    assert kernel.compile_report()["entry"] == kernel.entry_name
+    with pytest.raises(ValueError, match="pass: expected 'forward', 'decode' or 'backward', got 'bwd'"):
+        kernel.ptx("bwd")
