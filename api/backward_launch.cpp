@@ -101,6 +101,13 @@ LaunchPlan backward_launch_plan(const codegen::GeneratedKernel& g, BackwardPlan&
   launches.point(a.dq_accum, launches.reserve(rows * static_cast<std::size_t>(g.target.head_dim) * sizeof(float)));
   launches.point(a.lse2, launches.reserve(rows * sizeof(float)));
   launches.point(a.delta, launches.reserve(rows * sizeof(float)));
+  if (g.target.ordered_dq) {
+    // One counter per (b, query head, query tile), zeroed: the turns of the kv tiles adding into it.
+    const std::size_t counters = rows / static_cast<std::size_t>(block_m);
+    const std::size_t at = launches.reserve(counters * sizeof(int));
+    launches.point(a.dq_turns, at);
+    launches.zero.push_back({nullptr, at, counters});
+  }
   for (const LaunchPlan::Zero& z : plan.zero_grads) launches.zero.push_back(z);
 
   std::vector<void*> args = {&a, plan.params.data(), plan.grads.data()};

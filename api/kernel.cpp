@@ -159,7 +159,7 @@ void Kernel::backward(const TensorView& q, const TensorView& k, const TensorView
     api::BackwardPlan plan = api::plan_backward(entry_name(), impl_->cuda->generated.params, impl_->program->ir,
                                                 impl_->cuda->generated.target.head_dim, impl_->dtype,
                                                 {q, k, v, out, lse, dout, dq, dk, dv}, options);
-    api::launch_backward(impl_->backward_kernel(), plan, options.stream);
+    api::launch_backward(impl_->backward_kernel(options.deterministic), plan, options.stream);
   });
 }
 
@@ -189,11 +189,15 @@ const api::CompiledKernel& Kernel::Impl::decode_kernel() const {
   return *decode;
 }
 
-const api::CompiledKernel& Kernel::Impl::backward_kernel() const {
+const api::CompiledKernel& Kernel::Impl::backward_kernel(bool deterministic) const {
   std::lock_guard lock(backward_mutex);
-  if (!backward)
-    backward = api::compile_pass(*program, cuda->generated.target, compiler::KernelPass::Backward, engine->cache);
-  return *backward;
+  std::unique_ptr<const api::CompiledKernel>& slot = backward[deterministic ? 1 : 0];
+  if (!slot) {
+    compiler::KernelTarget target = cuda->generated.target;
+    target.ordered_dq = deterministic;
+    slot = api::compile_pass(*program, target, compiler::KernelPass::Backward, engine->cache);
+  }
+  return *slot;
 }
 
 bool Kernel::needs_block_mask() const {

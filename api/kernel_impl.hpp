@@ -53,10 +53,11 @@ struct Kernel::Impl {
   // The decode kernel, compiled on the first call with a KV cache, and the backward kernels,
   // compiled on the first backward call (api/pass_kernels.hpp).
   const api::CompiledKernel& decode_kernel() const;
-  const api::CompiledKernel& backward_kernel() const;
+  // deterministic: the variant that adds dQ in kv tile order, a module of its own.
+  const api::CompiledKernel& backward_kernel(bool deterministic = false) const;
   mutable std::mutex decode_mutex, backward_mutex;
   mutable std::unique_ptr<const api::CompiledKernel> decode;
-  mutable std::unique_ptr<const api::CompiledKernel> backward;
+  mutable std::array<std::unique_ptr<const api::CompiledKernel>, 2> backward;  // default, deterministic
 };
 
 }  // namespace flexjit

@@ -20,11 +20,13 @@
 // unsupported (not a failure).
 //
 //   attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWARPSxSTAGES[q][p]]
-//              [--family NAME] [--backward-family NAME] [--list]
+//              [--family NAME] [--backward-family NAME] [--deterministic] [--list]
 //
 // --only takes config names; a trailing * takes every name that starts with the rest (fwdbwd_*).
 // --tile overrides the shipped tile table for every config (the tuning sweep behind the table);
 // a trailing q keeps Q in registers, a trailing p runs a persistent grid (sm90_fwd).
+// --backward-family names the fwdbwd configs' backward family; --deterministic runs them with
+// BackwardOptions::deterministic (dQ added in kv tile order).
 //
 // Without a CUDA driver it is a dry run: every config is compiled (sm_90a) and its arguments are
 // checked by Kernel::forward (and Kernel::backward, whose kernels are compiled too), nothing is
@@ -423,6 +425,7 @@ struct Options {
   std::optional<flexjit::TileShape> tile;
   std::string family;  // CompileOptions::family (empty: the automatic choice)
   std::string backward_family;  // --backward-family: the fwdbwd configs' backward (sm80_bwd, sm90_bwd)
+  bool deterministic = false;   // --deterministic: the fwdbwd configs' BackwardOptions::deterministic
 };
 
 struct Device {
@@ -651,12 +654,12 @@ void check_gradients(const InputSet& x, const Gradients& g, const Shape& s, nloh
 // lse) then Kernel::backward per iteration, then the backward alone on the out and lse the
 // forward left. A backward the kernel does not serve (UnsupportedError: a head dim, say) is
 // recorded as unsupported, not as a failure.
-void run_fwdbwd(Prefill& p, const Shape& s, int reps, nlohmann::json& row) {
+void run_fwdbwd(Prefill& p, const Shape& s, int reps, bool deterministic, nlohmann::json& row) {
   std::vector<Gradients> g = make_gradients(s, p.sets.size());
   const auto lse = [&](std::size_t i) { return device_view(g[i].lse, flexjit::f32, {s.B, s.Hq, s.T}); };
   std::vector<flexjit::ForwardOptions> with_lse(p.sets.size(), p.fwd);  // built once: no map copy per launch
   for (std::size_t i = 0; i < with_lse.size(); ++i) with_lse[i].lse = lse(i);
-  const flexjit::BackwardOptions bwd{.bind = p.fwd.bind};
+  const flexjit::BackwardOptions bwd{.bind = p.fwd.bind, .deterministic = deterministic};
   const auto forward = [&](std::size_t i) { launch_forward(p, s, i, with_lse[i]); };
   const auto backward = [&](std::size_t i) {
     InputSet& x = p.sets[i];
@@ -700,7 +703,7 @@ nlohmann::json run_config(const Config& c, const Options& opt, const Device& dev
   nlohmann::json row = prefill_row(c);
   Prefill p = prepare_prefill(c, opt, dev, jit, row);
   if (c.fwdbwd) {
-    run_fwdbwd(p, s, opt.reps, row);
+    run_fwdbwd(p, s, opt.reps, opt.deterministic, row);
     return row;
   }
   const auto launch = [&](std::size_t i) { launch_forward(p, s, i, p.fwd); };
@@ -907,6 +910,7 @@ int main(int argc, char** argv) {
     } else if (a == "--list") opt.list = true;
     else if (a == "--family") opt.family = value();
     else if (a == "--backward-family") opt.backward_family = value();
+    else if (a == "--deterministic") opt.deterministic = true;
     else if (a == "--tile") {
       flexjit::TileShape t;
       const std::string v = value();
@@ -920,7 +924,7 @@ int main(int argc, char** argv) {
       t.persistent = flags.find('p') != std::string::npos;
       opt.tile = t;
     } else {
-      fmt::print(stderr, "usage: attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWxS] [--family NAME] [--backward-family NAME] [--list]\n");
+      fmt::print(stderr, "usage: attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWxS] [--family NAME] [--backward-family NAME] [--deterministic] [--list]\n");
       return 2;
     }
   }

@@ -51,7 +51,8 @@ GeneratedKernel generate_backward(const compiler::KernelPlan& plan, const Backwa
 
   CudaWriter w(plan.source);
   write_preamble(w, plan, "Backward attention (dQ, dK, dV and captured tensors' gradients)", k.family,
-                 e.description, k.headers);
+                 t.ordered_dq ? e.description + "; deterministic: dQ added in kv tile order" : e.description,
+                 k.headers);
   emit_mods(plan, w);
   write_config(w, e.config, k.main_entry());
   const bool sink_scatters = plan.sink_derivatives && !plan.grads.fields.empty();
@@ -67,11 +68,15 @@ GeneratedKernel generate_backward(const compiler::KernelPlan& plan, const Backwa
   const std::string maps_arg = e.tensor_maps ? ", maps" : "";
   pass(EntryRole::prep, "flexjit::sm80::kBwdPassThreads",
        fmt::format("flexjit::bwd_prep<fj_generated::Mods, Cfg, {}>(args, params, grads);", sink_scatters), false);
+  // kOrderedDq: the deterministic variant (a module of its own, BackwardOptions::deterministic).
+  const bool ordered = t.ordered_dq;
   pass(EntryRole::main, "Cfg::kThreads",
-       fmt::format("{}<fj_generated::Mods, Cfg, false>(args, params, grads{});", e.kernel, maps_arg), e.tensor_maps);
+       fmt::format("{}<fj_generated::Mods, Cfg, false, {}>(args, params, grads{});", e.kernel, ordered, maps_arg),
+       e.tensor_maps);
   if (k.has_entry(EntryRole::grads))
     pass(EntryRole::grads, "Cfg::kThreads",
-         fmt::format("{}<fj_generated::Mods, Cfg, true>(args, params, grads{});", e.kernel, maps_arg), e.tensor_maps);
+         fmt::format("{}<fj_generated::Mods, Cfg, true, {}>(args, params, grads{});", e.kernel, ordered, maps_arg),
+         e.tensor_maps);
   pass(EntryRole::post, "flexjit::sm80::kBwdPassThreads", "flexjit::bwd_post<fj_generated::Mods, Cfg>(args);", false);
   if (k.has_entry(EntryRole::tile_map))
     emit_tile_map_entry(k, "flexjit::build_q_tile_map", plan.tile_map.needed,

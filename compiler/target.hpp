@@ -42,6 +42,7 @@ struct KernelTarget {
   std::string family = "";  // a kernel family by name ("sm80_fwd"); empty: the first that serves the target
   std::string backward_family = "";  // the same for the backward pass (CompileOptions::backward_family)
   KernelPass pass = KernelPass::Forward;
+  bool ordered_dq = false;  // the backward: dQ added in kv tile order (BackwardOptions::deterministic)
   MathMode math = MathMode::Fast;
 };
 

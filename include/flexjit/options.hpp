@@ -122,6 +122,11 @@ struct BackwardOptions {
   // Captured float tensors read by score_mod or sink -> an f32 tensor of the bound tensor's shape
   // that receives d loss / d tensor (overwritten). Tensors not named here get no gradient computed.
   std::map<std::string, TensorView> grads{};
+  // dq bit for bit the same from run to run (same inputs, same GPU): the kv tiles that reach a
+  // query tile add their share of its dQ one after another, in kv tile order, instead of in
+  // whatever order their atomics land. dk and dv are always deterministic; captured tensors'
+  // gradients stay sums of atomics. cpu kernels are deterministic either way.
+  bool deterministic = false;
 };
 
 // Options of Kernel::build_block_mask: the same bindings a forward call gets (the mask reads

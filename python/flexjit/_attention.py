@@ -101,14 +101,15 @@ def attention(q, k, v, score_mod=None, mask_mod=None, sink=None, scale=None, ena
 
 
 def attention_backward(q, k, v, out, lse, dout, score_mod=None, mask_mod=None, sink=None, scale=None,
-                       enable_gqa=False, capture_grads=False, kernel_options=None):
+                       enable_gqa=False, capture_grads=False, kernel_options=None, deterministic=False):
     """(dq, dk, dv) of attention(...) given its out, lse and dout = d loss / d out. With
     capture_grads, (dq, dk, dv, {name: gradient}) for every float array score_mod or sink reads,
-    named as the program names it (the variable's own name where it is free)."""
+    named as the program names it (the variable's own name where it is free). deterministic: as
+    Kernel.backward's."""
     _check_heads(q, k, v, enable_gqa)
     kernel, bind = prepare(q, k, v, score_mod, mask_mod, sink, kernel_options)
     grads = ()
     if capture_grads:
         grads = tuple(name for name, value in bind.items()
                       if _arrays.is_array(value) and _arrays.dtype_name(value) in ("bf16", "fp16", "f32", "f64"))
-    return kernel.backward(q, k, v, out, lse, dout, bind=bind, scale=scale, grads=grads)
+    return kernel.backward(q, k, v, out, lse, dout, bind=bind, scale=scale, grads=grads, deterministic=deterministic)

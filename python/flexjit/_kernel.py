@@ -194,9 +194,11 @@ class Kernel:
         size = self._native.block_mask_bytes(q.shape[0], q.shape[1], q.shape[2], k.shape[2])
         return _arrays.empty(q, (size,), "u8")
 
-    def backward(self, q, k, v, out, lse, dout, bind=None, scale=None, grads=()):
+    def backward(self, q, k, v, out, lse, dout, bind=None, scale=None, grads=(), deterministic=False):
         """(dq, dk, dv) given a forward call's inputs, out, lse and dout = d loss / d out; with grads
-        (names of captured float tensors read by score_mod or sink), (dq, dk, dv, {name: gradient})."""
+        (names of captured float tensors read by score_mod or sink), (dq, dk, dv, {name: gradient}).
+        deterministic: dq the same bit for bit from run to run (CUDA kernels add it in a fixed
+        order, a kernel of its own compiled on first use; dk and dv always are)."""
         _require_arrays(q=q, k=k, v=v, out=out, lse=lse, dout=dout)
         dq = _arrays.empty(q, tuple(q.shape), _arrays.dtype_name(q) or self.dtype)
         dk = _arrays.empty(k, tuple(k.shape), _arrays.dtype_name(k) or self.dtype)
@@ -210,7 +212,8 @@ class Kernel:
         self._native.backward(_arrays.capsule(q), _arrays.capsule(k), _arrays.capsule(v), _arrays.capsule(out),
                               _arrays.capsule(lse), _arrays.capsule(dout), _arrays.capsule(dq), _arrays.capsule(dk),
                               _arrays.capsule(dv), bound_values(bind), scale,
-                              {n: _arrays.capsule(g) for n, g in capture_grads.items()}, _arrays.stream(q))
+                              {n: _arrays.capsule(g) for n, g in capture_grads.items()}, _arrays.stream(q),
+                              bool(deterministic))
         return (dq, dk, dv, capture_grads) if grads else (dq, dk, dv)
 
     def __repr__(self):

@@ -90,7 +90,9 @@ def _attention_backward_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, ou
     bind = _joined(layout, captures, ints, floats)
     names = [name for name, kind in layout if kind == "tensor"]
     wanted = tuple(n for n, want in zip(names, capture_grads) if want)
-    result = kernel.backward(q, k, v, out, lse, dout.contiguous(), bind=bind, scale=scale, grads=wanted)
+    # torch.use_deterministic_algorithms(True) asks for reproducible gradients: dQ in a fixed order.
+    result = kernel.backward(q, k, v, out, lse, dout.contiguous(), bind=bind, scale=scale, grads=wanted,
+                             deterministic=torch.are_deterministic_algorithms_enabled())
     grads = result[3] if wanted else {}
     return [result[0], result[1], result[2]] + [grads[n].to(bind[n].dtype) for n in wanted]
 

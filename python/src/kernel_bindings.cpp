@@ -87,7 +87,7 @@ void forward(const Kernel& kernel, py::handle q, py::handle k, py::handle v, py:
 
 void backward(const Kernel& kernel, py::handle q, py::handle k, py::handle v, py::handle out, py::handle lse,
               py::handle dout, py::handle dq, py::handle dk, py::handle dv, const py::dict& bind,
-              std::optional<float> scale, const py::dict& grads, std::uintptr_t stream) {
+              std::optional<float> scale, const py::dict& grads, std::uintptr_t stream, bool deterministic) {
   const TensorView qv = view_of(q, "q"), kv = view_of(k, "k"), vv = view_of(v, "v"), ov = view_of(out, "out"),
                    lv = view_of(lse, "lse"), dov = view_of(dout, "dout"), dqv = view_of(dq, "dq"),
                    dkv = view_of(dk, "dk"), dvv = view_of(dv, "dv");
@@ -95,6 +95,7 @@ void backward(const Kernel& kernel, py::handle q, py::handle k, py::handle v, py
   options.bind = bindings_of(bind);
   options.scale = scale;
   options.stream = stream_of(stream);
+  options.deterministic = deterministic;
   for (auto [name, capsule] : grads) {
     const std::string n = name.cast<std::string>();
     options.grads.emplace(n, view_of(capsule, "grads"));
@@ -166,7 +167,7 @@ void register_kernel(py::module_& m) {
            py::arg("block_mask_storage"))
       .def("backward", &backward, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("out"), py::arg("lse"),
            py::arg("dout"), py::arg("dq"), py::arg("dk"), py::arg("dv"), py::arg("bind"), py::arg("scale"),
-           py::arg("grads"), py::arg("stream"));
+           py::arg("grads"), py::arg("stream"), py::arg("deterministic") = false);
 
   py::class_<Engine>(m, "Engine")
       .def(py::init([](std::optional<std::string> cache_dir, bool disk_cache) {

@@ -112,6 +112,70 @@ struct QTileSchedule {
   const int* row_ = nullptr;
 };
 
+// Deterministic dQ: the kv tiles whose CTAs reach query tile m of (b, h) add into its dQ rows in
+// kv tile order. A CTA's turn there is the number of kv tiles below its own that QTileSchedule
+// walks to (h, m), asked of the same q range and classes (or map rows) per kv tile, so the count
+// and the CTAs that advance args.dq_turns agree by construction. The grid runs kv tiles in
+// ascending order (blockIdx: kv tile slowest), so every tile a CTA waits for has started.
+template <class Mods, int BM, int BN>
+struct DqTurns {
+  // Whether the CTA of kv tile n walks to query tile m of head h.
+  static __device__ __forceinline__ bool visits(const BwdArgs& args, const typename Mods::Params& p, int b, int h,
+                                                int n, int m) {
+    if constexpr (QTileSchedule<Mods, BM, BN>::kMapped) {
+      const i64 row = static_cast<i64>(b) * args.tile_map.b_stride + static_cast<i64>(h) * args.tile_map.h_stride + n;
+      const int* entries = args.tile_map.entries + row * args.tile_map.row_entries;
+      int lo = 0, hi = __ldg(args.tile_map.counts + row);  // entries ascend by tile: bisect for m
+      while (lo < hi) {
+        const int mid = (lo + hi) >> 1;
+        if ((__ldg(entries + mid) >> 2) < m) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo < __ldg(args.tile_map.counts + row) && (__ldg(entries + lo) >> 2) == m;
+    } else {
+      const int Tq = args.Tq, k0 = n * BN, k1 = min2(k0 + BN, args.Tkv);
+      int lo = 0, hi = Tq;
+      QRangeOf<Mods>::get(p, b, h, k0, k1, Tq, &lo, &hi);
+      lo = max2(lo, 0);
+      hi = min2(hi, Tq);
+      if (lo >= hi || m < lo / BM || m >= (hi + BM - 1) / BM) return false;
+      const int q0 = m * BM;
+      return Mods::classify(p, b, h, q0, min2(q0 + BM, Tq), k0, k1) != EMPTY;
+    }
+  }
+
+  // Warp-collective: the number of kv tiles below n that walk to (h, m).
+  static __device__ __forceinline__ int turn(const BwdArgs& args, const typename Mods::Params& p, int b, int h, int n,
+                                             int m) {
+    const int lane = threadIdx.x & 31;
+    int count = 0;
+    for (int base = 0; base < n; base += 32) {
+      const bool v = base + lane < n && visits(args, p, b, h, base + lane, m);
+      count += __popc(__ballot_sync(0xffffffffu, v));
+    }
+    return count;
+  }
+
+  static __device__ __forceinline__ int* counter(const BwdArgs& args, int b, int h, int m) {
+    return args.dq_turns + (static_cast<i64>(b) * args.Hq + h) * (args.Tq_pad / BM) + m;
+  }
+
+  // One thread: until `turn` adds have been made before this one (acquire: their sums are seen).
+  static __device__ __forceinline__ void wait(const int* counter, int turn) {
+    int seen;
+    for (;;) {
+      asm volatile("ld.acquire.gpu.global.b32 %0, [%1];\n" : "=r"(seen) : "l"(counter) : "memory");
+      if (seen >= turn) return;
+      __nanosleep(64);
+    }
+  }
+
+  // One thread, after every thread's adds and a fence: the next kv tile's turn.
+  static __device__ __forceinline__ void pass(int* counter) {
+    asm volatile("red.release.gpu.global.add.s32 [%0], 1;\n" ::"l"(counter) : "memory");
+  }
+};
+
 // P^T of one tile in place, from the raw dot products S^T (rows: this thread's keys row, row + 8;
 // columns: queries col0 + 8 nt + {0, 1}): exp2(logit2 - lse2) where the mask keeps the pair, else 0.
 // `slope` receives d score_mod / d score per element (kSlope), `xs` the score score_mod saw (kKeep).

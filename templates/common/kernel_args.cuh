@@ -75,6 +75,10 @@ struct BwdArgs : CommonArgs {
   float* dq_accum;
   float* lse2;
   float* delta;
+  // Deterministic dQ (BackwardOptions::deterministic, the kernels generated with kOrderedDq): per
+  // (b, query head, query tile of BM rows), how many of the kv tiles that reach it have added their
+  // dQ (common/bwd_tile.cuh, DqTurns). Null in the default kernels: the atomics land in any order.
+  int* dq_turns;
   int Tq_pad;
   long long do_b, do_h, do_t;
   long long dq_b, dq_h, dq_t;

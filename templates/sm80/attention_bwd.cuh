@@ -129,7 +129,7 @@ __device__ __forceinline__ void bwd_post(const BwdArgs& args) {
 }
 
 // ---------------------------------------------------------------------------------------------
-template <class Mods, class Cfg, bool kScatter>
+template <class Mods, class Cfg, bool kScatter, bool kOrderedDq = false>
 __device__ __forceinline__ void attention_bwd_sm80(const BwdArgs& args, const typename Mods::Params& p,
                                                    const typename Mods::Grads& grads) {
   constexpr int D = Cfg::kHeadDim;
@@ -312,6 +312,19 @@ __device__ __forceinline__ void attention_bwd_sm80(const BwdArgs& args, const ty
 
     // ---- dQ += dS K: warp (mi, dj) computes queries 16 mi .. +16 x head dims dj * D / WQ .. +D / WQ.
     {
+      // Deterministic dQ (kOrderedDq, a kernel of its own so that the default one keeps its
+      // registers): the kv tiles below this one that reach the query tile add first (waited for
+      // before the product, where fewer registers are live).
+      int* turns = nullptr;
+      if constexpr (kOrderedDq) {
+        using Turns = detail::DqTurns<Mods, BM, BN>;
+        turns = Turns::counter(args, b, h, q0 / BM);
+        if (warp == 0) {
+          const int turn = Turns::turn(args, p, b, h, n_block, q0 / BM);
+          if (lane == 0) Turns::wait(turns, turn);
+        }
+        __syncthreads();
+      }
       const int mi = warp % MQ;
       const int dj = warp / MQ;
       float dq[NDQ][4];
@@ -327,6 +340,11 @@ __device__ __forceinline__ void attention_bwd_sm80(const BwdArgs& args, const ty
       for (int nd = 0; nd < NDQ; ++nd) {
         detail::red_add_2(acc + nd * 8, dq[nd][0], dq[nd][1]);
         detail::red_add_2(acc + 8 * D + nd * 8, dq[nd][2], dq[nd][3]);
+      }
+      if constexpr (kOrderedDq) {
+        __threadfence();  // every add of this CTA lands before the next kv tile's turn
+        __syncthreads();
+        if (tid == 0) detail::DqTurns<Mods, BM, BN>::pass(turns);
       }
     }
     stage = stage + 1 == S ? 0 : stage + 1;

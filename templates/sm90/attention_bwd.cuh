@@ -53,7 +53,7 @@ struct Sm90BwdConfig : TileConfigBase<kHeadDim_, kBlockM_, kBlockN_, kStages_, E
   static constexpr int kConsumerRegisters = sm90::consumer_registers(kConsumers, kProducerRegisters, 1);
 };
 
-template <class Mods, class Cfg, bool kScatter>
+template <class Mods, class Cfg, bool kScatter, bool kOrderedDq = false>
 __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const typename Mods::Params& p,
                                                    const typename Mods::Grads& grads, const BwdTmaMaps& maps) {
   constexpr int D = Cfg::kHeadDim;
@@ -247,6 +247,11 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     // ---- dQ += dS_w K_w: 64 queries x 64 head-dim columns at a time (A = dS^T M-major, B = K's rows
     // of this warpgroup N-major), added to dq_accum.
     float* dq_rows = args.dq_accum + ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0 + warp_in_group * 16 + g) * D;
+    // Deterministic dQ (kOrderedDq, a kernel of its own): the kv tiles below this one that reach
+    // the query tile add first, and within a CTA warpgroup 0 before warpgroup 1 (kConsumers adds
+    // per kv tile).
+    using Turns = detail::DqTurns<Mods, BM, BN>;
+    int* turns = kOrderedDq ? Turns::counter(args, b, h, q0 / BM) : nullptr;
 #pragma unroll
     for (int cb = 0; cb < D / 64; ++cb) {
       float dq[8][4];
@@ -263,6 +268,13 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
         __syncwarp();  // the warp's reads of lse2 and delta come before its arrival releases the slot
         if (lane == 0) sm90::mbarrier_arrive(q_empty(s));
       }
+      if (kOrderedDq && cb == 0) {
+        if (warp_in_group == 0) {
+          const int turn = Turns::turn(args, p, b, h, n_block, q0 / BM);
+          if (lane == 0) Turns::wait(turns, Cfg::kConsumers * turn + w);
+        }
+        sm90::named_barrier_sync(1 + w, 128);
+      }
 #pragma unroll
       for (int nd = 0; nd < 8; ++nd) {
         float* acc = dq_rows + cb * 64 + nd * 8 + 2 * t;
@@ -271,7 +283,9 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
       }
     }
     // The next tile rewrites dS^T: every warp of the warpgroup must be past this tile's dQ product.
+    if constexpr (kOrderedDq) __threadfence();  // and every add of the warpgroup lands before the next turn
     sm90::named_barrier_sync(1 + w, 128);
+    if (kOrderedDq && (tid & 127) == 0) Turns::pass(turns);
   }
 
   // ---- epilogue: dK = scale * acc, dV, in the element type (rows past Tkv are not written).

@@ -150,6 +150,50 @@ TEST_P(Sm90BackwardKernel, CompilesWithoutSpills) {
 
 INSTANTIATE_TEST_SUITE_P(Examples, Sm90BackwardKernel, testing::ValuesIn(sm90_cases()), case_name);
 
+// The deterministic variant (dQ added in kv tile order: CompileOptions-free, asked per backward
+// call) of both families, for a mask walked by q range, one walked by the transposed tile map and
+// a block-list program: its own module, with the ordered template argument in every main entry,
+// and ptxas's figures within what each family tolerates.
+std::vector<Case> ordered_cases() {
+  std::vector<Case> out;
+  for (const char* family : {"sm80_bwd", "sm90_bwd"})
+    for (const char* name : {"causal", "document", "topk_causal", "alibi_softcap_window"}) {
+      if (std::string(family) == "sm90_bwd" && std::string(name) == "topk_causal") continue;  // 64 x 64 blocks
+      out.push_back({name, {.head_dim = 128, .arch = "sm_90a", .backward_family = family, .ordered_dq = true}});
+    }
+  return out;
+}
+
+std::string ordered_case_name(const testing::TestParamInfo<Case>& info) {
+  return info.param.example + "_" + info.param.target.backward_family;
+}
+
+class OrderedDqKernel : public testing::TestWithParam<Case> {};
+
+TEST_P(OrderedDqKernel, CompilesWithinTheFamilysSpillBounds) {
+  const Case& c = GetParam();
+  const std::unique_ptr<api::CompiledKernel> k = compile_backward(c);
+  const codegen::GeneratedKernel& g = k->generated;
+  EXPECT_EQ(g.family, c.target.backward_family);
+  EXPECT_TRUE(g.target.ordered_dq);
+  EXPECT_NE(g.source.find("deterministic: dQ added in kv tile order"), std::string::npos);
+  EXPECT_NE(g.source.find(", false, true>(args, params, grads"), std::string::npos);
+  EXPECT_EQ(g.source.find(", false, false>(args, params, grads"), std::string::npos);
+  const jit::PtxasReport report = jit::parse_ptxas_report(k->artifact->log());
+  const bool sm80 = g.family == "sm80_bwd";
+  for (const codegen::EntryPoint& e : g.entries) {
+    const jit::PtxasFunction* f = report.function(e.name);
+    ASSERT_NE(f, nullptr) << e.name;
+    const bool main = e.role == codegen::EntryRole::main || e.role == codegen::EntryRole::grads;
+    const int tolerated = main ? (sm80 ? flexjit::sm80::kBwdTolerableSpillBytes : e.role == codegen::EntryRole::grads ? kScatterTolerableSpillBytes : 0) : 0;
+    EXPECT_LE(std::max({f->stack_bytes, f->spill_store_bytes, f->spill_load_bytes}), tolerated)
+        << e.name << ": " << f->registers << " registers, spills " << f->spill_store_bytes << "/" << f->spill_load_bytes;
+  }
+  for (const std::string& w : report.warnings) EXPECT_FALSE(jit::is_silent_slowdown(w)) << w;
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, OrderedDqKernel, testing::ValuesIn(ordered_cases()), ordered_case_name);
+
 // Programs whose score_mod reads a captured float tensor get the scatter entry; others do not.
 TEST(BackwardFamily, ScatterEntryOnlyWhereScoreModReadsAFloatCapture) {
   const compiler::KernelTarget t{128, compiler::ElementType::BF16, "sm_90a"};
@@ -190,7 +234,7 @@ TEST(BackwardFamily, Sm90IsChosenByNameWithReasons) {
   options.backward_family = "sm90_bwd";
   const std::string source = generate_backward_cuda_source(program, options);
   EXPECT_NE(source.find("sm90_bwd family"), std::string::npos);
-  EXPECT_NE(source.find("flexjit::attention_bwd_sm90<fj_generated::Mods, Cfg, false>(args, params, grads, maps);"),
+  EXPECT_NE(source.find("flexjit::attention_bwd_sm90<fj_generated::Mods, Cfg, false, false>(args, params, grads, maps);"),
             std::string::npos);
   options.arch = "sm_80";
   try {

@@ -117,7 +117,7 @@ BackwardFigures BackwardRun::run_and_check() {
   const ir::Program& ir = detail::ProgramAccess::impl(forward_.program()).ir;
 
   // The gradients asked for, each an f32 tensor of its binding's shape, poisoned.
-  BackwardOptions options{.stream = nullptr, .bind = in.bind, .scale = c.scale};
+  BackwardOptions options{.stream = nullptr, .bind = in.bind, .scale = c.scale, .deterministic = deterministic_};
   std::set<std::string> requested;
   if (request_captures_) requested = ir::gradient_captures(ir);
   for (const std::string& name : requested) {
@@ -132,19 +132,40 @@ BackwardFigures BackwardRun::run_and_check() {
     buf->fill_bytes(0xFF);
     options.grads[name] = TensorView::contiguous(buf->get(), DType::f32, bound->second.shape);
   }
-  for (DeviceBuffer* b : {&dev.dq, &dev.dk, &dev.dv}) b->fill_bytes(0xFF);
-
   const auto view = [&](DeviceBuffer& b, const Placement& p, int H, int T) {
     return TensorView{b.get(), c.dtype, {c.B, H, T, c.D}, p.strides, Device::cuda(0)};
   };
-  try {
+  const auto backward = [&] {
+    for (DeviceBuffer* b : {&dev.dq, &dev.dk, &dev.dv}) b->fill_bytes(0xFF);
     forward_.kernel().backward(in.q, in.k, in.v, in.out, in.lse, view(dev.dout, dev.pq, c.Hq, c.Tq),
                                view(dev.dq, dev.pq, c.Hq, c.Tq), view(dev.dk, dev.pk, c.Hkv, c.Tkv),
                                view(dev.dv, dev.pk, c.Hkv, c.Tkv), options);
     synchronize();
+  };
+  std::vector<std::vector<std::uint8_t>> first_run;  // deterministic: dq, dk, dv bytes of a first run
+  try {
+    if (deterministic_) {
+      backward();
+      for (DeviceBuffer* b : {&dev.dq, &dev.dk, &dev.dv}) {
+        first_run.emplace_back(b->bytes());
+        b->download(first_run.back().data(), first_run.back().size());
+      }
+    }
+    backward();
   } catch (const std::exception& e) {
     ADD_FAILURE() << "backward threw: " << e.what();
     return f;
+  }
+  if (deterministic_) {
+    const char* names[] = {"dq", "dk", "dv"};
+    int i = 0;
+    for (DeviceBuffer* b : {&dev.dq, &dev.dk, &dev.dv}) {
+      std::vector<std::uint8_t> again(b->bytes());
+      b->download(again.data(), again.size());
+      EXPECT_TRUE(again == first_run[static_cast<std::size_t>(i)])
+          << names[i] << " differs between two deterministic runs";
+      ++i;
+    }
   }
   // What ptxas said of the backward's main kernel: nothing that costs speed silently, and no
   // spills in the Hopper family (its tiles and waits are sized so).

@@ -52,6 +52,9 @@ class BackwardRun {
   // Whether the backward is asked for the captured tensors' gradients (default: all of
   // ir::gradient_captures; off: BackwardOptions::grads empty, the kernel without the scatter).
   void request_capture_gradients(bool on) { request_captures_ = on; }
+  // BackwardOptions::deterministic: the backward runs twice (poisoned again in between), and dq,
+  // dk and dv of the two runs must be the same bit for bit.
+  void deterministic(bool on) { deterministic_ = on; }
 
   // Forward (checked), poison, backward, download, compare; failures are gtest failures naming
   // the case. Prints the figures.
@@ -63,6 +66,7 @@ class BackwardRun {
   std::vector<float> dout_;  // the exact values the GPU reads, [B, Hq, Tq, D] contiguous
   std::unique_ptr<DeviceSide> device_;
   bool request_captures_ = true;
+  bool deterministic_ = false;
 };
 
 }  // namespace flexjit::gpu_test

@@ -119,5 +119,29 @@ TEST_P(BackwardWithoutCaptureGradients, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Examples, BackwardWithoutCaptureGradients, ::testing::ValuesIn(no_capture_gradient_cases()),
                          case_name);
 
+// BackwardOptions::deterministic on both families: a mask walked by q range (causal, GQA, several
+// kv tiles per query tile), one walked by the transposed tile map (documents), a block list and a
+// score mod whose captured tensor gets a gradient; twice each, dq, dk and dv the same bit for bit,
+// and as close to the oracle as the default kernels.
+std::vector<Case> deterministic_cases() {
+  std::vector<Case> v = {{"causal", bf16, 128, 2, 4, 2, 1000, 700, L::bhsd},
+                         {"document", bf16, 128, 2, 4, 2, 1000, 1000, L::bhsd},
+                         {"topk_causal", fp16, 64, 1, 6, 3, 177, 300, L::bshd},
+                         {"alibi_softcap_window", bf16, 64, 1, 2, 1, 333, 333, L::padded}};
+  for (Case c : on_hopper(v)) v.push_back(c);
+  return v;
+}
+
+class DeterministicBackward : public GpuTest, public ::testing::WithParamInterface<Case> {};
+
+TEST_P(DeterministicBackward, MatchesReferenceAndRepeatsItself) {
+  const Case& c = GetParam();
+  BackwardRun run(c, std::hash<std::string>{}(c.name()));
+  run.deterministic(true);
+  run.run_and_check();
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, DeterministicBackward, ::testing::ValuesIn(deterministic_cases()), case_name);
+
 }  // namespace
 }  // namespace flexjit::gpu_test

@@ -82,3 +82,24 @@ def test_new_values_do_not_recompile():
     kernels = len(fj._attention._kernels)
     fj.flex_attention(q, k, v, block_mask=create_block_mask(window(64), B, HQ, T, T), enable_gqa=True)
     assert len(fj._attention._kernels) == kernels
+
+
+def test_deterministic_algorithms_give_the_same_gradients_twice():
+    """Under torch.use_deterministic_algorithms(True) the backward adds dQ in a fixed order: two
+    runs give the same gradients bit for bit (and they still match torch's flex_attention)."""
+    previous = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    try:
+        compare(mask_mod=causal)
+        q, k, v = inputs()
+        runs = []
+        for _ in range(2):
+            for x in (q, k, v):
+                x.grad = None
+            fj.flex_attention(q, k, v, block_mask=create_block_mask(causal, B, HQ, T, T),
+                              enable_gqa=True).float().pow(2).sum().backward()
+            runs.append([x.grad.clone() for x in (q, k, v)])
+        for first, second in zip(*runs):
+            assert torch.equal(first, second)
+    finally:
+        torch.use_deterministic_algorithms(previous)
