@@ -164,6 +164,16 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     sm90::wgmma_commit();
   };
 
+  // acc += A B: A the warpgroup's 64 keys x the tile's queries from registers (P^T or dS^T,
+  // packed), B the tile's rows at `cols` (dO or Q, N-major); issued and committed, not waited for.
+  auto product_from_registers = [&](float(&acc)[ND][4], const unsigned(&a)[KQ][1][4], unsigned cols) {
+    sm90::wgmma_fence();
+#pragma unroll
+    for (int kq = 0; kq < KQ; ++kq)
+      sm90::Wgmma<D>::template rs<kBf16>(acc, a[kq][0], sm90::smem_descriptor(cols + kq * 16 * kRow, BM * kRow, 1024), 1);
+    sm90::wgmma_commit();
+  };
+
   float dk[ND][4], dv[ND][4];
   detail::zero_fragments(dk);
   detail::zero_fragments(dv);
@@ -198,11 +208,7 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     // ---- dV += P^T dO (P^T from registers, dO N-major).
     unsigned pa[KQ][1][4];
     detail::pack_probabilities<kBf16>(reinterpret_cast<float(&)[1][NQ][4]>(sacc), pa);
-    sm90::wgmma_fence();
-#pragma unroll
-    for (int kq = 0; kq < KQ; ++kq)
-      sm90::Wgmma<D>::template rs<kBf16>(dv, pa[kq][0], sm90::smem_descriptor(sdO + kq * 16 * kRow, BM * kRow, 1024), 1);
-    sm90::wgmma_commit();
+    product_from_registers(dv, pa, sdO);
     // P^T's registers are free once dV's product has read them: without this wait they stay live
     // through dP^T's product beside the slope (or the scores of the scatter), and ptxas spills
     // (soft-capping score mods).
@@ -225,11 +231,7 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     // as the wgmma reads an M-major operand: chunk c of row r at chunk c ^ (r % 8)).
     unsigned da[KQ][1][4];
     detail::pack_probabilities<kBf16>(reinterpret_cast<float(&)[1][NQ][4]>(sacc), da);
-    sm90::wgmma_fence();
-#pragma unroll
-    for (int kq = 0; kq < KQ; ++kq)
-      sm90::Wgmma<D>::template rs<kBf16>(dk, da[kq][0], sm90::smem_descriptor(sQ + kq * 16 * kRow, BM * kRow, 1024), 1);
-    sm90::wgmma_commit();
+    product_from_registers(dk, da, sQ);
 #pragma unroll
     for (int kq = 0; kq < KQ; ++kq)
 #pragma unroll

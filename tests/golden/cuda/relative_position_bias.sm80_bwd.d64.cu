@@ -175,7 +175,7 @@ flexjit_bwd_relative_position_bias_d64_bf16(const __grid_constant__ flexjit::Bwd
     const __grid_constant__ fj_generated::Mods::Grads grads) {
   (void)params;
   (void)grads;
-  flexjit::attention_bwd_sm80<fj_generated::Mods, Cfg, false>(args, params, grads);
+  flexjit::attention_bwd_sm80<fj_generated::Mods, Cfg, false, false>(args, params, grads);
 }
 
 extern "C" __global__ void __launch_bounds__(Cfg::kThreads, 1)
@@ -184,7 +184,7 @@ flexjit_bwd_relative_position_bias_d64_bf16_grads(const __grid_constant__ flexji
     const __grid_constant__ fj_generated::Mods::Grads grads) {
   (void)params;
   (void)grads;
-  flexjit::attention_bwd_sm80<fj_generated::Mods, Cfg, true>(args, params, grads);
+  flexjit::attention_bwd_sm80<fj_generated::Mods, Cfg, true, false>(args, params, grads);
 }
 
 extern "C" __global__ void __launch_bounds__(flexjit::sm80::kBwdPassThreads, 1)

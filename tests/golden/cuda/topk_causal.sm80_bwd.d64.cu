@@ -146,7 +146,7 @@ flexjit_bwd_topk_causal_d64_bf16(const __grid_constant__ flexjit::BwdArgs args,
     const __grid_constant__ fj_generated::Mods::Grads grads) {
   (void)params;
   (void)grads;
-  flexjit::attention_bwd_sm80<fj_generated::Mods, Cfg, false>(args, params, grads);
+  flexjit::attention_bwd_sm80<fj_generated::Mods, Cfg, false, false>(args, params, grads);
 }
 
 extern "C" __global__ void __launch_bounds__(flexjit::sm80::kBwdPassThreads, 1)
