@@ -40,14 +40,13 @@ std::vector<std::uint64_t> pack_grads(const compiler::GradLayout& layout, const 
   return words;
 }
 
-// Whether score_mod (not only sink) reads a tensor whose gradient is asked for.
+}  // namespace
+
 bool score_scatters(const ir::Program& program, const std::map<std::string, TensorView>& grads) {
   for (const auto& entry : grads)
     if (ir::mod_reads(program.score_mod, entry.first)) return true;
   return false;
 }
-
-}  // namespace
 
 BackwardPlan plan_backward(const std::string& entry, const compiler::ParamLayout& layout, const ir::Program& program,
                            int head_dim, DType dtype, const BackwardTensors& t, const BackwardOptions& options) {
@@ -128,9 +127,12 @@ LaunchPlan backward_launch_plan(const codegen::GeneratedKernel& g, BackwardPlan&
     // The builder takes Mods::Extents when the mask reads tensors.
     launches.add(g, EntryRole::tile_map, map.builder_grid(), {&plan.map_args, plan.params.data(), plan.extents.data()});
   }
-  // One dimension, kv tile slowest (attention_bwd_sm80 says why); the grads entry when score_mod
-  // scatters into a captured tensor's gradient.
-  const bool scatter = plan.scatter && g.has_entry(EntryRole::grads);
+  // One dimension, kv tile slowest (attention_bwd_sm80 says why); the module's grads entry when
+  // score_mod scatters into a captured tensor's gradient (the kernel was compiled for the call).
+  const bool scatter = g.has_entry(EntryRole::grads);
+  if (scatter != plan.scatter)
+    throw InternalError(fmt::format("{}: a backward module {} the captured tensors' gradients for a call that asks "
+                                    "for {}", g.entry(), scatter ? "with" : "without", plan.scatter ? "them" : "none"));
   std::vector<void*> main_args = args;
   if (g.tensor_maps) {
     launches.in_context = [&g, &plan] { plan.maps = encode_bwd_tma_maps(g, plan.args); };

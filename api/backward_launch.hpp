@@ -28,6 +28,10 @@ struct BackwardPlan {
   int device = 0;
 };
 
+// Whether score_mod (not only sink) reads a tensor whose gradient `grads` asks for: the call then
+// runs the backward module whose main kernel scatters into them.
+bool score_scatters(const ir::Program& program, const std::map<std::string, TensorView>& grads);
+
 // Throws flexjit::ArgumentError naming each problem; UnsupportedError for a KV cache. `entry`
 // names the kernel in messages. The params are packed by `layout`, the program's (the same for
 // every pass).

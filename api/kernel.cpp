@@ -159,7 +159,7 @@ void Kernel::backward(const TensorView& q, const TensorView& k, const TensorView
     api::BackwardPlan plan = api::plan_backward(entry_name(), impl_->cuda->generated.params, impl_->program->ir,
                                                 impl_->cuda->generated.target.head_dim, impl_->dtype,
                                                 {q, k, v, out, lse, dout, dq, dk, dv}, options);
-    api::launch_backward(impl_->backward_kernel(options.deterministic), plan, options.stream);
+    api::launch_backward(impl_->backward_kernel(plan.scatter, options.deterministic), plan, options.stream);
   });
 }
 
@@ -168,9 +168,11 @@ void Kernel::compile_decode() const {
   api::at_api_boundary(entry_name(), [&] { impl_->decode_kernel(); });
 }
 
-void Kernel::compile_backward() const {
+void Kernel::compile_backward(const BackwardOptions& like) const {
   require_cuda(*impl_, "backward kernel");
-  api::at_api_boundary(entry_name(), [&] { impl_->backward_kernel(); });
+  api::at_api_boundary(entry_name(), [&] {
+    impl_->backward_kernel(api::score_scatters(impl_->program->ir, like.grads), like.deterministic);
+  });
 }
 
 const api::CompiledKernel& Kernel::Impl::compiled(Kernel::Pass pass, const std::string& kernel_name) const {
@@ -189,12 +191,13 @@ const api::CompiledKernel& Kernel::Impl::decode_kernel() const {
   return *decode;
 }
 
-const api::CompiledKernel& Kernel::Impl::backward_kernel(bool deterministic) const {
+const api::CompiledKernel& Kernel::Impl::backward_kernel(bool score_grads, bool deterministic) const {
   std::lock_guard lock(backward_mutex);
-  std::unique_ptr<const api::CompiledKernel>& slot = backward[deterministic ? 1 : 0];
+  std::unique_ptr<const api::CompiledKernel>& slot = backward[(score_grads ? 2 : 0) + (deterministic ? 1 : 0)];
   if (!slot) {
     compiler::KernelTarget target = cuda->generated.target;
     target.ordered_dq = deterministic;
+    target.score_grads = score_grads;
     slot = api::compile_pass(*program, target, compiler::KernelPass::Backward, engine->cache);
   }
   return *slot;

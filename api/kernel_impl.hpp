@@ -53,11 +53,13 @@ struct Kernel::Impl {
   // The decode kernel, compiled on the first call with a KV cache, and the backward kernels,
   // compiled on the first backward call (api/pass_kernels.hpp).
   const api::CompiledKernel& decode_kernel() const;
-  // deterministic: the variant that adds dQ in kv tile order, a module of its own.
-  const api::CompiledKernel& backward_kernel(bool deterministic = false) const;
+  // The backward module a call runs, each compiled on first use: with the kernel that scatters into
+  // captured tensors' gradients (score_grads) or without, adding dQ in kv tile order
+  // (deterministic) or not.
+  const api::CompiledKernel& backward_kernel(bool score_grads = false, bool deterministic = false) const;
   mutable std::mutex decode_mutex, backward_mutex;
   mutable std::unique_ptr<const api::CompiledKernel> decode;
-  mutable std::array<std::unique_ptr<const api::CompiledKernel>, 2> backward;  // default, deterministic
+  mutable std::array<std::unique_ptr<const api::CompiledKernel>, 4> backward;  // by 2 * score_grads + deterministic
 };
 
 }  // namespace flexjit

@@ -38,9 +38,13 @@ GeneratedKernel generate_backward(const compiler::KernelPlan& plan, const Backwa
   k.tile_if_spills = e.tile_if_spills;
   const std::string entry = fmt::format("flexjit_bwd_{}_d{}_{}", plan.name, t.head_dim, compiler::element_name(t.dtype));
   const int pass_threads = flexjit::sm80::kBwdPassThreads;
-  k.entries = {{EntryRole::main, entry, e.threads, e.shared_bytes}, {EntryRole::prep, entry + "_prep", pass_threads, 0}};
-  if (score_scatters(plan)) k.entries.push_back({EntryRole::grads, entry + "_grads", e.threads, e.shared_bytes});
-  k.entries.push_back({EntryRole::post, entry + "_post", pass_threads, 0});
+  // One main kernel per module: the one that scatters into captured tensors' gradients when they
+  // are asked for (a module of its own, so that training without them never compiles it).
+  const bool scatter = t.score_grads && score_scatters(plan);
+  k.entries = {scatter ? EntryPoint{EntryRole::grads, entry + "_grads", e.threads, e.shared_bytes}
+                       : EntryPoint{EntryRole::main, entry, e.threads, e.shared_bytes},
+               {EntryRole::prep, entry + "_prep", pass_threads, 0},
+               {EntryRole::post, entry + "_post", pass_threads, 0}};
   k.pass_rows = flexjit::sm80::kBwdPassRows;
   k.headers = {"common/attention_common.cuh"};
   k.headers.insert(k.headers.end(), e.templates.begin(), e.templates.end());
@@ -70,13 +74,9 @@ GeneratedKernel generate_backward(const compiler::KernelPlan& plan, const Backwa
        fmt::format("flexjit::bwd_prep<fj_generated::Mods, Cfg, {}>(args, params, grads);", sink_scatters), false);
   // kOrderedDq: the deterministic variant (a module of its own, BackwardOptions::deterministic).
   const bool ordered = t.ordered_dq;
-  pass(EntryRole::main, "Cfg::kThreads",
-       fmt::format("{}<fj_generated::Mods, Cfg, false, {}>(args, params, grads{});", e.kernel, ordered, maps_arg),
+  pass(scatter ? EntryRole::grads : EntryRole::main, "Cfg::kThreads",
+       fmt::format("{}<fj_generated::Mods, Cfg, {}, {}>(args, params, grads{});", e.kernel, scatter, ordered, maps_arg),
        e.tensor_maps);
-  if (k.has_entry(EntryRole::grads))
-    pass(EntryRole::grads, "Cfg::kThreads",
-         fmt::format("{}<fj_generated::Mods, Cfg, true, {}>(args, params, grads{});", e.kernel, ordered, maps_arg),
-         e.tensor_maps);
   pass(EntryRole::post, "flexjit::sm80::kBwdPassThreads", "flexjit::bwd_post<fj_generated::Mods, Cfg>(args);", false);
   if (k.has_entry(EntryRole::tile_map))
     emit_tile_map_entry(k, "flexjit::build_q_tile_map", plan.tile_map.needed,

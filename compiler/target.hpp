@@ -43,6 +43,10 @@ struct KernelTarget {
   std::string backward_family = "";  // the same for the backward pass (CompileOptions::backward_family)
   KernelPass pass = KernelPass::Forward;
   bool ordered_dq = false;  // the backward: dQ added in kv tile order (BackwardOptions::deterministic)
+  // The backward: its main kernel also scatters into the gradients of captured tensors score_mod
+  // reads (asked for in BackwardOptions::grads); without, a call that asks for none compiles no
+  // scatter code.
+  bool score_grads = false;
   MathMode math = MathMode::Fast;
 };
 

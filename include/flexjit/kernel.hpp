@@ -109,8 +109,11 @@ class Kernel {
   // Compile now what forward with a KV cache (decode) or backward compiles on its first call, so
   // that the call finds its kernels in the engine's caches; `flexjit cache warm` fills the disk
   // cache this way. CUDA only; throws what that first call would (UnsupportedError, NvrtcError).
+  // compile_backward compiles what a backward call with `like` runs: the kernel that scatters into
+  // captured tensors' gradients when like.grads names one that score_mod reads (only the names
+  // are read), the deterministic one when like.deterministic.
   void compile_decode() const;
-  void compile_backward() const;
+  void compile_backward(const BackwardOptions& like = {}) const;
 
   // True when the mask reads captured tensors, so that a block mask (build_block_mask) lets
   // forward skip the tiles it masks entirely; false for index-arithmetic masks, which need none.

@@ -113,7 +113,7 @@ class Kernel:
     def __init__(self, native, program):
         self._native = native
         self.program = program
-        self._backward_ahead = None  # the thread compiling the backward ahead of its first call
+        self._backward_ahead = {}  # (grads, deterministic) -> the thread compiling that backward ahead
         self._ahead_lock = threading.Lock()
 
     device = property(lambda self: self._native.device)
@@ -145,31 +145,35 @@ class Kernel:
         spill_bytes, warnings}."""
         return self._native.compile_report(pass_)
 
-    def compile_backward(self):
-        """Compiles the backward kernels now rather than on the first backward() (CUDA kernels)."""
-        self._native.compile_backward()
+    def compile_backward(self, grads=(), deterministic=False):
+        """Compiles now the backward kernels a backward(..., grads=grads, deterministic=...) call runs,
+        rather than on its first call (CUDA kernels)."""
+        self._native.compile_backward(list(grads), bool(deterministic))
 
     def compile_decode(self):
         """Compiles the decode kernel now rather than on the first call with kv_lens (CUDA kernels)."""
         self._native.compile_decode()
 
-    def compile_backward_ahead(self):
-        """Starts compiling the backward kernels on a thread of their own (once per kernel), so that a
-        training step's first backward finds them compiled, or in progress, while its forward runs.
-        A failure is left for the backward call to report. Returns the thread."""
+    def compile_backward_ahead(self, grads=(), deterministic=False):
+        """Starts compiling the backward kernels that compile_backward(grads, deterministic) would, on
+        a thread of their own (once per kernel and variant), so that a training step's first backward
+        finds them compiled, or in progress, while its forward runs. A failure is left for the
+        backward call to report. Returns the thread."""
+        variant = (tuple(sorted(grads)), bool(deterministic))
         with self._ahead_lock:
-            if self._backward_ahead is None:
+            thread = self._backward_ahead.get(variant)
+            if thread is None:
                 def compile_quietly():
                     try:
-                        self._native.compile_backward()
+                        self._native.compile_backward(list(variant[0]), variant[1])
                     except Exception:  # noqa: BLE001 - the backward call compiles again and raises it
                         pass
 
-                self._backward_ahead = threading.Thread(target=compile_quietly, name="flexjit-backward-ahead",
-                                                        daemon=True)
-                self._backward_ahead.start()
-                _ahead_threads[:] = [t for t in _ahead_threads if t.is_alive()] + [self._backward_ahead]
-            return self._backward_ahead
+                thread = threading.Thread(target=compile_quietly, name="flexjit-backward-ahead", daemon=True)
+                self._backward_ahead[variant] = thread
+                thread.start()
+                _ahead_threads[:] = [t for t in _ahead_threads if t.is_alive()] + [thread]
+            return thread
 
     def forward(self, q, k, v, bind=None, scale=None, return_lse=False, *, out=None, lse=None, kv_lens=None,
                 page_table=None):

@@ -151,8 +151,11 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     layout, tensors, ints, floats = _split(bind)
     if kernel.device != "cpu" and torch.is_grad_enabled() and any(
             getattr(x, "requires_grad", False) for x in (q, k, v, *tensors)):
-        # Training: the backward kernels compile beside the forward's first run, not after it.
-        kernel.compile_backward_ahead()
+        # Training: the backward kernels compile beside the forward's first run, not after it (those
+        # for the captured tensors that will want gradients, in the mode the backward will run in).
+        names = [name for name, kind in layout if kind == "tensor"]
+        wanted = tuple(n for n, t in zip(names, tensors) if t.requires_grad and t.is_floating_point())
+        kernel.compile_backward_ahead(wanted, torch.are_deterministic_algorithms_enabled())
     call = _register(kernel, layout)
     out, lse = _attention_op(q, k, v, tensors, call, ints, floats,
                              float(scale) if scale is not None else q.shape[-1] ** -0.5)

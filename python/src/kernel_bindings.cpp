@@ -159,7 +159,13 @@ void register_kernel(py::module_& m) {
         return py::bytes(image.data(), image.size());
       }, py::arg("pass_") = "forward")
       .def("compile_report", &compile_report, py::arg("pass_") = "forward")
-      .def("compile_backward", &Kernel::compile_backward, py::call_guard<py::gil_scoped_release>())
+      .def("compile_backward", [](const Kernel& k, const std::vector<std::string>& grads, bool deterministic) {
+        // What a backward call asking for these gradients would run (only the names are read).
+        BackwardOptions like{.deterministic = deterministic};
+        for (const std::string& name : grads) like.grads.emplace(name, TensorView{});
+        py::gil_scoped_release unlocked;
+        k.compile_backward(like);
+      }, py::arg("grads") = std::vector<std::string>{}, py::arg("deterministic") = false)
       .def("compile_decode", &Kernel::compile_decode, py::call_guard<py::gil_scoped_release>())
       .def("block_mask_bytes", &Kernel::block_mask_bytes, py::arg("B"), py::arg("Hq"), py::arg("Tq"), py::arg("Tkv"))
       .def("forward", &forward, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("out"), py::arg("lse"),

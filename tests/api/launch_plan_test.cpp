@@ -32,11 +32,12 @@ const api::DeviceFacts kH200{"sm_90a", 132, 233472};
 void* fake(std::uintptr_t slot) { return reinterpret_cast<void*>(0x30000000u + slot * 0x1000000u); }
 
 codegen::GeneratedKernel generated(const std::string& example_name, int head_dim, compiler::KernelPass pass,
-                                   const std::string& family = "") {
+                                   const std::string& family = "", bool score_grads = false) {
   CompileOptions options{.head_dim = head_dim, .arch = "sm_90a"};
   options.family = family;
   compiler::KernelTarget target = api::forward_target(options);
   target.pass = pass;
+  target.score_grads = score_grads;
   return api::generate(detail::ProgramAccess::impl(example(example_name)), target);
 }
 
@@ -177,9 +178,15 @@ TEST(LaunchPlan, BackwardOfATensorMaskBuildsItsTransposedMapFirst) {
   EXPECT_GT(counts, offset_of(p, &plan.args.delta));
 }
 
+// A call that asks for a captured tensor's gradient runs the module whose main kernel scatters
+// into it (the grads entry, and no plain main kernel in that module); one that asks for none, the
+// module without; a module that does not match the call is an internal error, never a wrong launch.
 TEST(LaunchPlan, BackwardScatterZeroesTheGradientAndRunsTheGradsEntry) {
-  const codegen::GeneratedKernel g = generated("relative_position_bias", 64, compiler::KernelPass::Backward);
-  ASSERT_TRUE(g.has_entry(EntryRole::grads));
+  const codegen::GeneratedKernel g = generated("relative_position_bias", 64, compiler::KernelPass::Backward, "", false);
+  const codegen::GeneratedKernel gs = generated("relative_position_bias", 64, compiler::KernelPass::Backward, "", true);
+  EXPECT_FALSE(g.has_entry(EntryRole::grads));
+  ASSERT_TRUE(gs.has_entry(EntryRole::grads));
+  EXPECT_FALSE(gs.has_entry(EntryRole::main));
   const Tensors t(1, 4, 4, 300, 64);
   const TensorView table = TensorView::contiguous(fake(10), f32, {4, 257});
   const TensorView d_table = TensorView::contiguous(fake(11), f32, {4, 257});
@@ -187,12 +194,16 @@ TEST(LaunchPlan, BackwardScatterZeroesTheGradientAndRunsTheGradsEntry) {
   options.bind = {{"rel_bias", table}};
   api::BackwardPlan without =
       api::plan_backward(g.entry(), g.params, ir_of("relative_position_bias"), 64, bf16, t.backward(), options);
+  EXPECT_FALSE(without.scatter);
   EXPECT_THAT(roles(api::backward_launch_plan(g, without)),
               ElementsAre(EntryRole::prep, EntryRole::main, EntryRole::post));
+  EXPECT_THROW(api::backward_launch_plan(gs, without), InternalError);
   options.grads = {{"rel_bias", d_table}};
   api::BackwardPlan with =
       api::plan_backward(g.entry(), g.params, ir_of("relative_position_bias"), 64, bf16, t.backward(), options);
-  const api::LaunchPlan p = api::backward_launch_plan(g, with);
+  EXPECT_TRUE(with.scatter);
+  EXPECT_THROW(api::backward_launch_plan(g, with), InternalError);
+  const api::LaunchPlan p = api::backward_launch_plan(gs, with);
   EXPECT_THAT(roles(p), ElementsAre(EntryRole::prep, EntryRole::grads, EntryRole::post));
   ASSERT_EQ(p.zero.size(), 1u);
   EXPECT_EQ(p.zero[0].data, d_table.data);

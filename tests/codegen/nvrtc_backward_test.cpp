@@ -41,13 +41,18 @@ std::vector<Case> cases() {
   out.push_back({"document_window_sinks", {96, compiler::ElementType::BF16, "sm_90a"}});
   out.push_back({"learned_sink", {.head_dim = 128, .arch = "sm_90a", .math = compiler::MathMode::Exact}});
   out.push_back({"softcap", {.head_dim = 128, .arch = "sm_90a", .math = compiler::MathMode::Exact}});
+  // The modules whose main kernel scatters into captured tensors' gradients.
+  for (const char* name : {"alibi_softcap_window", "relative_position_bias"}) {
+    out.push_back({name, {.head_dim = 128, .arch = "sm_90a", .score_grads = true}});
+    out.push_back({name, {.head_dim = 64, .dtype = compiler::ElementType::FP16, .arch = "sm_80", .score_grads = true}});
+  }
   return out;
 }
 
 std::string case_name(const testing::TestParamInfo<Case>& info) {
   const compiler::KernelTarget& t = info.param.target;
   return info.param.example + "_d" + std::to_string(t.head_dim) + "_" + compiler::element_name(t.dtype) + "_" +
-         t.arch + "_" + compiler::math_mode_name(t.math);
+         t.arch + "_" + compiler::math_mode_name(t.math) + (t.score_grads ? "_grads" : "");
 }
 
 Program read_example(const std::string& name) {
@@ -159,7 +164,10 @@ std::vector<Case> ordered_cases() {
   for (const char* family : {"sm80_bwd", "sm90_bwd"})
     for (const char* name : {"causal", "document", "topk_causal", "alibi_softcap_window"}) {
       if (std::string(family) == "sm90_bwd" && std::string(name) == "topk_causal") continue;  // 64 x 64 blocks
-      out.push_back({name, {.head_dim = 128, .arch = "sm_90a", .backward_family = family, .ordered_dq = true}});
+      // alibi_softcap_window with its slopes' gradient: the scatter kernel, ordered.
+      const bool grads = std::string(name) == "alibi_softcap_window";
+      out.push_back({name, {.head_dim = 128, .arch = "sm_90a", .backward_family = family, .ordered_dq = true,
+                            .score_grads = grads}});
     }
   return out;
 }
@@ -177,8 +185,9 @@ TEST_P(OrderedDqKernel, CompilesWithinTheFamilysSpillBounds) {
   EXPECT_EQ(g.family, c.target.backward_family);
   EXPECT_TRUE(g.target.ordered_dq);
   EXPECT_NE(g.source.find("deterministic: dQ added in kv tile order"), std::string::npos);
-  EXPECT_NE(g.source.find(", false, true>(args, params, grads"), std::string::npos);
-  EXPECT_EQ(g.source.find(", false, false>(args, params, grads"), std::string::npos);
+  const std::string scatter = c.target.score_grads ? "true" : "false";
+  EXPECT_NE(g.source.find("Cfg, " + scatter + ", true>(args, params, grads"), std::string::npos);
+  EXPECT_EQ(g.source.find("Cfg, " + scatter + ", false>(args, params, grads"), std::string::npos);
   const jit::PtxasReport report = jit::parse_ptxas_report(k->artifact->log());
   const bool sm80 = g.family == "sm80_bwd";
   for (const codegen::EntryPoint& e : g.entries) {
@@ -194,16 +203,19 @@ TEST_P(OrderedDqKernel, CompilesWithinTheFamilysSpillBounds) {
 
 INSTANTIATE_TEST_SUITE_P(Examples, OrderedDqKernel, testing::ValuesIn(ordered_cases()), ordered_case_name);
 
-// Programs whose score_mod reads a captured float tensor get the scatter entry; others do not.
+// Asked for the kernel that scatters into captured tensors' gradients, programs whose score_mod
+// reads a captured float tensor get it in place of the main kernel; others keep the main kernel.
 TEST(BackwardFamily, ScatterEntryOnlyWhereScoreModReadsAFloatCapture) {
-  const compiler::KernelTarget t{128, compiler::ElementType::BF16, "sm_90a"};
+  const compiler::KernelTarget t{.head_dim = 128, .arch = "sm_90a", .score_grads = true};
   const auto generated = [&](const char* name) {
     const Program p = read_example(name);
     return api::generate_pass(detail::ProgramAccess::impl(p), t, compiler::KernelPass::Backward);
   };
   using codegen::EntryRole;
   EXPECT_TRUE(generated("relative_position_bias").has_entry(EntryRole::grads));
+  EXPECT_FALSE(generated("relative_position_bias").has_entry(EntryRole::main));
   EXPECT_FALSE(generated("causal").has_entry(EntryRole::grads));
+  EXPECT_TRUE(generated("causal").has_entry(EntryRole::main));
   EXPECT_FALSE(generated("learned_sink").has_entry(EntryRole::grads));  // the sink's gradient is the pre-pass's
   EXPECT_EQ(generated("learned_sink").grads.fields.size(), 1u);
 }

@@ -129,3 +129,21 @@ def test_each_pass_reports_its_own_module_without_a_gpu():
     assert kernel.compile_report()["entry"] == kernel.entry_name
     with pytest.raises(ValueError, match="pass: expected 'forward', 'decode' or 'backward', got 'bwd'"):
         kernel.ptx("bwd")
+
+
+def test_backward_variants_compile_ahead_each_once_without_a_gpu():
+    """The backward module with the scatter into a captured tensor's gradient is a variant of its
+    own: asking for it ahead compiles it (once), beside the one without."""
+    kernel = flexjit.compile(os.path.join(EXAMPLES, "relative_position_bias.py"), 64, "bf16", "cuda", arch="sm_80")
+    engine = flexjit._kernel.engine()
+    count = lambda: engine.counters()["compiles"] + engine.counters()["disk_hits"]  # noqa: E731
+    plain = kernel.compile_backward_ahead()
+    scatter = kernel.compile_backward_ahead(("rel_bias",))
+    assert scatter is not plain and kernel.compile_backward_ahead(("rel_bias",)) is scatter
+    for thread in (plain, scatter):
+        thread.join(timeout=300)
+    before = count()
+    kernel.compile_backward()
+    kernel.compile_backward(grads=("rel_bias",))
+    assert count() == before  # both already there
+    assert kernel.compile_report("backward")["entry"] == "flexjit_bwd_relative_position_bias_d64_bf16"

@@ -170,15 +170,6 @@ flexjit_bwd_relative_position_bias_d64_bf16_prep(const __grid_constant__ flexjit
 }
 
 extern "C" __global__ void __launch_bounds__(Cfg::kThreads, 1)
-flexjit_bwd_relative_position_bias_d64_bf16(const __grid_constant__ flexjit::BwdArgs args,
-    const __grid_constant__ fj_generated::Mods::Params params,
-    const __grid_constant__ fj_generated::Mods::Grads grads) {
-  (void)params;
-  (void)grads;
-  flexjit::attention_bwd_sm80<fj_generated::Mods, Cfg, false, false>(args, params, grads);
-}
-
-extern "C" __global__ void __launch_bounds__(Cfg::kThreads, 1)
 flexjit_bwd_relative_position_bias_d64_bf16_grads(const __grid_constant__ flexjit::BwdArgs args,
     const __grid_constant__ fj_generated::Mods::Params params,
     const __grid_constant__ fj_generated::Mods::Grads grads) {
