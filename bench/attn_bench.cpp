@@ -9,7 +9,8 @@
 // kv_lens, and page_table for the *_paged64 twins), examples/decode_causal.py. They read their
 // cache once, so they report TB/s = bytes of K and V read (plus q and out) / time, and that
 // bandwidth as a fraction of the device-to-device copy bandwidth, measured once per run
-// (cuMemcpyDtoD: bytes read + bytes written / time).
+// (cuMemcpyDtoD: bytes read + bytes written / time), and of the read bandwidth (a kernel that
+// only streams a buffer, as decode streams K and V: bench/read_probe.hpp), its roofline.
 //
 // Forward + backward configs (fwdbwd_*: a prefill config's name with that prefix, the same shape,
 // program and mask): the training step's attention, the forward (with lse) then Kernel::backward
@@ -57,6 +58,7 @@
 
 #include "bench/documents.hpp"
 #include "bench/event_timing.hpp"
+#include "bench/read_probe.hpp"
 #include "flexjit/flexjit.hpp"
 #include "jit/cuda_driver.hpp"
 #include "flexjit/half.hpp"
@@ -766,7 +768,8 @@ PageTable shuffled_page_table(const std::vector<std::int32_t>& lens, int max_len
 // then keeps every key, as the peers' unmasked decode does. No block mask: a call with a KV cache
 // takes none (the decode kernel classifies its keys itself).
 nlohmann::json run_decode_config(const Config& c, const Options& opt, const Device& dev,
-                                 std::optional<double> copy_tbps, flexjit::Engine& jit) {
+                                 std::optional<double> copy_tbps, std::optional<double> read_tbps,
+                                 flexjit::Engine& jit) {
   const Shape& s = c.s;
   const KvCacheLayout& cache = *c.decode;
   constexpr int Tq = 1;
@@ -840,6 +843,7 @@ nlohmann::json run_decode_config(const Config& c, const Options& opt, const Devi
   row["ms_min"] = *std::min_element(ms.begin(), ms.end());
   row["tbps"] = static_cast<double>(bytes) / med / 1e9;
   if (copy_tbps) row["copy_fraction"] = static_cast<double>(bytes) / med / 1e9 / *copy_tbps;
+  if (read_tbps) row["read_fraction"] = static_cast<double>(bytes) / med / 1e9 / *read_tbps;
   check_output(sets[0].out, nq, s.dtype, row);
   return row;
 }
@@ -875,8 +879,9 @@ bool matches(const std::string& pattern, const std::string& name) {
 
 void print_row(const Config& c, const nlohmann::json& row) {
   if (c.decode) {
-    fmt::print("{:<29} {:>9} us {:>6} TB/s {:>5} of copy bandwidth\n", c.name, cell(row, "us", "{:.1f}"),
-               cell(row, "tbps", "{:.2f}"), cell(row, "copy_fraction", "{:.2f}"));
+    fmt::print("{:<29} {:>9} us {:>6} TB/s {:>5} of copy, {:>5} of read bandwidth\n", c.name,
+               cell(row, "us", "{:.1f}"), cell(row, "tbps", "{:.2f}"), cell(row, "copy_fraction", "{:.2f}"),
+               cell(row, "read_fraction", "{:.2f}"));
   } else if (c.fwdbwd && row.contains("unsupported")) {
     fmt::print("{:<29} unsupported: {}\n", c.name, row["unsupported"].get<std::string>());
   } else if (c.fwdbwd) {
@@ -969,6 +974,7 @@ int main(int argc, char** argv) {
 
   // Once per run, before the decode configs allocate their caches.
   std::optional<CopyBandwidth> copy;
+  std::optional<bench::ReadBandwidth> read;
   if (g_gpu && std::any_of(selected.begin(), selected.end(), [](const Config& c) { return c.decode.has_value(); })) {
     try {
       copy = measure_copy_bandwidth();
@@ -978,6 +984,13 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
       fmt::print(stderr, "attn_bench: copy bandwidth not measured: {}\n", e.what());
     }
+    try {
+      read = bench::measure_read_bandwidth(0);
+      fmt::print("read bandwidth: {:.2f} TB/s (a kernel reading {} GiB: bytes read / time, median of {})\n",
+                 read->tbps, read->bytes >> 30, read->reps);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "attn_bench: read bandwidth not measured: {}\n", e.what());
+    }
   }
 
   flexjit::Engine jit;
@@ -986,7 +999,8 @@ int main(int argc, char** argv) {
   for (const Config& c : selected) {
     nlohmann::json row;
     try {
-      row = c.decode ? run_decode_config(c, opt, dev, copy ? std::optional(copy->tbps) : std::nullopt, jit)
+      row = c.decode ? run_decode_config(c, opt, dev, copy ? std::optional(copy->tbps) : std::nullopt,
+                                         read ? std::optional(read->tbps) : std::nullopt, jit)
                      : run_config(c, opt, dev, jit);
     } catch (const std::exception& e) {
       row = {{"cfg", c.name}, {"ok", false}, {"error", e.what()}};
@@ -1006,6 +1020,7 @@ int main(int argc, char** argv) {
   if (!opt.json_path.empty()) {
     nlohmann::json doc = {{"device", dev.name}, {"reps", opt.reps}, {"dry_run", !g_gpu}, {"rows", rows}};
     if (copy) doc["copy_bandwidth"] = {{"tbps", copy->tbps}, {"bytes", copy->bytes}, {"reps", copy->reps}};
+    if (read) doc["read_bandwidth"] = {{"tbps", read->tbps}, {"bytes", read->bytes}, {"reps", read->reps}};
     std::ofstream(opt.json_path) << doc.dump(1) << "\n";
   }
   if (failures) fmt::print(stderr, "attn_bench: {} config(s) failed\n", failures);

@@ -128,8 +128,8 @@ def prefill_table(ours, peers, checks_out, notes):
 
 
 def decode_table(ours, ours_by_name, peers, checks_out, notes):
-    print("| config | us | TB/s | of copy | / contiguous | flex us | FA2 us | cuDNN us | x flex | x SDPA | targets |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| config | us | TB/s | of copy | of read | / contiguous | flex us | FA2 us | cuDNN us | x flex | x SDPA | targets |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in ours:
         name = r["cfg"]
         twin = r.get("contiguous_cfg", name)  # the peers' config, and our own contiguous run
@@ -160,6 +160,7 @@ def decode_table(ours, ours_by_name, peers, checks_out, notes):
         checks_out += checks
 
         print(f"| {name} | {fmt(us, '.1f')} | {fmt(r.get('tbps'), '.2f')} | {fmt(fraction, '.0%')} | "
+              f"{fmt(r.get('read_fraction'), '.0%')} | "
               f"{fmt(over_contiguous, '.2f')} | {fmt(peer_us.get(FLEX), '.1f')} | {fmt(peer_us.get(FA2), '.1f')} | "
               f"{fmt(peer_us.get(CUDNN), '.1f')} | {fmt(x_flex, '.2f')} | {fmt(x_sdpa, '.2f')} | {flags(checks)} |")
 
@@ -199,6 +200,10 @@ def main(argv):
         copy = doc.get("copy_bandwidth")
         measured = (f"copy bandwidth {copy['tbps']:.2f} TB/s (cuMemcpyDtoD of {copy['bytes'] / 2**30:.0f} GiB, "
                     f"bytes read + written / time, median of {copy['reps']})" if copy else "copy bandwidth not measured")
+        read = doc.get("read_bandwidth")
+        if read:
+            measured += (f"; read bandwidth {read['tbps']:.2f} TB/s (a kernel that only reads "
+                         f"{read['bytes'] / 2**30:.0f} GiB, median of {read['reps']}: decode's roofline)")
         print(f"Decode: {measured}; TB/s = bytes of K and V of every sequence, q and out / time")
         print()
         decode_table(decode, {r["cfg"]: r for r in decode}, peers, checks, notes)
