@@ -66,16 +66,16 @@ void check_backward_tensors(const BackwardTensors& t, const std::optional<Attent
     const char* like;  // whose shape it has
     const TensorView* model;
     bool output;
-  } tensors[] = {{"dout", &t.dout, "q", &t.q, false},
+  } tensors[] = {{"dout", &t.dout, "out", &t.out, false},
                  {"dq", &t.dq, "q", &t.q, true},
                  {"dk", &t.dk, "k", &t.k, true},
-                 {"dv", &t.dv, "k", &t.k, true}};
+                 {"dv", &t.dv, "v", &t.v, true}};
   for (const auto& x : tensors) {
     if (x.t->dtype != dtype)
       problems.add(
           fmt::format("{}: dtype {} does not match the kernel's {}", x.name, dtype_name(x.t->dtype), dtype_name(dtype)));
     if (memory == Memory::cuda)
-      check_like_attention_tensor(x.name, *x.t, t.q, x.model == &t.k, x.output, memory, problems);
+      check_like_attention_tensor(x.name, *x.t, t.q, x.model == &t.k || x.model == &t.v, x.output, memory, problems);
     else
       check_host_placement(x.name, *x.t, dtype_size(x.t->dtype), problems);
     if (shape && x.t->shape != x.model->shape)

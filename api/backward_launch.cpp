@@ -52,7 +52,8 @@ BackwardPlan plan_backward(const std::string& entry, const compiler::ParamLayout
                            int head_dim, DType dtype, const BackwardTensors& t, const BackwardOptions& options) {
   Problems problems;
   const std::optional<AttentionShape> shape = check_attention_tensors(
-      t.q, t.k, t.v, t.out, std::optional<TensorView>(t.lse), options.scale, head_dim, dtype, problems, Memory::cuda);
+      t.q, t.k, t.v, t.out, std::optional<TensorView>(t.lse), options.scale, head_dim, head_dim, dtype, problems,
+      Memory::cuda);
   check_backward_tensors(t, shape, dtype, problems, Memory::cuda);
   const Device device = t.q.device.is_cuda() ? t.q.device : Device::cuda(0);
   const ir::Env env = resolve_bindings(program, options.bind, device, problems);

@@ -22,7 +22,7 @@ void cpu_backward(const Kernel::Impl& kernel, const BackwardTensors& t, const Ba
   Problems problems;
   const std::optional<AttentionShape> shape =
       check_attention_tensors(t.q, t.k, t.v, t.out, std::optional<TensorView>(t.lse), options.scale,
-                              kernel.cpu_head_dim, kernel.dtype, problems, Memory::host);
+                              kernel.cpu_head_dim, kernel.cpu_head_dim_v, kernel.dtype, problems, Memory::host);
   check_backward_tensors(t, shape, kernel.dtype, problems);
   const ir::Env env = resolve_bindings(program, options.bind, Device::cpu(), problems);
   if (shape) check_block_indices(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);

@@ -18,7 +18,7 @@ void cpu_forward(const Kernel::Impl& kernel, const ForwardTensors& t, const Forw
   const ir::Program& program = kernel.program->ir;
   Problems problems;
   auto shape = check_attention_tensors(t.q, t.k, t.v, t.out, options.lse, options.scale, kernel.cpu_head_dim,
-                                       kernel.dtype, problems, Memory::host, kv_layout(options));
+                                       kernel.cpu_head_dim_v, kernel.dtype, problems, Memory::host, kv_layout(options));
   const std::optional<KvCache> cache = check_kv_cache(options, shape, problems);
   const ir::Env env = resolve_bindings(program, options.bind, Device::cpu(), problems);
   if (shape) check_block_indices(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
@@ -35,7 +35,7 @@ void cpu_forward(const Kernel::Impl& kernel, const ForwardTensors& t, const Forw
       in.page_size = shape->page_size, in.max_pages = cache->max_pages, in.num_pages = shape->num_pages;
     }
   }
-  std::vector<float> out(inputs.q.size());
+  std::vector<float> out(static_cast<std::size_t>(t.out.numel()));
   std::vector<float> lse(options.lse ? static_cast<std::size_t>(options.lse->numel()) : 0);
   try {
     cpu::cpu_attention_forward(program, in, out.data(), options.lse ? lse.data() : nullptr, kernel.cpu_backend);
@@ -56,6 +56,7 @@ HostAttentionInputs::HostAttentionInputs(const ForwardTensors& t, const Attentio
   in.k = k.data();
   in.v = v.data();
   in.B = shape.B, in.Hq = shape.Hq, in.Hkv = shape.Hkv, in.Tq = shape.Tq, in.Tkv = shape.Tkv, in.D = shape.D;
+  in.Dv = shape.Dv;
   if (scale) in.scale = *scale;
   in.bindings = &env;
 }

@@ -37,6 +37,9 @@ std::shared_ptr<const Kernel::Impl> cpu_kernel(const Program& program, const Com
                                        dtype_name(options.dtype)));
   if (options.head_dim < 1)
     throw UnsupportedError(fmt::format("head dim {} is not supported: it must be at least 1", options.head_dim));
+  if (options.head_dim_v < 0)
+    throw UnsupportedError(fmt::format("head dim {} of v is not supported: it must be at least 1 (0: head_dim)",
+                                       options.head_dim_v));
   if (!options.arch.empty())
     throw ArgumentError(fmt::format("arch {} is for CUDA kernels; leave CompileOptions::arch empty with Device::cpu()",
                                     dsl::quoted(options.arch)));
@@ -56,7 +59,8 @@ std::shared_ptr<const Kernel::Impl> cpu_kernel(const Program& program, const Com
   return std::make_shared<const Kernel::Impl>(detail::ProgramAccess::shared(program),
                                               cpu_kernel_name(detail::ProgramAccess::impl(program).ir.name,
                                                               options.head_dim, options.dtype),
-                                              options.head_dim, options.dtype, backend, std::move(note));
+                                              options.head_dim, options.head_dim_v > 0 ? options.head_dim_v : options.head_dim,
+                                              options.dtype, backend, std::move(note));
 }
 
 }  // namespace flexjit::api

@@ -42,7 +42,7 @@ DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& la
                        int head_dim, DType dtype, const ForwardTensors& t, const ForwardOptions& options) {
   Problems problems;
   const KvLayout kv = kv_layout(options);
-  auto shape = check_attention_tensors(t.q, t.k, t.v, t.out, options.lse, options.scale, head_dim, dtype, problems,
+  auto shape = check_attention_tensors(t.q, t.k, t.v, t.out, options.lse, options.scale, head_dim, head_dim, dtype, problems,
                                        Memory::cuda, kv);
   const std::optional<KvCache> cache = check_kv_cache(options, shape, problems, Memory::cuda);
   const Device device = t.q.device.is_cuda() ? t.q.device : Device::cuda(0);

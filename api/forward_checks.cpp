@@ -118,8 +118,9 @@ void check_like_attention_tensor(const std::string& name, const TensorView& t, c
 
 std::optional<AttentionShape> check_attention_tensors(const TensorView& q, const TensorView& k, const TensorView& v,
                                                       const TensorView& out, const std::optional<TensorView>& lse,
-                                                      std::optional<float> scale, int head_dim, DType dtype,
-                                                      Problems& problems, Memory memory, KvLayout kv_layout) {
+                                                      std::optional<float> scale, int head_dim, int head_dim_v,
+                                                      DType dtype, Problems& problems, Memory memory,
+                                                      KvLayout kv_layout) {
   const bool cuda = memory == Memory::cuda;
   const bool paged = kv_layout == KvLayout::paged;
   const Tensor4 tq{"q", &q, "[B, Hq, Tq, D]", {"B", "Hq", "Tq", "D"}};
@@ -156,15 +157,31 @@ std::optional<AttentionShape> check_attention_tensors(const TensorView& q, const
   for (const Tensor4* x : {&tq, &tk, &tv, &to}) {
     check_sizes(*x, problems);
     check_strides(*x, x == &to, memory, problems);
-    if (x->t->shape[3] != head_dim)
-      problems.add(fmt::format("head dim {} of {} does not match the kernel's {}", x->t->shape[3], x->name, head_dim));
+    const bool value_side = x == &tv || x == &to;
+    const int want = value_side ? head_dim_v : head_dim;
+    if (x->t->shape[3] != want)
+      problems.add(fmt::format("head dim {} of {} does not match the kernel's {}{}", x->t->shape[3], x->name, want,
+                               head_dim_v == head_dim ? "" : value_side ? " (of v and out)" : " (of q and k)"));
   }
   if (!paged && k.shape[0] != q.shape[0])
     problems.add(fmt::format("q and k: batch size B {} vs {}", q.shape[0], k.shape[0]));
-  if (v.shape != k.shape)
-    problems.add(fmt::format("v: expected the shape of k {}, got {}", format_dims(k.shape), format_dims(v.shape)));
-  if (out.shape != q.shape)
-    problems.add(fmt::format("out: expected the shape of q {}, got {}", format_dims(q.shape), format_dims(out.shape)));
+  // v is k but for its head dim, out is q but for its head dim.
+  const auto with_last = [](std::vector<std::int64_t> dims, std::int64_t last) {
+    dims.back() = last;
+    return dims;
+  };
+  const auto expect_like = [&](const char* name, const TensorView& x, const char* model_name, const TensorView& model) {
+    if (head_dim_v == head_dim) {
+      if (x.shape != model.shape)
+        problems.add(fmt::format("{}: expected the shape of {} {}, got {}", name, model_name, format_dims(model.shape),
+                                 format_dims(x.shape)));
+    } else if (x.shape != with_last(model.shape, head_dim_v)) {
+      problems.add(fmt::format("{}: expected the shape of {} {} but for head dim {}, got {}", name, model_name,
+                               format_dims(model.shape), head_dim_v, format_dims(x.shape)));
+    }
+  };
+  expect_like("v", v, "k", k);
+  expect_like("out", out, "q", q);
   const std::int64_t Hq = q.shape[1], Hkv = k.shape[paged ? 2 : 1];
   if (Hq >= 1 && Hkv >= 1 && Hq % Hkv != 0) problems.add(fmt::format("Hq={} is not a multiple of Hkv={}", Hq, Hkv));
   if (cuda && Hq > kGridYZMax)
@@ -197,9 +214,9 @@ std::optional<AttentionShape> check_attention_tensors(const TensorView& q, const
   auto as_int = [](std::int64_t x) { return static_cast<int>(std::clamp<std::int64_t>(x, 0, kIntMax)); };
   if (paged)
     return AttentionShape{as_int(q.shape[0]), as_int(Hq), as_int(Hkv), as_int(q.shape[2]), 0, as_int(q.shape[3]),
-                          q.device, as_int(k.shape[0]), as_int(k.shape[1])};
+                          q.device, as_int(k.shape[0]), as_int(k.shape[1]), as_int(v.shape[3])};
   return AttentionShape{as_int(q.shape[0]), as_int(Hq), as_int(Hkv), as_int(q.shape[2]), as_int(k.shape[2]),
-                        as_int(q.shape[3]), q.device};
+                        as_int(q.shape[3]), q.device, 0, 0, as_int(v.shape[3])};
 }
 
 }  // namespace flexjit::api

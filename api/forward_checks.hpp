@@ -16,6 +16,7 @@ struct AttentionShape {
   int B = 0, Hq = 0, Hkv = 0, Tq = 0, Tkv = 0, D = 0;
   Device device;
   int num_pages = 0, page_size = 0;  // paged k and v (Tkv is then what a page table row holds)
+  int Dv = 0;                        // the head dim of v and out (D unless the kernel's differs)
 };
 
 // Where a kernel reads its tensors: CUDA device memory under the generated kernel's layout rules
@@ -30,10 +31,12 @@ enum class KvLayout : std::uint8_t { dense, paged };
 
 // Adds one problem per mistake in q, k, v, out, lse and scale. Returns the shape when q, k, v
 // and out are at least 4-D (whether or not other problems were found), else nullopt. Paged k and
-// v give Tkv = 0: the page table says how many keys a sequence can have.
+// v give Tkv = 0: the page table says how many keys a sequence can have. q and k have head_dim
+// columns, v and out head_dim_v.
 std::optional<AttentionShape> check_attention_tensors(const TensorView& q, const TensorView& k, const TensorView& v,
                                                       const TensorView& out, const std::optional<TensorView>& lse,
-                                                      std::optional<float> scale, int head_dim, DType dtype,
+                                                      std::optional<float> scale, int head_dim, int head_dim_v,
+                                                      DType dtype,
                                                       Problems& problems, Memory memory = Memory::cuda,
                                                       KvLayout kv_layout = KvLayout::dense);
 

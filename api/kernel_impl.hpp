@@ -31,10 +31,10 @@ struct Kernel::Impl {
         dtype(d), engine(std::move(e)) {}
 
   // A cpu kernel: nothing generated or compiled.
-  Impl(std::shared_ptr<const Program::Impl> p, std::string name, int head_dim, DType d, cpu::CpuBackend backend,
-       std::string backend_note)
+  Impl(std::shared_ptr<const Program::Impl> p, std::string name, int head_dim, int head_dim_v, DType d,
+       cpu::CpuBackend backend, std::string backend_note)
       : program(std::move(p)), dtype(d), device(Device::cpu()), cpu_name(std::move(name)), cpu_head_dim(head_dim),
-        cpu_backend(backend), cpu_backend_note(std::move(backend_note)) {}
+        cpu_head_dim_v(head_dim_v), cpu_backend(backend), cpu_backend_note(std::move(backend_note)) {}
 
   std::shared_ptr<const Program::Impl> program;  // the bindings are checked against its declarations
   std::unique_ptr<const api::CompiledKernel> cuda;  // the forward kernel; null for a cpu kernel
@@ -43,6 +43,7 @@ struct Kernel::Impl {
   Device device = Device::cuda();
   std::string cpu_name;  // cpu kernels: what messages call the kernel
   int cpu_head_dim = 0;
+  int cpu_head_dim_v = 0;  // of v and out
   cpu::CpuBackend cpu_backend = cpu::CpuBackend::Auto;  // cpu kernels: resolved (Llvm or Interpreter)
   std::string cpu_backend_note;  // cpu kernels: why automatic fell back to the interpreter
   // Kernel::ptx() of each pass, compiled on first use.

@@ -81,7 +81,7 @@ struct Problem {
 class Worker {
  public:
   explicit Worker(const Problem& pb)
-      : pb_(pb), keep_(static_cast<std::size_t>(pb.in.Tkv)), s_(keep_.size()), acc_(static_cast<std::size_t>(pb.in.D)) {}
+      : pb_(pb), keep_(static_cast<std::size_t>(pb.in.Tkv)), s_(keep_.size()), acc_(static_cast<std::size_t>(pb.in.dv())) {}
 
   // Query rows [i0, i1) of (b, h).
   void rows(int b, int h, int i0, int i1) {
@@ -92,7 +92,7 @@ class Worker {
     for (int i = i0; i < i1; ++i) {
       const i64 row = (static_cast<i64>(b) * in.Hq + h) * in.Tq + i;
       row_scores(b, h, kvh, i, n, in.q + row * in.D);
-      softmax_pv(b, kvh, n, sink, pb_.out + row * in.D, pb_.lse ? pb_.lse + row : nullptr);
+      softmax_pv(b, kvh, n, sink, pb_.out + row * in.dv(), pb_.lse ? pb_.lse + row : nullptr);
     }
   }
 
@@ -129,7 +129,7 @@ class Worker {
       // score into l, out and lse below.)
       bool nan = false;
       for (int j = 0; j < n; ++j) nan |= keep_[j] && std::isnan(s_[j]);
-      std::fill(out, out + in.D, nan ? std::numeric_limits<float>::quiet_NaN() : 0.0f);
+      std::fill(out, out + in.dv(), nan ? std::numeric_limits<float>::quiet_NaN() : 0.0f);
       if (lse) *lse = nan ? std::numeric_limits<float>::quiet_NaN() : -std::numeric_limits<float>::infinity();
       return;
     }
@@ -140,10 +140,10 @@ class Worker {
       const double p = std::exp(static_cast<double>(s_[j]) - m);
       if (p == 0.0) continue;
       l += p;
-      axpy(acc_.data(), p, pb_.kv.value(b, kvh, j), in.D);
+      axpy(acc_.data(), p, pb_.kv.value(b, kvh, j), in.dv());
     }
     if (pb_.mods.has_sink) l += std::exp(static_cast<double>(sink) - m);
-    for (int d = 0; d < in.D; ++d) out[d] = static_cast<float>(acc_[d] / l);
+    for (int d = 0; d < in.dv(); ++d) out[d] = static_cast<float>(acc_[d] / l);
     if (lse) *lse = static_cast<float>(m + std::log(l));
   }
 
@@ -179,8 +179,8 @@ template <class Bad> void validate_kv_cache(const CpuAttentionInputs& in, Bad ba
 void validate(const CpuAttentionInputs& in, const float* out) {
   auto bad = [](const std::string& msg) { throw std::invalid_argument("cpu_attention_forward: " + msg); };
   if (!in.q || !in.k || !in.v || !out) bad("q, k, v and out must not be null");
-  if (in.B < 1 || in.Hq < 1 || in.Hkv < 1 || in.Tq < 1 || in.Tkv < 1 || in.D < 1)
-    bad("B, Hq, Hkv, Tq, Tkv and D must be >= 1");
+  if (in.B < 1 || in.Hq < 1 || in.Hkv < 1 || in.Tq < 1 || in.Tkv < 1 || in.D < 1 || in.Dv < 0)
+    bad("B, Hq, Hkv, Tq, Tkv and D must be >= 1 (Dv >= 0)");
   if (in.Hq % in.Hkv != 0)
     bad("Hq (" + std::to_string(in.Hq) + ") must be a multiple of Hkv (" + std::to_string(in.Hkv) + ")");
   validate_kv_cache(in, bad);

@@ -20,7 +20,7 @@
 // [-1, ceil(Tkv / kb)) is an error. When the name is not bound, every block is selected (the
 // element mask alone decides).
 //
-// Layout: q [B, Hq, Tq, D], k and v [B, Hkv, Tkv, D], out [B, Hq, Tq, D], lse [B, Hq, Tq]
+// Layout: q [B, Hq, Tq, D], k [B, Hkv, Tkv, D], v [B, Hkv, Tkv, Dv], out [B, Hq, Tq, Dv], lse [B, Hq, Tq]
 // (optional: nullptr skips it), all contiguous float32 host arrays. Work is spread over
 // std::thread::hardware_concurrency() threads by (b, h, block of query rows).
 //
@@ -54,6 +54,8 @@ struct CpuAttentionInputs {
   const std::int32_t* kv_lens = nullptr;     // [B]; nullptr: Tkv keys each
   const std::int32_t* page_table = nullptr;  // [B, max_pages], needs kv_lens; nullptr: dense k and v
   int page_size = 0, max_pages = 0, num_pages = 0;  // of a page table
+  int Dv = 0;  // the head dim of v and out (MLA shapes); 0: D
+  int dv() const { return Dv > 0 ? Dv : D; }
 };
 
 // Throws std::invalid_argument for bad sizes, null arrays, or lengths and page numbers out of

@@ -81,7 +81,7 @@ class PairRow {
     std::copy(x_.begin(), x_.begin() + n_, s_.begin());
     if (pb_.mods.has_score) pb_.mods.score_row(b, h, i, lo, n_, keep_.data(), s_.data());
 
-    const float* doi = pb_.fwd.dout + row * in.D;
+    const float* doi = pb_.fwd.dout + row * in.dv();
     const double Di = pb_.D[static_cast<std::size_t>(row)];
     for (int k = 0; k < n_; ++k) {
       if (!keep_[k] || s_[k] == kNegInf) {
@@ -93,7 +93,7 @@ class PairRow {
         keep_[k] = 0;
         continue;
       }
-      ds_[k] = p_[k] * (dot64(doi, pb_.kv.value(b, kvh, lo + k), in.D) - Di);
+      ds_[k] = p_[k] * (dot64(doi, pb_.kv.value(b, kvh, lo + k), in.dv()) - Di);
     }
     pb_.score.slope_row(ws, b, h, i, lo, n_, keep_.data(), x_.data(), slope_.data());
     for (int k = 0; k < n_; ++k)
@@ -159,7 +159,8 @@ void key_rows(const Problem& pb, int b, int kvh, int j0, int j1, ModGradient::Wo
   const CpuAttentionInputs& in = pb.in;
   const int n = j1 - j0;
   PairRow pairs(pb, n);
-  std::vector<double> acc_k(static_cast<std::size_t>(n) * in.D), acc_v(acc_k.size());
+  const int Dv = in.dv();
+  std::vector<double> acc_k(static_cast<std::size_t>(n) * in.D), acc_v(static_cast<std::size_t>(n) * Dv);
   const int group = in.Hq / in.Hkv;
   for (int h = kvh * group; h < (kvh + 1) * group; ++h)
     for (int i = 0; i < in.Tq; ++i) {
@@ -168,16 +169,14 @@ void key_rows(const Problem& pb, int b, int kvh, int j0, int j1, ModGradient::Wo
       for (int k = 0; k < n; ++k) {
         if (!pairs.live(k)) continue;
         add_scaled(acc_k.data() + static_cast<std::size_t>(k) * in.D, pairs.dscore(k), in.q + row * in.D, in.D);
-        add_scaled(acc_v.data() + static_cast<std::size_t>(k) * in.D, pairs.p(k), pb.fwd.dout + row * in.D, in.D);
+        add_scaled(acc_v.data() + static_cast<std::size_t>(k) * Dv, pairs.p(k), pb.fwd.dout + row * Dv, Dv);
       }
     }
   for (int k = 0; k < n; ++k) {
-    const i64 at = pb.kv_row(b, kvh, j0 + k) * in.D;
-    for (int d = 0; d < in.D; ++d) {
-      const std::size_t e = static_cast<std::size_t>(k) * in.D + d;
-      dk[at + d] = static_cast<float>(pb.scale * acc_k[e]);
-      dv[at + d] = static_cast<float>(acc_v[e]);
-    }
+    const i64 kv = pb.kv_row(b, kvh, j0 + k);
+    for (int d = 0; d < in.D; ++d)
+      dk[kv * in.D + d] = static_cast<float>(pb.scale * acc_k[static_cast<std::size_t>(k) * in.D + d]);
+    for (int d = 0; d < Dv; ++d) dv[kv * Dv + d] = static_cast<float>(acc_v[static_cast<std::size_t>(k) * Dv + d]);
   }
 }
 
@@ -186,8 +185,8 @@ void validate(const ir::Program& p, const CpuAttentionInputs& in, const CpuForwa
   auto bad = [](const std::string& msg) { throw std::invalid_argument("cpu_attention_backward: " + msg); };
   if (!in.q || !in.k || !in.v || !fwd.out || !fwd.lse || !fwd.dout || !g.dq || !g.dk || !g.dv)
     bad("q, k, v, out, lse, dout, dq, dk and dv must not be null");
-  if (in.B < 1 || in.Hq < 1 || in.Hkv < 1 || in.Tq < 1 || in.Tkv < 1 || in.D < 1)
-    bad("B, Hq, Hkv, Tq, Tkv and D must be >= 1");
+  if (in.B < 1 || in.Hq < 1 || in.Hkv < 1 || in.Tq < 1 || in.Tkv < 1 || in.D < 1 || in.Dv < 0)
+    bad("B, Hq, Hkv, Tq, Tkv and D must be >= 1 (Dv >= 0)");
   if (in.Hq % in.Hkv != 0)
     bad("Hq (" + std::to_string(in.Hq) + ") must be a multiple of Hkv (" + std::to_string(in.Hkv) + ")");
   if (in.kv_lens || in.page_table) bad("a KV cache (kv_lens, page_table) has no backward yet");
@@ -233,7 +232,8 @@ void cpu_attention_backward(const ir::Program& p, const CpuAttentionInputs& in, 
 
   const i64 rows = static_cast<i64>(in.B) * in.Hq * in.Tq;
   pb.D.resize(static_cast<std::size_t>(rows));
-  for (i64 r = 0; r < rows; ++r) pb.D[static_cast<std::size_t>(r)] = dot64(fwd.dout + r * in.D, fwd.out + r * in.D, in.D);
+  const int Dv = in.dv();
+  for (i64 r = 0; r < rows; ++r) pb.D[static_cast<std::size_t>(r)] = dot64(fwd.dout + r * Dv, fwd.out + r * Dv, Dv);
 
   const std::vector<std::string> names(wanted.begin(), wanted.end());
   const i64 row_items = (in.Tq + kRowsPerItem - 1) / kRowsPerItem;

@@ -37,16 +37,16 @@ namespace flexjit::cpu {
 
 // What the forward gave and the loss's gradient, contiguous float32 host arrays.
 struct CpuForwardResults {
-  const float* out = nullptr;   // [B, Hq, Tq, D]
+  const float* out = nullptr;   // [B, Hq, Tq, Dv]
   const float* lse = nullptr;   // [B, Hq, Tq], natural log, as cpu_attention_forward writes it
-  const float* dout = nullptr;  // [B, Hq, Tq, D]: d loss / d out
+  const float* dout = nullptr;  // [B, Hq, Tq, Dv]: d loss / d out
 };
 
 // Where the gradients go, contiguous float32 host arrays, overwritten.
 struct CpuGradients {
   float* dq = nullptr;  // [B, Hq, Tq, D]
   float* dk = nullptr;  // [B, Hkv, Tkv, D]
-  float* dv = nullptr;  // [B, Hkv, Tkv, D]
+  float* dv = nullptr;  // [B, Hkv, Tkv, Dv]
   float* dsink = nullptr;  // [B, Hq]; nullptr: not wanted (needs a program with a sink)
   // Captured float tensors read by score_mod or sink (ir/gradient_captures.hpp): row-major over
   // the shape bound in CpuAttentionInputs::bindings. Tensors not listed get no gradient.

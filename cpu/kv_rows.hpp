@@ -13,15 +13,16 @@ class KvRows {
   explicit KvRows(const CpuAttentionInputs& in) : in_(in) {}
 
   int length(int b) const { return in_.kv_lens ? in_.kv_lens[b] : in_.Tkv; }
-  const float* key(int b, int kv_head, int j) const { return row(in_.k, b, kv_head, j); }
-  const float* value(int b, int kv_head, int j) const { return row(in_.v, b, kv_head, j); }
+  const float* key(int b, int kv_head, int j) const { return row(in_.k, in_.D, b, kv_head, j); }
+  const float* value(int b, int kv_head, int j) const { return row(in_.v, in_.dv(), b, kv_head, j); }
 
  private:
-  const float* row(const float* base, int b, int kv_head, int j) const {
+  // Rows of `width` floats.
+  const float* row(const float* base, int width, int b, int kv_head, int j) const {
     using i64 = std::int64_t;
-    if (!in_.page_table) return base + ((static_cast<i64>(b) * in_.Hkv + kv_head) * in_.Tkv + j) * in_.D;
+    if (!in_.page_table) return base + ((static_cast<i64>(b) * in_.Hkv + kv_head) * in_.Tkv + j) * width;
     const i64 page = in_.page_table[static_cast<i64>(b) * in_.max_pages + j / in_.page_size];
-    return base + ((page * in_.page_size + j % in_.page_size) * in_.Hkv + kv_head) * in_.D;
+    return base + ((page * in_.page_size + j % in_.page_size) * in_.Hkv + kv_head) * width;
   }
 
   const CpuAttentionInputs& in_;

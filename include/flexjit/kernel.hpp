@@ -32,6 +32,7 @@ class Kernel {
   // same form ("flexjit_cpu_causal_d128_f32") for messages.
   const std::string& entry_name() const;
   int head_dim() const;
+  int head_dim_v() const;  // of v and out: head_dim() unless CompileOptions::head_dim_v said otherwise
   DType dtype() const;
   const std::string& arch() const;  // empty for a cpu kernel
   // The kernel family that generated it ("sm90_fwd", "sm80_fwd"); "cpu" for a cpu kernel.

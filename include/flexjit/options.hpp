@@ -41,6 +41,10 @@ enum class Math : std::uint8_t { fast, exact };
 struct CompileOptions {
   // CUDA kernels: a multiple of 16 in [16, 256]. cpu kernels: any size >= 1.
   int head_dim = 128;
+  // The head dim of v and out when it differs from q's and k's (multi-head latent attention:
+  // 192 / 128 in prefill); 0: head_dim. cpu kernels: any size >= 1. CUDA kernels: no family serves
+  // a different one yet (flexjit::UnsupportedError).
+  int head_dim_v = 0;
   // Of q, k, v and out. CUDA kernels: bf16 or fp16. cpu kernels: f32, bf16 or fp16.
   DType dtype = DType::bf16;
   // NVRTC architecture ("sm_80", "sm_90a", ...). Empty: the device of the current CUDA context,

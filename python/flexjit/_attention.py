@@ -85,6 +85,8 @@ def prepare(q, k, v, score_mod, mask_mod, sink, kernel_options):
     options = _kernel_options(kernel_options)
     if device == "cpu":  # the cpu kernels have no tile
         options = tuple(o for o in options if o[0] != "tile")
+    if int(v.shape[-1]) != int(q.shape[-1]):  # a value head dim of its own (MLA shapes)
+        options = options + (("head_dim_v", int(v.shape[-1])),)
     kernel = _compiled(translation, int(q.shape[-1]), dtype, device, options)
     return kernel, bind
 
@@ -92,7 +94,8 @@ def prepare(q, k, v, score_mod, mask_mod, sink, kernel_options):
 def attention(q, k, v, score_mod=None, mask_mod=None, sink=None, scale=None, enable_gqa=False, return_lse=False,
               kernel_options=None):
     """softmax(score_mod(scale * q k^T) masked by mask_mod) v, as torch's flex_attention computes it,
-    with q [B, Hq, Tq, D], k and v [B, Hkv, Tkv, D]. Returns out, or (out, lse) with return_lse.
+    with q [B, Hq, Tq, D], k [B, Hkv, Tkv, D] and v [B, Hkv, Tkv, Dv] (Dv may differ from D on the cpu). Returns out
+    [B, Hq, Tq, Dv], or (out, lse) with return_lse.
     The first call with a new mod compiles it (cached by its text); new values of what the mods
     read never recompile. sink(b, h) is flexjit's learned-sink logit (docs/language.md)."""
     _check_heads(q, k, v, enable_gqa)

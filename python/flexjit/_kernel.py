@@ -64,16 +64,17 @@ def load_program(source_or_path, name=None):
 
 
 def compile(source_or_path, head_dim=128, dtype="bf16", device="cuda", *, arch="", family="", math="fast",
-            tile=None, name=None):
+            tile=None, name=None, head_dim_v=0):
     """Compiles a program (its text, or a path to a .py file) for one head dim, element type ("bf16",
     "fp16"; "float32" too on the cpu) and device ("cuda" or "cpu"). tile: a dict of the fields of the
     CUDA tile to override (block_m, block_n, warps, stages, q_in_registers, persistent); the others
-    are the table's. Raises flexjit.CompileError with diagnostics pointing into the program,
-    UnsupportedError for a shape the kernels do not serve."""
+    are the table's. head_dim_v: the head dim of v and out when it differs from q's and k's (0: the
+    same; cpu kernels only for now). Raises flexjit.CompileError with diagnostics pointing into the
+    program, UnsupportedError for a shape the kernels do not serve."""
     program = load_program(source_or_path, name)
     device = "cpu" if str(device) == "cpu" else "cuda"
     native = engine().compile(program, head_dim, getattr(_flexjit.DType, kernel_dtype(dtype)), device, arch,
-                              family, math, tile=None if tile is None else dict(tile))
+                              family, math, tile=None if tile is None else dict(tile), head_dim_v=int(head_dim_v))
     return Kernel(native, program)
 
 
@@ -120,6 +121,7 @@ class Kernel:
     family = property(lambda self: self._native.family)
     entry_name = property(lambda self: self._native.entry_name)
     head_dim = property(lambda self: self._native.head_dim)
+    head_dim_v = property(lambda self: self._native.head_dim_v, doc="the head dim of v and out")
     arch = property(lambda self: self._native.arch)
     dtype = property(lambda self: self._native.dtype.name)
     needs_block_mask = property(lambda self: self._native.needs_block_mask)

@@ -137,6 +137,7 @@ void register_kernel(py::module_& m) {
       .def_property_readonly("device", [](const Kernel& k) { return k.device().str(); })
       .def_property_readonly("entry_name", &Kernel::entry_name)
       .def_property_readonly("head_dim", &Kernel::head_dim)
+      .def_property_readonly("head_dim_v", &Kernel::head_dim_v)
       .def_property_readonly("dtype", &Kernel::dtype)
       .def_property_readonly("arch", &Kernel::arch)
       .def_property_readonly("family", &Kernel::family)
@@ -184,15 +185,16 @@ void register_kernel(py::module_& m) {
           "compile",
           [](Engine& engine, const Program& program, int head_dim, DType dtype, const std::string& device,
              const std::string& arch, const std::string& family, const std::string& math,
-             const std::string& cpu_backend, const py::object& tile) {
+             const std::string& cpu_backend, const py::object& tile, int head_dim_v) {
             CompileOptions o = compile_options(head_dim, dtype, device, arch, family, math, cpu_backend);
+            o.head_dim_v = head_dim_v;
             o.tile = tile_override(program, o, tile);
             py::gil_scoped_release unlocked;
             return engine.compile(program, o);
           },
           py::arg("program"), py::arg("head_dim"), py::arg("dtype"), py::arg("device"), py::arg("arch") = "",
           py::arg("family") = "", py::arg("math") = "fast", py::arg("cpu_backend") = "automatic",
-          py::arg("tile") = py::none())
+          py::arg("tile") = py::none(), py::arg("head_dim_v") = 0)
       .def("counters", [](const Engine& e) {
         const EngineCounters c = e.counters();
         py::dict out;

@@ -34,10 +34,11 @@ BackwardCase::BackwardCase(const std::string& n, Program p, BackwardShape s)
     return x;
   };
   const std::size_t nq = std::size_t{1} * s.B * s.Hq * s.Tq * s.D, nkv = std::size_t{1} * s.B * s.Hkv * s.Tkv * s.D;
+  const std::size_t nv = nkv / s.D * s.dv(), no = nq / s.D * s.dv();
   q = draw(nq);
   k = draw(nkv);
-  v = draw(nkv);
-  dout = uniform(nq, -1.f, 1.f);
+  v = draw(nv);
+  dout = uniform(no, -1.f, 1.f);
 }
 
 std::vector<float> BackwardCase::uniform(std::size_t n, float lo, float hi) {
@@ -68,6 +69,12 @@ TensorView BackwardCase::q_shaped(const std::vector<float>& x) const {
 TensorView BackwardCase::kv_shaped(const std::vector<float>& x) const {
   return TensorView::contiguous(x.data(), f32, dims4(shape.B, shape.Hkv, shape.Tkv, shape.D), Device::cpu());
 }
+TensorView BackwardCase::o_shaped(const std::vector<float>& x) const {
+  return TensorView::contiguous(x.data(), f32, dims4(shape.B, shape.Hq, shape.Tq, shape.dv()), Device::cpu());
+}
+TensorView BackwardCase::v_shaped(const std::vector<float>& x) const {
+  return TensorView::contiguous(x.data(), f32, dims4(shape.B, shape.Hkv, shape.Tkv, shape.dv()), Device::cpu());
+}
 
 std::map<std::string, Binding> BackwardCase::bindings() const {
   std::map<std::string, Binding> out;
@@ -79,19 +86,20 @@ std::map<std::string, Binding> BackwardCase::bindings() const {
 
 void BackwardCase::run(CpuBackend backend) {
   const Kernel kernel =
-      engine().compile(program, {.head_dim = shape.D, .dtype = f32, .device = Device::cpu(), .cpu_backend = backend});
-  out.assign(q.size(), NAN);
+      engine().compile(program, {.head_dim = shape.D, .head_dim_v = shape.Dv, .dtype = f32, .device = Device::cpu(),
+                                 .cpu_backend = backend});
+  out.assign(dout.size(), NAN);
   lse.assign(std::size_t{1} * shape.B * shape.Hq * shape.Tq, NAN);
   dq.assign(q.size(), NAN);
   dk.assign(k.size(), NAN);
-  dv.assign(k.size(), NAN);
+  dv.assign(v.size(), NAN);
   const TensorView lse_view =
       TensorView::contiguous(lse.data(), f32, {shape.B, shape.Hq, shape.Tq}, Device::cpu());
-  kernel.forward(q_shaped(q), kv_shaped(k), kv_shaped(v), q_shaped(out), {.lse = lse_view, .bind = bindings()});
+  kernel.forward(q_shaped(q), kv_shaped(k), v_shaped(v), o_shaped(out), {.lse = lse_view, .bind = bindings()});
   BackwardOptions options{.bind = bindings()};
   for (auto& [n, g] : grads) options.grads[n] = TensorView::contiguous(g.data(), f32, shapes_.at(n), Device::cpu());
-  kernel.backward(q_shaped(q), kv_shaped(k), kv_shaped(v), q_shaped(out), lse_view, q_shaped(dout), q_shaped(dq),
-                  kv_shaped(dk), kv_shaped(dv), options);
+  kernel.backward(q_shaped(q), kv_shaped(k), v_shaped(v), o_shaped(out), lse_view, o_shaped(dout), q_shaped(dq),
+                  kv_shaped(dk), v_shaped(dv), options);
 }
 
 ReferenceGradients BackwardCase::reference() const {
@@ -102,6 +110,7 @@ ReferenceGradients BackwardCase::reference() const {
   ReferenceInputs in{q.data(), k.data(), v.data(), shape.B, shape.Hq, shape.Hkv, shape.Tq, shape.Tkv, shape.D};
   in.scale = 1.0 / std::sqrt(static_cast<double>(shape.D));
   in.env = &env;
+  in.Dv = shape.Dv;
   return reference_backward(detail::ProgramAccess::impl(program).ir, in, dout.data());
 }
 

@@ -16,6 +16,8 @@ namespace flexjit::test {
 
 struct BackwardShape {
   int B = 1, Hq = 2, Hkv = 2, Tq = 19, Tkv = 19, D = 8;
+  int Dv = 0;  // of v, out and dout (CompileOptions::head_dim_v); 0: D
+  int dv() const { return Dv > 0 ? Dv : D; }
 };
 
 class BackwardCase {
@@ -38,6 +40,8 @@ class BackwardCase {
   // Views of this case's arrays in its shapes.
   TensorView q_shaped(const std::vector<float>& x) const;   // [B, Hq, Tq, D]
   TensorView kv_shaped(const std::vector<float>& x) const;  // [B, Hkv, Tkv, D]
+  TensorView o_shaped(const std::vector<float>& x) const;   // [B, Hq, Tq, Dv]: out, dout
+  TensorView v_shaped(const std::vector<float>& x) const;   // [B, Hkv, Tkv, Dv]
   std::map<std::string, Binding> bindings() const;
 
   std::string name;

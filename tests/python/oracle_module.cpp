@@ -34,7 +34,8 @@ Problem problem(const std::string& text, Floats q, Floats k, Floats v, const py:
   p.in = {.q = q.data(), .k = k.data(), .v = v.data(),
           .B = static_cast<int>(q.shape(0)), .Hq = static_cast<int>(q.shape(1)), .Hkv = static_cast<int>(k.shape(1)),
           .Tq = static_cast<int>(q.shape(2)), .Tkv = static_cast<int>(k.shape(2)), .D = static_cast<int>(q.shape(3)),
-          .scale = scale.value_or(1.0 / std::sqrt(static_cast<double>(q.shape(3)))), .env = &p.env};
+          .scale = scale.value_or(1.0 / std::sqrt(static_cast<double>(q.shape(3)))), .env = &p.env,
+          .Dv = static_cast<int>(v.shape(3))};
   return p;
 }
 
@@ -51,7 +52,7 @@ PYBIND11_MODULE(_flexjit_oracle, m) {
                       std::optional<double> scale) {
     const Problem p = problem(text, q, k, v, bind, scale);
     const auto ref = flexjit::test::reference_attention(flexjit::detail::ProgramAccess::impl(p.program).ir, p.in);
-    return py::make_tuple(array(ref.out, {q.shape(0), q.shape(1), q.shape(2), q.shape(3)}),
+    return py::make_tuple(array(ref.out, {q.shape(0), q.shape(1), q.shape(2), v.shape(3)}),
                           array(ref.lse, {q.shape(0), q.shape(1), q.shape(2)}));
   });
   m.def("backward", [](const std::string& text, Floats q, Floats k, Floats v, Floats dout, const py::dict& bind,

@@ -147,3 +147,25 @@ def test_backward_variants_compile_ahead_each_once_without_a_gpu():
     kernel.compile_backward(grads=("rel_bias",))
     assert count() == before  # both already there
     assert kernel.compile_report("backward")["entry"] == "flexjit_bwd_relative_position_bias_d64_bf16"
+
+
+def test_a_value_head_dim_of_its_own_on_the_cpu(rng):
+    """v (and so out, dout and dv) with a head dim of its own, as MLA's prefill has: forward and
+    backward against the float64 oracle, the kernel saying both head dims."""
+    q = rng.standard_normal((B, HQ, T, 24)).astype(np.float32)
+    k = rng.standard_normal((B, HKV, T, 24)).astype(np.float32)
+    v = rng.standard_normal((B, HKV, T, 16)).astype(np.float32)
+    dout = rng.uniform(-1, 1, (B, HQ, T, 16)).astype(np.float32)
+    path = os.path.join(EXAMPLES, "causal.py")
+    kernel = flexjit.compile(path, 24, "float32", "cpu", head_dim_v=16)
+    assert (kernel.head_dim, kernel.head_dim_v) == (24, 16)
+    out, lse = kernel.forward(q, k, v, return_lse=True)
+    assert out.shape == (B, HQ, T, 16)
+    text = open(path).read()
+    ref_out, _ = oracle_forward(text, q, k, v, {})
+    assert relative_l2(out, ref_out) < 1e-6
+    dq, dk, dv = kernel.backward(q, k, v, out, lse, dout)
+    assert (dq.shape, dk.shape, dv.shape) == (q.shape, k.shape, v.shape)
+    ref = oracle_backward(text, q, k, v, dout, {})
+    for got, want in zip((dq, dk, dv), ref[:3]):
+        assert relative_l2(got, want) < 1e-5

@@ -36,14 +36,14 @@ bool listed(const ir::Program& p, const ir::Env& env, int Hq, int b, int h, int 
   return false;
 }
 
-// Where key (or value) j of sequence b, kv head kvh starts in `base`.
-const float* kv_row(const ReferenceInputs& in, const float* base, int b, int kvh, int j) {
+// Where key (or value) j of sequence b, kv head kvh starts in `base`, rows of `width` floats.
+const float* kv_row(const ReferenceInputs& in, const float* base, int width, int b, int kvh, int j) {
   std::size_t at = (static_cast<std::size_t>(b) * in.Hkv + kvh) * in.Tkv + j;
   if (in.page_table) {
     const std::int32_t page = in.page_table[static_cast<std::size_t>(b) * in.max_pages + j / in.page_size];
     at = (static_cast<std::size_t>(page) * in.page_size + j % in.page_size) * in.Hkv + kvh;
   }
-  return base + at * in.D;
+  return base + at * width;
 }
 
 void reference_row(const ir::Program& p, const ReferenceInputs& in, int b, int h, int i, std::vector<double>& s,
@@ -65,7 +65,7 @@ void reference_row(const ir::Program& p, const ReferenceInputs& in, int b, int h
     if (!ir::eval_mask(p, env, b, h, i, j)) continue;
     ++visible;
     double dot = 0;
-    const float* kj = kv_row(in, in.k, b, kvh, j);
+    const float* kj = kv_row(in, in.k, in.D, b, kvh, j);
     for (int d = 0; d < in.D; ++d) dot += static_cast<double>(qi[d]) * kj[d];
     double x = in.scale * dot;
     if (p.score_mod) x = ir::eval_score(p, env, b, h, i, j, static_cast<float>(x));
@@ -76,13 +76,14 @@ void reference_row(const ir::Program& p, const ReferenceInputs& in, int b, int h
   const double sink = ir::eval_sink(p, env, b, h);
   m = std::max(m, sink);
   r.visible[row] = visible;
-  double* out = r.out.data() + row * in.D;
+  const int Dv = in.dv();
+  double* out = r.out.data() + row * Dv;
   if (nan || std::isnan(sink)) {  // PyTorch's softmax carries a NaN to the whole row
-    std::fill(out, out + in.D, std::numeric_limits<double>::quiet_NaN());
+    std::fill(out, out + Dv, std::numeric_limits<double>::quiet_NaN());
     r.lse[row] = std::numeric_limits<double>::quiet_NaN();
     return;
   }
-  std::fill(out, out + in.D, 0.0);
+  std::fill(out, out + Dv, 0.0);
   if (m == kNegInf) {
     r.lse[row] = kNegInf;
     return;
@@ -92,10 +93,10 @@ void reference_row(const ir::Program& p, const ReferenceInputs& in, int b, int h
     if (s[j] == kNegInf) continue;
     const double w = std::exp(s[j] - m);
     l += w;
-    const float* vj = kv_row(in, in.v, b, kvh, j);
-    for (int d = 0; d < in.D; ++d) out[d] += w * vj[d];
+    const float* vj = kv_row(in, in.v, Dv, b, kvh, j);
+    for (int d = 0; d < Dv; ++d) out[d] += w * vj[d];
   }
-  for (int d = 0; d < in.D; ++d) out[d] /= l;
+  for (int d = 0; d < Dv; ++d) out[d] /= l;
   r.lse[row] = m + std::log(l);
 }
 
@@ -104,7 +105,7 @@ void reference_row(const ir::Program& p, const ReferenceInputs& in, int b, int h
 ReferenceOutputs reference_attention(const ir::Program& p, const ReferenceInputs& in) {
   ReferenceOutputs r;
   const std::size_t rows = static_cast<std::size_t>(in.B) * in.Hq * in.Tq;
-  r.out.assign(rows * in.D, 0.0);
+  r.out.assign(rows * in.dv(), 0.0);
   r.lse.assign(rows, 0.0);
   r.visible.assign(rows, 0);
 

@@ -26,17 +26,19 @@ namespace flexjit::test {
 struct ReferenceInputs {
   const float* q = nullptr;  // [B, Hq, Tq, D] contiguous
   const float* k = nullptr;  // [B, Hkv, Tkv, D], or pages [num_pages, page_size, Hkv, D]
-  const float* v = nullptr;  // the same
+  const float* v = nullptr;  // the same with Dv columns
   int B = 1, Hq = 1, Hkv = 1, Tq = 1, Tkv = 1, D = 1;
   double scale = 1.0;
   const ir::Env* env = nullptr;  // scalars and host tensors (nullptr: none)
   const std::int32_t* kv_lens = nullptr;     // [B]; nullptr: Tkv keys each
   const std::int32_t* page_table = nullptr;  // [B, max_pages]; nullptr: k and v are [B, Hkv, Tkv, D]
   int page_size = 0, max_pages = 0;
+  int Dv = 0;  // the head dim of v and out (MLA shapes); 0: D
+  int dv() const { return Dv > 0 ? Dv : D; }
 };
 
 struct ReferenceOutputs {
-  std::vector<double> out;            // [B, Hq, Tq, D]
+  std::vector<double> out;            // [B, Hq, Tq, Dv]
   std::vector<double> lse;            // [B, Hq, Tq]
   std::vector<std::int32_t> visible;  // [B, Hq, Tq]: keys the mask (and block list) keep in each row
 };

@@ -78,7 +78,8 @@ double backward_row(const Problem& pr, ir::Env& env, int b, int h, int i, Refere
   const int kvh = h / (in.Hq / in.Hkv);
   const std::size_t row = row_of(in, b, h, i);
   const float* qi = in.q + row * in.D;
-  const float* doi = pr.dout + row * in.D;
+  const int Dv = in.dv();
+  const float* doi = pr.dout + row * Dv;
 
   // The forward again: scores (score_mod's fp32 input kept for its derivative), max, lse.
   std::vector<double> s(static_cast<std::size_t>(in.Tkv), kNegInf);
@@ -104,25 +105,25 @@ double backward_row(const Problem& pr, ir::Env& env, int b, int h, int i, Refere
     if (s[j] != kNegInf) l += std::exp(s[j] - m);
   const double lse = m + std::log(l);
 
-  std::vector<double> out(static_cast<std::size_t>(in.D), 0.0);
+  std::vector<double> out(static_cast<std::size_t>(Dv), 0.0);
   for (int j = 0; j < in.Tkv; ++j) {
     if (s[j] == kNegInf) continue;
     const double pij = std::exp(s[j] - lse);
-    const float* vj = in.v + kv_row_of(in, b, kvh, j) * in.D;
-    for (int d = 0; d < in.D; ++d) out[d] += pij * vj[d];
+    const float* vj = in.v + kv_row_of(in, b, kvh, j) * Dv;
+    for (int d = 0; d < Dv; ++d) out[d] += pij * vj[d];
   }
   double Di = 0;
-  for (int d = 0; d < in.D; ++d) Di += static_cast<double>(doi[d]) * out[d];
+  for (int d = 0; d < Dv; ++d) Di += static_cast<double>(doi[d]) * out[d];
 
   double* dqi = g.dq.data() + row * in.D;
   for (int j = 0; j < in.Tkv; ++j) {
     if (s[j] == kNegInf) continue;
     const std::size_t kv = kv_row_of(in, b, kvh, j);
     const float* kj = in.k + kv * in.D;
-    const float* vj = in.v + kv * in.D;
+    const float* vj = in.v + kv * Dv;
     const double pij = std::exp(s[j] - lse);
     double dp = 0;
-    for (int d = 0; d < in.D; ++d) dp += static_cast<double>(doi[d]) * vj[d];
+    for (int d = 0; d < Dv; ++d) dp += static_cast<double>(doi[d]) * vj[d];
     const double ds = pij * (dp - Di);
     double slope = 1.0;  // d score_mod / d score
     if (pr.score.d) {
@@ -136,12 +137,12 @@ double backward_row(const Problem& pr, ir::Env& env, int b, int h, int i, Refere
     }
     const double dscore = ds * slope;
     double* dkj = g.dk.data() + kv * in.D;
-    double* dvj = g.dv.data() + kv * in.D;
+    double* dvj = g.dv.data() + kv * Dv;
     for (int d = 0; d < in.D; ++d) {
       dqi[d] += in.scale * dscore * kj[d];
       dkj[d] += in.scale * dscore * qi[d];
-      dvj[d] += pij * doi[d];
     }
+    for (int d = 0; d < Dv; ++d) dvj[d] += pij * doi[d];
   }
   return sink == kNegInf ? 0.0 : -std::exp(sink - lse) * Di;
 }
@@ -188,7 +189,7 @@ ReferenceGradients reference_backward(const ir::Program& p, const ReferenceInput
   ReferenceGradients g;
   g.dq.assign(static_cast<std::size_t>(in.B) * in.Hq * in.Tq * in.D, 0.0);
   g.dk.assign(static_cast<std::size_t>(in.B) * in.Hkv * in.Tkv * in.D, 0.0);
-  g.dv.assign(g.dk.size(), 0.0);
+  g.dv.assign(static_cast<std::size_t>(in.B) * in.Hkv * in.Tkv * in.dv(), 0.0);
   if (p.sink) g.dsink.assign(static_cast<std::size_t>(in.B) * in.Hq, 0.0);
   g.captures = zero_captures(pr);
 

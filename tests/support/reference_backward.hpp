@@ -27,14 +27,14 @@ namespace flexjit::test {
 struct ReferenceGradients {
   std::vector<double> dq;     // [B, Hq, Tq, D]
   std::vector<double> dk;     // [B, Hkv, Tkv, D]
-  std::vector<double> dv;     // [B, Hkv, Tkv, D]
+  std::vector<double> dv;     // [B, Hkv, Tkv, Dv]
   std::vector<double> dsink;  // [B, Hq] when the program has a sink, else empty
   // Each float captured tensor that score_mod or sink reads with a derivative: row-major over
   // its bound shape (whatever the binding's strides).
   std::map<std::string, std::vector<double>> captures;
 };
 
-// dout: [B, Hq, Tq, D] contiguous.
+// dout: [B, Hq, Tq, Dv] contiguous (Dv: ReferenceInputs::dv()).
 ReferenceGradients reference_backward(const ir::Program& program, const ReferenceInputs& in, const float* dout);
 
 }  // namespace flexjit::test

@@ -1,0 +1,75 @@
+// A value head dim of its own (CompileOptions::head_dim_v: multi-head latent attention's 192 / 128
+// in prefill): q and k of D columns, v, out, dout and dv of Dv. cpu kernels against the float64
+// oracles, forward and backward, masks and score mods with captured tensors' gradients; the shapes
+// a call gets wrong named; CUDA kernels refuse it until a family serves it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+#include "api/program_impl.hpp"
+#include "tests/api/api_test_support.hpp"
+#include "tests/api/backward_case.hpp"
+#include "tests/support/reference_attention.hpp"
+
+namespace flexjit::test {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(HeadDimV, ForwardMatchesTheOracle) {
+  BackwardCase c("causal 24/16", example("causal"), {.B = 2, .Hq = 4, .Hkv = 2, .Tq = 37, .Tkv = 41, .D = 24, .Dv = 16});
+  c.run();
+  ReferenceInputs in{c.q.data(), c.k.data(), c.v.data(), 2, 4, 2, 37, 41, 24};
+  in.scale = 1.0 / std::sqrt(24.0);
+  in.Dv = 16;
+  const ReferenceOutputs ref = reference_attention(detail::ProgramAccess::impl(c.program).ir, in);
+  ASSERT_EQ(c.out.size(), ref.out.size());
+  EXPECT_LT(relative_l2(c.out, ref.out), 1e-6);
+}
+
+TEST(HeadDimV, BackwardMatchesTheOracle) {
+  BackwardCase causal("causal 24/16", example("causal"), {.B = 2, .Hq = 4, .Hkv = 2, .Tq = 37, .Tkv = 41, .D = 24, .Dv = 16});
+  causal.run();
+  expect_matches_reference(causal);
+  // A wider v than q and k, a score mod whose captured slopes get a gradient, and a window.
+  BackwardCase alibi("alibi softcap window 8/20", example("alibi_softcap_window"),
+                     {.B = 1, .Hq = 4, .Hkv = 2, .Tq = 33, .Tkv = 33, .D = 8, .Dv = 20});
+  alibi.bind_scalar("window", 12);
+  alibi.bind_floats("alibi_slopes", {4}, {0.5f, 0.25f, 0.125f, 0.0625f}, true);
+  alibi.run();
+  expect_matches_reference(alibi);
+}
+
+TEST(HeadDimV, ShapesOfTheOtherHeadDimAreNamed) {
+  const Kernel k = engine().compile(example("causal"), {.head_dim = 24, .head_dim_v = 16, .dtype = f32, .device = Device::cpu()});
+  EXPECT_EQ(k.head_dim(), 24);
+  EXPECT_EQ(k.head_dim_v(), 16);
+  std::vector<float> q(2 * 9 * 24), kk(2 * 9 * 24), v(2 * 9 * 24), out(2 * 9 * 16);
+  const auto view = [](std::vector<float>& x, int d) {
+    return TensorView::contiguous(x.data(), f32, {1, 2, 9, d}, Device::cpu());
+  };
+  try {
+    k.forward(view(q, 24), view(kk, 24), view(v, 24), view(out, 16));  // v with q's head dim
+    FAIL() << "v of head dim 24 was taken";
+  } catch (const ArgumentError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("head dim 24 of v does not match the kernel's 16 (of v and out)"));
+    EXPECT_THAT(e.what(), HasSubstr("v: expected the shape of k [1, 2, 9, 24] but for head dim 16, got [1, 2, 9, 24]"));
+  }
+}
+
+TEST(HeadDimV, CudaKernelsRefuseItByName) {
+  try {
+    engine().compile(example("causal"), {.head_dim = 192, .head_dim_v = 128, .arch = "sm_90a"});
+    FAIL() << "a CUDA kernel took head_dim_v";
+  } catch (const UnsupportedError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("head dim 128 of v and out differs from the head dim 192 of q and k: no CUDA kernel "
+                                    "family serves that yet"));
+  }
+  // The same head dim said twice is the ordinary kernel.
+  EXPECT_EQ(engine().compile(example("causal"), {.head_dim = 64, .head_dim_v = 64, .arch = "sm_90a"}).head_dim_v(), 64);
+}
+
+}  // namespace
+}  // namespace flexjit::test
