@@ -19,14 +19,14 @@ compiler::KernelTarget pass_target(const compiler::KernelTarget& forward_target,
   return target;
 }
 
-// Whether ptxas spilled more than the backward family tolerates in a main entry (the pre- and
-// post-passes are small).
-bool spills_too_much(const jit::Artifact& artifact, const codegen::GeneratedKernel& g) {
+// Whether ptxas spilled more than `tolerated` bytes in a main entry (the pre- and post-passes are
+// small).
+bool spills(const jit::Artifact& artifact, const codegen::GeneratedKernel& g, int tolerated) {
   const jit::PtxasReport report = jit::parse_ptxas_report(artifact.log());
   for (const codegen::EntryPoint& e : g.entries) {
     if (e.role != codegen::EntryRole::main && e.role != codegen::EntryRole::grads) continue;
     const jit::PtxasFunction* f = report.function(e.name);
-    if (f && std::max(f->spill_store_bytes, f->spill_load_bytes) > flexjit::sm80::kBwdTolerableSpillBytes) return true;
+    if (f && std::max(f->spill_store_bytes, f->spill_load_bytes) > tolerated) return true;
   }
   return false;
 }
@@ -42,10 +42,19 @@ std::unique_ptr<CompiledKernel> compile_pass(const Program::Impl& program, const
                                              compiler::KernelPass pass, jit::KernelCache& cache) {
   codegen::GeneratedKernel generated = generate_pass(program, forward_target, pass);
   jit::ArtifactPtr artifact = compile_or_explain(program.file.name(), generated, cache);
+  const bool backward = pass == compiler::KernelPass::Backward;
+  compiler::KernelTarget target = forward_target;
+  // The Hopper backward, chosen by itself (not named), whose mods make ptxas spill in its fixed
+  // tile: the mma.sync family, whose tiles shrink to fit, runs those programs instead.
+  if (backward && generated.family == "sm90_bwd" && target.backward_family.empty() && spills(*artifact, generated, 0)) {
+    target.backward_family = "sm80_bwd";
+    generated = generate_pass(program, target, pass);
+    artifact = compile_or_explain(program.file.name(), generated, cache);
+  }
   // The backward table's tile spilled with these mods: its tile with fewer query rows (each
   // compile is cached, so this costs the extra compile once).
-  if (pass == compiler::KernelPass::Backward && generated.tile_if_spills && spills_too_much(*artifact, generated)) {
-    compiler::KernelTarget retry = pass_target(forward_target, pass);
+  if (backward && generated.tile_if_spills && spills(*artifact, generated, flexjit::sm80::kBwdTolerableSpillBytes)) {
+    compiler::KernelTarget retry = pass_target(target, pass);
     retry.tile = generated.tile_if_spills;
     generated = generate(program, retry);
     artifact = compile_or_explain(program.file.name(), generated, cache);

@@ -22,8 +22,8 @@ const KernelFamily* const kFamilies[] = {
     &sm90_fwd::family(),
     &sm80_fwd::family(),
     &decode::family(),
+    &sm90_bwd::family(),  // sm_90a, head dims 64 and 128 (api/pass_kernels.cpp: sm80_bwd where it spills)
     &sm80_bwd::family(),
-    &sm90_bwd::family(),  // by name only for now: sm80_bwd serves every target it does
 };
 
 std::string target_text(const compiler::KernelTarget& target) {

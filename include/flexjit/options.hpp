@@ -61,10 +61,10 @@ struct CompileOptions {
   // flexjit::UnsupportedError saying why. Calls with a KV cache (ForwardOptions::kv_lens) run on
   // the "decode" family whatever this says. Must stay empty for a cpu kernel.
   std::string family = "";
-  // The backward's kernel family by name (Kernel::backward). Empty: the first that serves the
-  // target, "sm80_bwd" (mma.sync); "sm90_bwd" names the Hopper kernel (sm_90a, head dim 64 or 128,
-  // TMA + wgmma), which is not chosen on its own yet. Naming one that cannot serve the target is a
-  // flexjit::UnsupportedError saying why (when the backward is first called).
+  // The backward's kernel family by name (Kernel::backward). Empty: "sm90_bwd" (sm_90a, head dim
+  // 64 or 128, TMA + wgmma) where it serves the target and its main kernel does not spill, else
+  // "sm80_bwd" (mma.sync). Naming one that cannot serve the target is a flexjit::UnsupportedError
+  // saying why (when the backward is first called).
   std::string backward_family = "";
   // Where forward runs. Device::cuda() (the default; the ordinal is not used: a kernel runs on
   // whichever device its tensors are on, if that device has `arch`): generated CUDA compiled with

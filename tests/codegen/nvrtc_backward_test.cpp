@@ -77,7 +77,8 @@ std::unique_ptr<api::CompiledKernel> compile_backward(const Case& c) {
 }
 
 TEST_P(BackwardKernel, CompilesWithoutSpills) {
-  const Case& c = GetParam();
+  Case c = GetParam();
+  c.target.backward_family = "sm80_bwd";  // by name: sm_90a would take sm90_bwd by itself
   const std::unique_ptr<api::CompiledKernel> k = compile_backward(c);
   const codegen::GeneratedKernel& g = k->generated;
   EXPECT_EQ(g.family, "sm80_bwd");
@@ -220,7 +221,8 @@ TEST(BackwardFamily, ScatterEntryOnlyWhereScoreModReadsAFloatCapture) {
   EXPECT_EQ(generated("learned_sink").grads.fields.size(), 1u);
 }
 
-// The backward family serves the backward pass only, up to head dim 128, with a reason otherwise.
+// The backward families serve the backward pass only, up to head dim 128: on sm_90a the Hopper one
+// at head dims 64 and 128, the mma.sync one elsewhere, each saying why it cannot serve a target.
 TEST(BackwardFamily, RefusesHeadDimsAbove128) {
   const Program program = read_example("causal");
   compiler::KernelTarget t{256, compiler::ElementType::BF16, "sm_90a"};
@@ -230,24 +232,32 @@ TEST(BackwardFamily, RefusesHeadDimsAbove128) {
     FAIL() << "head dim 256 was served";
   } catch (const UnsupportedError& e) {
     EXPECT_NE(std::string(e.what()).find("sm80_bwd: head dim 256 is above 128"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("sm90_bwd: head dim 256 is not 64 or 128"), std::string::npos) << e.what();
   }
+  const ir::Program& ir = detail::ProgramAccess::impl(program).ir;
   t.head_dim = 128;
-  EXPECT_EQ(codegen::select_family(t, detail::ProgramAccess::impl(program).ir).name(), std::string("sm80_bwd"));
+  EXPECT_EQ(codegen::select_family(t, ir).name(), std::string("sm90_bwd"));
+  t.head_dim = 96;
+  EXPECT_EQ(codegen::select_family(t, ir).name(), std::string("sm80_bwd"));
+  t.arch = "sm_80";
+  t.head_dim = 128;
+  EXPECT_EQ(codegen::select_family(t, ir).name(), std::string("sm80_bwd"));
   t.pass = compiler::KernelPass::Forward;
-  EXPECT_NE(codegen::select_family(t, detail::ProgramAccess::impl(program).ir).name(), std::string("sm80_bwd"));
+  EXPECT_NE(codegen::select_family(t, ir).name(), std::string("sm80_bwd"));
 }
 
-// The Hopper backward is taken by name only (CompileOptions::backward_family, what the CLI's
-// --backward --family sets), and says why it cannot serve a target.
-TEST(BackwardFamily, Sm90IsChosenByNameWithReasons) {
+// The Hopper backward is sm_90a's own choice; CompileOptions::backward_family (what the CLI's
+// --backward --family sets) names either, and a family says why it cannot serve a target.
+TEST(BackwardFamily, Sm90IsTheHopperDefaultAndEitherCanBeNamed) {
   const Program program = read_example("causal");
   CompileOptions options{.head_dim = 128, .arch = "sm_90a"};
-  EXPECT_NE(generate_backward_cuda_source(program, options).find("sm80_bwd family"), std::string::npos);
-  options.backward_family = "sm90_bwd";
   const std::string source = generate_backward_cuda_source(program, options);
   EXPECT_NE(source.find("sm90_bwd family"), std::string::npos);
   EXPECT_NE(source.find("flexjit::attention_bwd_sm90<fj_generated::Mods, Cfg, false, false>(args, params, grads, maps);"),
             std::string::npos);
+  options.backward_family = "sm80_bwd";
+  EXPECT_NE(generate_backward_cuda_source(program, options).find("sm80_bwd family"), std::string::npos);
+  options.backward_family = "sm90_bwd";
   options.arch = "sm_80";
   try {
     generate_backward_cuda_source(program, options);
@@ -258,6 +268,31 @@ TEST(BackwardFamily, Sm90IsChosenByNameWithReasons) {
               std::string::npos)
         << e.what();
   }
+}
+
+// A program whose mods make ptxas spill in the Hopper backward's fixed tile (a mask that reads a
+// table per element) gets the mma.sync backward, which shrinks its tile to fit, unless the
+// Hopper family is named.
+TEST(BackwardFamily, ASpillingHopperBackwardFallsBackToMmaSync) {
+  const fs::path path = fs::path(FLEXJIT_SOURCE_DIR) / "tests" / "gpu" / "programs" / "tile_table.py";
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const Program program = Program::from_source(text.str(), "tile_table.py");
+  Case automatic{"tile_table", {.head_dim = 128, .arch = "sm_90a"}};
+  static jit::KernelCache cache([] {
+    jit::KernelCacheOptions o;
+    o.use_disk = false;
+    return o;
+  }());
+  const auto compiled = [&](const compiler::KernelTarget& t) {
+    return api::compile_pass(detail::ProgramAccess::impl(program), t, compiler::KernelPass::Backward, cache);
+  };
+  EXPECT_EQ(compiled(automatic.target)->generated.family, "sm80_bwd");
+  automatic.target.backward_family = "sm90_bwd";
+  EXPECT_EQ(compiled(automatic.target)->generated.family, "sm90_bwd");  // named: kept, spills and all
+  // What does not spill keeps the Hopper family.
+  EXPECT_EQ(compile_backward({"causal", {.head_dim = 128, .arch = "sm_90a"}})->generated.family, "sm90_bwd");
 }
 
 }  // namespace
