@@ -57,10 +57,6 @@ Kernel Engine::compile(const Program& program, const CompileOptions& options) {
 }
 
 Kernel Engine::compile_cuda(const Program& program, const CompileOptions& options) {
-  if (options.head_dim_v != 0 && options.head_dim_v != options.head_dim)
-    throw UnsupportedError(fmt::format("head dim {} of v and out differs from the head dim {} of q and k: no CUDA kernel "
-                                       "family serves that yet (cpu kernels do: Device::cpu())",
-                                       options.head_dim_v, options.head_dim));
   auto source = detail::ProgramAccess::shared(program);
   api::CompiledForward forward = api::compile_forward(program.name(), *source, options, state_->cache);
   return Kernel(std::make_shared<const Kernel::Impl>(source, std::move(forward.generated), std::move(forward.artifact),

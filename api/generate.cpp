@@ -9,6 +9,11 @@
 namespace flexjit::api {
 
 compiler::KernelTarget forward_target(const CompileOptions& options) {
+  // Every CUDA path (compile, emit, default_tile) passes here.
+  if (options.head_dim_v != 0 && options.head_dim_v != options.head_dim)
+    throw UnsupportedError(fmt::format("head dim {} of v and out differs from the head dim {} of q and k: no CUDA kernel "
+                                       "family serves that yet (cpu kernels do: Device::cpu())",
+                                       options.head_dim_v, options.head_dim));
   compiler::KernelTarget target;
   target.head_dim = options.head_dim;
   target.dtype = element_type(options.dtype);

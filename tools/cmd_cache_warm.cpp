@@ -24,6 +24,7 @@ using Clock = std::chrono::steady_clock;
 struct WarmOptions {
   std::vector<std::string> files;
   std::vector<int> head_dims{128};
+  int head_dim_v = 0;  // 0: each head dim
   std::vector<std::string> dtypes{"bf16"};
   std::vector<std::string> archs{"sm_90a"};
   bool backward = false;
@@ -58,8 +59,10 @@ class Progress {
   void report(const Job& job, const std::string& outcome, double seconds, const std::string& detail = "") {
     std::lock_guard lock(mutex_);
     ++done_;
-    std::cout << fmt::format("[{:>{}}/{}] {:<8} {} d{} {} {} {} ({:.2f} s){}\n", done_, width_, total_, outcome,
-                             dsl::quoted(job.file), job.options.head_dim, job.options.dtype == DType::fp16 ? "fp16" : "bf16",
+    const int dv = job.options.head_dim_v;
+    std::cout << fmt::format("[{:>{}}/{}] {:<8} {} d{}{} {} {} {} ({:.2f} s){}\n", done_, width_, total_, outcome,
+                             dsl::quoted(job.file), job.options.head_dim,
+                             dv && dv != job.options.head_dim ? fmt::format("/{}", dv) : "", job.options.dtype == DType::fp16 ? "fp16" : "bf16",
                              job.options.arch, pass_name(job.pass), seconds, detail)
               << std::flush;
   }
@@ -131,7 +134,7 @@ int warm(const WarmOptions& o) {
     for (const std::string& arch : o.archs)
       for (int d : o.head_dims)
         for (const std::string& dtype : o.dtypes) {
-          CompileOptions c{.head_dim = d, .dtype = dtype == "fp16" ? DType::fp16 : DType::bf16, .arch = arch, .math = o.math};
+          CompileOptions c{.head_dim = d, .head_dim_v = o.head_dim_v, .dtype = dtype == "fp16" ? DType::fp16 : DType::bf16, .arch = arch, .math = o.math};
           forward.push_back({&*programs[f], o.files[f], c, Pass::forward});
           if (o.decode) others.push_back({&*programs[f], o.files[f], c, Pass::decode});
           if (o.backward) others.push_back({&*programs[f], o.files[f], c, Pass::backward});
@@ -157,6 +160,7 @@ void add_cache_warm_command(CLI::App* cache, int& exit_code) {
   auto* cmd = cache->add_subcommand("warm", "compile the kernels of programs into the disk cache ahead of time");
   cmd->add_option("FILE", o->files, "program files")->required();
   cmd->add_option("--head-dim", o->head_dims, "head dimensions, comma-separated")->delimiter(',')->capture_default_str();
+  cmd->add_option("--head-dim-v", o->head_dim_v, "value head dimension of every kernel (default: its --head-dim)");
   cmd->add_option("--dtype", o->dtypes, "element types (bf16, fp16), comma-separated")
       ->delimiter(',')
       ->check(CLI::IsMember({"bf16", "fp16"}))

@@ -16,6 +16,7 @@ namespace {
 struct KernelOptions {
   std::string file;
   int head_dim = 128;
+  int head_dim_v = 0;  // 0: head_dim
   std::string dtype = "bf16";
   std::string arch = "sm_90a";
   std::string family;
@@ -31,7 +32,7 @@ struct KernelOptions {
 
   CompileOptions compile_options() const {
     // With --backward, --family names the backward's family.
-    return {.head_dim = head_dim, .dtype = dtype == "fp16" ? DType::fp16 : DType::bf16, .arch = arch,
+    return {.head_dim = head_dim, .head_dim_v = head_dim_v, .dtype = dtype == "fp16" ? DType::fp16 : DType::bf16, .arch = arch,
             .family = backward ? "" : family, .backward_family = backward ? family : "", .math = math};
   }
 };
@@ -39,6 +40,7 @@ struct KernelOptions {
 void add_kernel_options(CLI::App* cmd, KernelOptions& o) {
   cmd->add_option("FILE", o.file, "program file")->required();
   cmd->add_option("--head-dim", o.head_dim, "head dimension (a multiple of 16 up to 256)")->capture_default_str();
+  cmd->add_option("--head-dim-v", o.head_dim_v, "value head dimension of v and out (default: --head-dim)");
   cmd->add_option("--dtype", o.dtype, "element type of q, k, v and out")
       ->check(CLI::IsMember({"bf16", "fp16"}))
       ->capture_default_str();

@@ -33,7 +33,7 @@ struct RunOptions {
   std::string device;  // "", "cuda" or "cpu"
   Math math = Math::fast;  // cuda only
   bool demo = false;
-  int B = 1, H = 8, T = 1024, D = 128, Hkv = 0, Tkv = 0;
+  int B = 1, H = 8, T = 1024, D = 128, Hkv = 0, Tkv = 0, Dv = 0;
   int iters = 20;
   unsigned long long seed = 1;
 };
@@ -50,11 +50,11 @@ CpuRun run_on_cpu(const Program& program, const AttentionData& d, const HostBind
                   std::optional<float> scale, CpuBackend backend) {
   Engine jit;
   const Kernel attn =
-      jit.compile(program, {.head_dim = d.D, .dtype = f32, .device = Device::cpu(), .cpu_backend = backend});
+      jit.compile(program, {.head_dim = d.D, .head_dim_v = d.Dv, .dtype = f32, .device = Device::cpu(), .cpu_backend = backend});
   CpuRun r;
   r.backend = cpu_backend_name(attn.cpu_backend());
   r.backend_note = attn.cpu_backend_note();
-  r.out.resize(d.q.size());
+  r.out.resize(d.q.size() / d.D * d.Dv);
   r.lse.resize(static_cast<std::size_t>(d.B) * d.Hq * d.Tq);
   auto host = [](const std::vector<float>& x, std::vector<std::int64_t> shape) {
     return TensorView::contiguous(x.data(), f32, std::move(shape), Device::cpu());
@@ -64,8 +64,8 @@ CpuRun run_on_cpu(const Program& program, const AttentionData& d, const HostBind
                          .scale = scale};
   d.add_kv_cache(options);
   const auto t0 = std::chrono::steady_clock::now();
-  attn.forward(host(d.q, {d.B, d.Hq, d.Tq, d.D}), host(d.k, d.kv_shape()), host(d.v, d.kv_shape()),
-               TensorView::contiguous(r.out.data(), f32, {d.B, d.Hq, d.Tq, d.D}, Device::cpu()), options);
+  attn.forward(host(d.q, d.q_shape()), host(d.k, d.kv_shape()), host(d.v, d.v_shape()),
+               TensorView::contiguous(r.out.data(), f32, d.out_shape(), Device::cpu()), options);
   r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
@@ -75,18 +75,20 @@ CpuRun run_on_cpu(const Program& program, const AttentionData& d, const HostBind
 constexpr std::int64_t kMaxDemoElements = std::int64_t{1} << 31;
 
 void check_demo_sizes(const RunOptions& o) {
-  const int Hkv = o.Hkv ? o.Hkv : o.H, Tkv = o.Tkv ? o.Tkv : o.T;
+  const int Hkv = o.Hkv ? o.Hkv : o.H, Tkv = o.Tkv ? o.Tkv : o.T, Dv = o.Dv ? o.Dv : o.D;
   const struct {
     const char* name;
-    int heads, length;
+    int heads, length, head_dim;
     const char* flags;
-  } tensors[] = {{"q", o.H, o.T, "--H, --T"}, {"k and v", Hkv, Tkv, "--Hkv, --Tkv"}};
+  } tensors[] = {{"q", o.H, o.T, o.D, "--H, --T or --D"},
+                 {"k", Hkv, Tkv, o.D, "--Hkv, --Tkv or --D"},
+                 {"v", Hkv, Tkv, Dv, "--Hkv, --Tkv or --Dv"}};
   for (const auto& t : tensors) {
-    const __int128 elements = static_cast<__int128>(o.B) * t.heads * t.length * o.D;
+    const __int128 elements = static_cast<__int128>(o.B) * t.heads * t.length * t.head_dim;
     if (elements > kMaxDemoElements)
       throw std::runtime_error(fmt::format(
-          "--demo: {} [B={}, H={}, T={}, D={}] would hold {} float32 elements, over the limit of 2^31; lower --B, {} or --D",
-          t.name, o.B, t.heads, t.length, o.D, elements, t.flags));
+          "--demo: {} [B={}, H={}, T={}, D={}] would hold {} float32 elements, over the limit of 2^31; lower --B, {}",
+          t.name, o.B, t.heads, t.length, t.head_dim, elements, t.flags));
   }
 }
 
@@ -146,7 +148,8 @@ int run(const RunOptions& o) {
 
   if (!o.demo && (o.q.empty() || o.k.empty() || o.v.empty() || o.out.empty()))
     throw std::runtime_error("--q, --k, --v and --out are required (or --demo for random inputs)");
-  AttentionData data = o.demo ? random_attention(o.B, o.H, o.Hkv ? o.Hkv : o.H, o.T, o.Tkv ? o.Tkv : o.T, o.D, rng)
+  AttentionData data = o.demo ? random_attention(o.B, o.H, o.Hkv ? o.Hkv : o.H, o.T, o.Tkv ? o.Tkv : o.T, o.D,
+                                                 o.Dv ? o.Dv : o.D, rng)
                               : load_attention(o.q, o.k, o.v, o.kv_lens, o.page_table);
   HostBindings bindings = parse_bindings(program, o.binds);
   for (const Parameter& p : program.parameters()) {
@@ -209,7 +212,7 @@ int run(const RunOptions& o) {
       }
     }
   }
-  if (!o.out.empty()) write_npy_f32(o.out, {data.B, data.Hq, data.Tq, data.D}, out);
+  if (!o.out.empty()) write_npy_f32(o.out, data.out_shape(), out);
   if (!o.lse.empty()) write_npy_f32(o.lse, {data.B, data.Hq, data.Tq}, lse);
   if (gradients) write_gradients(o.backward, data, *backward_in, *gradients);
   return kExitOk;
@@ -239,16 +242,16 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("FILE", o->file, "program file (.py)")->required();
   auto* q = cmd->add_option("--q", o->q, "queries, float16/32/64 .npy [B, Hq, Tq, D]");
   auto* k = cmd->add_option("--k", o->k, "keys, .npy [B, Hkv, Tkv, D]");
-  auto* v = cmd->add_option("--v", o->v, "values, .npy [B, Hkv, Tkv, D]");
+  auto* v = cmd->add_option("--v", o->v, "values, .npy [B, Hkv, Tkv, Dv] (Dv, the value head dim, may differ from D)");
   auto* kv_lens = cmd->add_option("--kv-lens", o->kv_lens, "keys of each sequence, integer .npy [B]");
   auto* page_table = cmd->add_option("--page-table", o->page_table,
                                      "pages of each sequence, integer .npy [B, max_pages_per_seq]; --k and --v are "
                                      "then pages [num_pages, page_size, Hkv, D]")
                          ->needs(kv_lens);
-  cmd->add_option("--out", o->out, "output .npy (float32 [B, Hq, Tq, D])");
+  cmd->add_option("--out", o->out, "output .npy (float32 [B, Hq, Tq, Dv])");
   cmd->add_option("--lse", o->lse, "log-sum-exp output .npy (float32 [B, Hq, Tq])");
   auto* dout = cmd->add_option("--dout", o->backward.dout,
-                               "run the backward too: d loss / d out, float16/32/64 .npy [B, Hq, Tq, D]");
+                               "run the backward too: d loss / d out, float16/32/64 .npy [B, Hq, Tq, Dv]");
   auto* dq = cmd->add_option("--dq", o->backward.dq, "gradient output .npy (float32, the shape of q)")->needs(dout);
   auto* dk = cmd->add_option("--dk", o->backward.dk, "gradient output .npy (float32, the shape of k)")->needs(dout);
   auto* dv = cmd->add_option("--dv", o->backward.dv, "gradient output .npy (float32, the shape of v)")->needs(dout);
@@ -277,6 +280,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--H", o->H, "--demo: query heads")->capture_default_str()->check(kAtLeastOne);
   cmd->add_option("--T", o->T, "--demo: sequence length")->capture_default_str()->check(kAtLeastOne);
   cmd->add_option("--D", o->D, "--demo: head dim")->capture_default_str()->check(kAtLeastOne);
+  cmd->add_option("--Dv", o->Dv, "--demo: value head dim (default D)")->check(kAtLeastOne);
   cmd->add_option("--Hkv", o->Hkv, "--demo: key/value heads (default H)")->check(kAtLeastOne);
   cmd->add_option("--Tkv", o->Tkv, "--demo: key/value length (default T)")->check(kAtLeastOne);
   cmd->add_option("--iters", o->iters, "--demo: timed calls on the GPU")->capture_default_str()->check(kAtLeastOne);

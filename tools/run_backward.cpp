@@ -34,12 +34,12 @@ std::size_t BackwardInputs::Grad::numel() const {
 
 BackwardInputs read_backward_inputs(const AttentionData& d, const HostBindings& bindings, const BackwardFiles& files) {
   const NpyArray dout = read_npy(files.dout);
-  const std::vector<std::int64_t> q_shape{d.B, d.Hq, d.Tq, d.D};
+  const std::vector<std::int64_t> out_shape = d.out_shape();
   if (dout.kind != 'f')
     throw std::runtime_error(fmt::format("--dout {}: expected float16/32/64 data, got {}", files.dout, dout.dtype_str()));
-  if (dout.shape != q_shape)
-    throw std::runtime_error(fmt::format("--dout {}: expected the shape of q ({}), got ({})", files.dout,
-                                         fmt::join(q_shape, ", "), fmt::join(dout.shape, ", ")));
+  if (dout.shape != out_shape)
+    throw std::runtime_error(fmt::format("--dout {}: expected the shape of out ({}), got ({})", files.dout,
+                                         fmt::join(out_shape, ", "), fmt::join(dout.shape, ", ")));
   BackwardInputs in;
   in.dout = dout.to_float32();
   for (const NamedPath& g : files.grad_outputs()) {
@@ -54,11 +54,12 @@ Gradients run_backward_on_cpu(const Program& program, const AttentionData& d, co
                               std::optional<float> scale, const std::vector<float>& out, const std::vector<float>& lse,
                               const BackwardInputs& in) {
   Engine jit;
-  const Kernel attn = jit.compile(program, {.head_dim = d.D, .dtype = f32, .device = Device::cpu()});
+  const Kernel attn =
+      jit.compile(program, {.head_dim = d.D, .head_dim_v = d.Dv, .dtype = f32, .device = Device::cpu()});
   auto host = [](const std::vector<float>& x, std::vector<std::int64_t> shape) {
     return TensorView::contiguous(x.data(), f32, std::move(shape), Device::cpu());
   };
-  const std::vector<std::int64_t> q_shape{d.B, d.Hq, d.Tq, d.D};
+  const std::vector<std::int64_t> q_shape = d.q_shape(), out_shape = d.out_shape();
   Gradients g{std::vector<float>(d.q.size()), std::vector<float>(d.k.size()), std::vector<float>(d.v.size()), {}};
   BackwardOptions options{.bind = bindings.cpu_bindings(), .scale = scale};
   g.grads.reserve(in.grads.size());
@@ -66,9 +67,9 @@ Gradients run_backward_on_cpu(const Program& program, const AttentionData& d, co
     g.grads.emplace_back(grad.numel(), 0.0f);
     options.grads[grad.name] = host(g.grads.back(), grad.shape);
   }
-  attn.backward(host(d.q, q_shape), host(d.k, d.kv_shape()), host(d.v, d.kv_shape()), host(out, q_shape),
-                host(lse, {d.B, d.Hq, d.Tq}), host(in.dout, q_shape), host(g.dq, q_shape), host(g.dk, d.kv_shape()),
-                host(g.dv, d.kv_shape()), options);
+  attn.backward(host(d.q, q_shape), host(d.k, d.kv_shape()), host(d.v, d.v_shape()), host(out, out_shape),
+                host(lse, {d.B, d.Hq, d.Tq}), host(in.dout, out_shape), host(g.dq, q_shape), host(g.dk, d.kv_shape()),
+                host(g.dv, d.v_shape()), options);
   return g;
 }
 
@@ -77,7 +78,7 @@ Gradients run_backward_on_cuda(const CudaRun& forward, const AttentionData& d, s
   const Kernel& attn = forward.attn.value();
   const CudaTensors& t = forward.tensors;
   const DType dtype = attn.dtype();
-  const std::vector<std::int64_t> q_shape{d.B, d.Hq, d.Tq, d.D};
+  const std::vector<std::int64_t> q_shape = d.q_shape(), out_shape = d.out_shape();
   std::vector<float> dout_rounded = in.dout;
   const DeviceBuffer dout = upload_element(dout_rounded, dtype);
   const DeviceBuffer dq(d.q.size() * 2), dk(d.k.size() * 2), dv(d.v.size() * 2);
@@ -89,9 +90,9 @@ Gradients run_backward_on_cuda(const CudaRun& forward, const AttentionData& d, s
     if (grad.numel() > 0) grads.back().fill_bytes(0);
     options.grads[grad.name] = grads.back().view(DType::f32, grad.shape);
   }
-  attn.backward(t.q.view(dtype, q_shape), t.k.view(dtype, d.kv_shape()), t.v.view(dtype, d.kv_shape()),
-                t.out.view(dtype, q_shape), t.lse.view(DType::f32, {d.B, d.Hq, d.Tq}), dout.view(dtype, q_shape),
-                dq.view(dtype, q_shape), dk.view(dtype, d.kv_shape()), dv.view(dtype, d.kv_shape()), options);
+  attn.backward(t.q.view(dtype, q_shape), t.k.view(dtype, d.kv_shape()), t.v.view(dtype, d.v_shape()),
+                t.out.view(dtype, out_shape), t.lse.view(DType::f32, {d.B, d.Hq, d.Tq}), dout.view(dtype, out_shape),
+                dq.view(dtype, q_shape), dk.view(dtype, d.kv_shape()), dv.view(dtype, d.v_shape()), options);
   cuda_synchronize();
   Gradients g{download_element(dq, d.q.size(), dtype), download_element(dk, d.k.size(), dtype),
               download_element(dv, d.v.size(), dtype), {}};
@@ -100,9 +101,9 @@ Gradients run_backward_on_cuda(const CudaRun& forward, const AttentionData& d, s
 }
 
 void write_gradients(const BackwardFiles& files, const AttentionData& d, const BackwardInputs& in, const Gradients& g) {
-  write_npy_f32(files.dq, {d.B, d.Hq, d.Tq, d.D}, g.dq);
+  write_npy_f32(files.dq, d.q_shape(), g.dq);
   write_npy_f32(files.dk, d.kv_shape(), g.dk);
-  write_npy_f32(files.dv, d.kv_shape(), g.dv);
+  write_npy_f32(files.dv, d.v_shape(), g.dv);
   for (std::size_t i = 0; i < in.grads.size(); ++i) write_npy_f32(in.grads[i].path, in.grads[i].shape, g.grads[i]);
 }
 

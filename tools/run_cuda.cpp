@@ -51,7 +51,7 @@ CudaRun run_on_cuda(const Program& program, AttentionData& d, const HostBindings
   Engine jit;
   const auto before = jit.counters();
   const auto t0 = std::chrono::steady_clock::now();
-  Kernel attn = jit.compile(program, {.head_dim = d.D, .dtype = dtype, .math = math});
+  Kernel attn = jit.compile(program, {.head_dim = d.D, .head_dim_v = d.Dv, .dtype = dtype, .math = math});
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   const auto after = jit.counters();
   r.kernel = attn.entry_name();
@@ -67,7 +67,7 @@ CudaRun run_on_cuda(const Program& program, AttentionData& d, const HostBindings
   t.q = upload_element(d.q, dtype);
   t.k = upload_element(d.k, dtype);
   t.v = upload_element(d.v, dtype);
-  const std::size_t out_elems = d.q.size(), lse_elems = static_cast<std::size_t>(d.B) * d.Hq * d.Tq;
+  const std::size_t out_elems = d.q.size() / d.D * d.Dv, lse_elems = static_cast<std::size_t>(d.B) * d.Hq * d.Tq;
   t.out = DeviceBuffer(out_elems * 2);
   t.lse = DeviceBuffer(lse_elems * 4);
 
@@ -81,9 +81,9 @@ CudaRun run_on_cuda(const Program& program, AttentionData& d, const HostBindings
   ForwardOptions options;
   options.scale = scale;
   options.bind = t.bind;
-  const TensorView tq = t.q.view(dtype, {d.B, d.Hq, d.Tq, d.D});
+  const TensorView tq = t.q.view(dtype, d.q_shape());
   const TensorView tk = t.k.view(dtype, d.kv_shape());
-  const TensorView tv = t.v.view(dtype, d.kv_shape());
+  const TensorView tv = t.v.view(dtype, d.v_shape());
   // A KV cache: its options as device tensors (the decode kernel reads them there).
   DeviceBuffer kv_lens, page_table;
   if (!d.kv_lens.empty()) {
@@ -96,7 +96,7 @@ CudaRun run_on_cuda(const Program& program, AttentionData& d, const HostBindings
     page_table.upload(d.page_table);
     options.page_table = page_table.view(DType::i32, {d.B, d.max_pages});
   }
-  const TensorView to = t.out.view(dtype, {d.B, d.Hq, d.Tq, d.D});
+  const TensorView to = t.out.view(dtype, d.out_shape());
   options.lse = t.lse.view(DType::f32, {d.B, d.Hq, d.Tq});
 
   // Masks that read captured tensors: build the block mask once, as an engine would per batch

@@ -195,14 +195,15 @@ std::vector<std::int32_t> int32_from_file(const std::string& path, const char* f
 }  // namespace
 
 std::string AttentionData::shape_text() const {
-  const std::string text = fmt::format("B={} Hq={} Hkv={} Tq={} Tkv={} D={}", B, Hq, Hkv, Tq, Tkv, D);
+  std::string text = fmt::format("B={} Hq={} Hkv={} Tq={} Tkv={} D={}", B, Hq, Hkv, Tq, Tkv, D);
+  if (Dv != D) text += fmt::format(" Dv={}", Dv);
   if (paged()) return fmt::format("{}, {} pages of {}", text, num_pages, page_size);
   return kv_lens.empty() ? text : text + ", kv_lens";
 }
 
-std::vector<std::int64_t> AttentionData::kv_shape() const {
-  if (paged()) return {num_pages, page_size, Hkv, D};
-  return {B, Hkv, Tkv, D};
+std::vector<std::int64_t> AttentionData::kv_shape(int head_dim) const {
+  if (paged()) return {num_pages, page_size, Hkv, head_dim};
+  return {B, Hkv, Tkv, head_dim};
 }
 
 void AttentionData::add_kv_cache(ForwardOptions& options) const {
@@ -224,7 +225,9 @@ AttentionData load_attention(const std::string& q_path, const std::string& k_pat
                              const std::string& kv_lens_path, const std::string& page_table_path) {
   const NpyArray q = read_npy(q_path), k = read_npy(k_path), v = read_npy(v_path);
   const auto qs = shape_4d(q, q_path, "q"), ks = shape_4d(k, k_path, "k"), vs = shape_4d(v, v_path, "v");
-  if (ks != vs) fail(fmt::format("--k and --v: shapes ({}) and ({}) differ", fmt::join(ks, ", "), fmt::join(vs, ", ")));
+  if (!std::equal(ks.begin(), ks.end() - 1, vs.begin()))
+    fail(fmt::format("--k and --v: shapes ({}) and ({}) differ before the last dim (v's head dim may differ)",
+                     fmt::join(ks, ", "), fmt::join(vs, ", ")));
   const bool paged = !page_table_path.empty();
   if ((!paged && qs[0] != ks[0]) || qs[3] != ks[3])
     fail(fmt::format("--q and --k: shapes ({}) and ({}) disagree on {}", fmt::join(qs, ", "), fmt::join(ks, ", "),
@@ -234,6 +237,7 @@ AttentionData load_attention(const std::string& q_path, const std::string& k_pat
   d.Hq = static_cast<int>(qs[1]);
   d.Tq = static_cast<int>(qs[2]);
   d.D = static_cast<int>(qs[3]);
+  d.Dv = static_cast<int>(vs[3]);
   d.Hkv = static_cast<int>(ks[1]);
   d.Tkv = static_cast<int>(ks[2]);
   std::vector<std::int64_t> shape;
@@ -257,12 +261,12 @@ AttentionData load_attention(const std::string& q_path, const std::string& k_pat
   return d;
 }
 
-AttentionData random_attention(int B, int Hq, int Hkv, int Tq, int Tkv, int D, std::mt19937_64& rng) {
+AttentionData random_attention(int B, int Hq, int Hkv, int Tq, int Tkv, int D, int Dv, std::mt19937_64& rng) {
   AttentionData d;
-  d.B = B, d.Hq = Hq, d.Hkv = Hkv, d.Tq = Tq, d.Tkv = Tkv, d.D = D;
+  d.B = B, d.Hq = Hq, d.Hkv = Hkv, d.Tq = Tq, d.Tkv = Tkv, d.D = D, d.Dv = Dv;
   fill_normal(d.q, static_cast<std::size_t>(B) * Hq * Tq * D, rng);
   fill_normal(d.k, static_cast<std::size_t>(B) * Hkv * Tkv * D, rng);
-  fill_normal(d.v, static_cast<std::size_t>(B) * Hkv * Tkv * D, rng);
+  fill_normal(d.v, static_cast<std::size_t>(B) * Hkv * Tkv * Dv, rng);
   return d;
 }
 

@@ -1,4 +1,4 @@
-// Inputs of `flexjit run`: q, k, v as float32 host arrays [B, H, T, D] (from .npy files or
+// Inputs of `flexjit run`: q, k, v as float32 host arrays [B, H, T, D] (v [B, H, T, Dv]; from .npy files or
 // random for --demo), and the values bound to the program's declarations (--bind, or random
 // captured tensors for --demo), held on the host in the declared dtypes.
 #pragma once
@@ -15,14 +15,20 @@ namespace flexjit::tools {
 
 struct AttentionData {
   int B = 1, Hq = 1, Hkv = 1, Tq = 1, Tkv = 1, D = 64;
-  std::vector<float> q, k, v;  // contiguous: q [B, Hq, Tq, D], k and v kv_shape()
+  int Dv = 64;  // the value head dim: v, out and dout have Dv columns (D unless they differ)
+  std::vector<float> q, k, v;  // contiguous: q q_shape(), k kv_shape(), v kv_shape(Dv)
   // --kv-lens [B] and --page-table [B, max_pages] (empty when not given). With a page table, k
   // and v are pages [num_pages, page_size, Hkv, D] and Tkv = max_pages * page_size.
   std::vector<std::int32_t> kv_lens, page_table;
   int num_pages = 0, page_size = 0, max_pages = 0;
   bool paged() const { return !page_table.empty(); }
-  std::vector<std::int64_t> kv_shape() const;  // [B, Hkv, Tkv, D] or [num_pages, page_size, Hkv, D]
-  std::string shape_text() const;  // "B=1 Hq=8 Hkv=8 Tq=1024 Tkv=1024 D=128"
+  std::vector<std::int64_t> q_shape() const { return {B, Hq, Tq, D}; }
+  std::vector<std::int64_t> out_shape() const { return {B, Hq, Tq, Dv}; }  // out and dout
+  // k's shape, or v's with head_dim = Dv: [B, Hkv, Tkv, head_dim] or [num_pages, page_size, Hkv, head_dim].
+  std::vector<std::int64_t> kv_shape(int head_dim) const;
+  std::vector<std::int64_t> kv_shape() const { return kv_shape(D); }
+  std::vector<std::int64_t> v_shape() const { return kv_shape(Dv); }
+  std::string shape_text() const;  // "B=1 Hq=8 Hkv=8 Tq=1024 Tkv=1024 D=128" (and " Dv=.." when it differs)
   // The KV cache options of a forward call on host views of kv_lens and page_table.
   void add_kv_cache(ForwardOptions& options) const;
 };
@@ -45,14 +51,14 @@ struct HostBindings {
 };
 
 // q, k, v from .npy files: float16/32/64, 4-D [B, H, T, D] (k and v [num_pages, page_size, Hkv, D]
-// with a page table), consistent with each other. kv_lens and page_table (either may be empty):
+// with a page table), consistent with each other; v's last dim is the value head dim Dv. kv_lens and page_table (either may be empty):
 // integer .npy files, [B] and [B, max_pages], converted to int32 exactly; the forward call checks
 // their values.
 AttentionData load_attention(const std::string& q, const std::string& k, const std::string& v,
                              const std::string& kv_lens = "", const std::string& page_table = "");
 
 // Normal(0, 1) inputs of the given sizes.
-AttentionData random_attention(int B, int Hq, int Hkv, int Tq, int Tkv, int D, std::mt19937_64& rng);
+AttentionData random_attention(int B, int Hq, int Hkv, int Tq, int Tkv, int D, int Dv, std::mt19937_64& rng);
 
 // Each --bind NAME=VALUE: VALUE ending in ".npy" is a tensor file converted to the declared dtype
 // (values must be representable: integers for integer tensors, 0/1 for bool); otherwise a

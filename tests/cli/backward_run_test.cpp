@@ -115,7 +115,7 @@ TEST(CliBackward, FlagsAreRefusedAndNothingIsWritten) {
       f32_npy("bdo_short.npy", {B, Hq, Tq - 1, D}, std::vector<float>(std::size_t{B} * Hq * (Tq - 1) * D));
   r = flexjit_run(f.forward_args() + " --dout " + short_dout + " --dq " + f.dq + " --dk " + f.dk + " --dv " + f.dv);
   EXPECT_EQ(r.status, 2) << r.output;
-  EXPECT_NE(r.output.find("--dout " + short_dout + ": expected the shape of q (2, 4, 9, 8), got (2, 4, 8, 8)"),
+  EXPECT_NE(r.output.find("--dout " + short_dout + ": expected the shape of out (2, 4, 9, 8), got (2, 4, 8, 8)"),
             std::string::npos)
       << r.output;
 
