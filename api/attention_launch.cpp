@@ -21,7 +21,7 @@ ForwardPlan plan_forward(const codegen::GeneratedKernel& kernel, const ir::Progr
   const Device device = t.q.device.is_cuda() ? t.q.device : Device::cuda(0);
   ir::Env env = resolve_bindings(program, options.bind, device, problems);
   int block_head_group = 1;
-  if (shape) block_head_group = check_block_indices(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
+  if (shape) block_head_group = check_selection(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
   if (shape && options.block_mask)
     check_block_mask(kernel, *options.block_mask, {shape->B, shape->Hq, shape->Tq, shape->Tkv}, device, env, problems);
   problems.raise_if_any(kernel.entry());

@@ -58,7 +58,7 @@ BackwardPlan plan_backward(const std::string& entry, const compiler::ParamLayout
   const Device device = t.q.device.is_cuda() ? t.q.device : Device::cuda(0);
   const ir::Env env = resolve_bindings(program, options.bind, device, problems);
   int block_head_group = 1;
-  if (shape) block_head_group = check_block_indices(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
+  if (shape) block_head_group = check_selection(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
   check_gradient_targets(program, options.grads, env, problems, Memory::cuda, device);
   problems.raise_if_any(entry);
 

@@ -31,6 +31,7 @@ std::string declared_list(const ir::Program& p) {
     if (!s.is_shape_value()) names.emplace_back(s.pos.line, s.pos.col, s.name);
   for (const auto& c : p.captures) names.emplace_back(c.pos.line, c.pos.col, c.name);
   if (p.block_indices) names.emplace_back(p.block_indices->pos.line, p.block_indices->pos.col, p.block_indices->name);
+  if (p.token_indices) names.emplace_back(p.token_indices->pos.line, p.token_indices->pos.col, p.token_indices->name);
   if (names.empty()) return "it declares no runtime scalars or tensors";
   std::sort(names.begin(), names.end());
   std::string out = "declared: ";
@@ -93,17 +94,21 @@ std::string declared_kind(const ir::Program& p, const std::string& name) {
   if (p.block_indices && p.block_indices->name == name)
     return fmt::format("BlockIndices[{}, {}] (an int32 tensor [B, Hq or Hkv, q blocks, K])", p.block_indices->q_block,
                        p.block_indices->kv_block);
+  if (p.token_indices && p.token_indices->name == name)
+    return "TokenIndices (an int32 tensor [B, Hq, Hkv or 1 heads, Tq, K])";
   return "nothing";
 }
 
 ir::Env resolve_bindings(const ir::Program& program, const std::map<std::string, Binding>& bind,
                          const std::optional<Device>& device, Problems& problems) {
   ir::Env env;
-  const bool is_block = program.block_indices.has_value();
+  // The program's block or token list, when it declares one.
+  const std::string* list = program.block_indices   ? &program.block_indices->name
+                            : program.token_indices ? &program.token_indices->name
+                                                    : nullptr;
   for (const auto& [name, value] : bind) {
     const ir::Scalar* s = program.find_scalar(name);
-    if ((s && !s->is_shape_value()) || program.find_capture(name) || (is_block && program.block_indices->name == name))
-      continue;
+    if ((s && !s->is_shape_value()) || program.find_capture(name) || (list && *list == name)) continue;
     problems.add(fmt::format("{} is not declared by the program ({})", dsl::quoted(name), declared_list(program)));
   }
   for (const auto& s : program.scalars) {
@@ -129,33 +134,37 @@ ir::Env resolve_bindings(const ir::Program& program, const std::map<std::string,
   // The program's runtime asserts, on the values they read, once every binding is usable.
   if (problems.list().empty())
     for (const std::string& failed : ir::failed_checks(program, env)) problems.add(failed);
-  if (is_block) {
+  if (list) {
     // The GPU kernel walks the list and so needs one; cpu kernels take the same arguments. Only
     // callers that accept any placement (nullopt) may leave it out: the CPU back end then
-    // selects every block.
-    const auto& bi = *program.block_indices;
-    if (auto it = bind.find(bi.name); it != bind.end()) {
-      if (auto t = tensor_value(bi.name, declared_kind(program, bi.name), ir::DType::Int32, 4, it->second, device,
-                                problems))
-        env.tensors[bi.name] = std::move(*t);
+    // selects every key.
+    const std::string& name = *list;
+    if (auto it = bind.find(name); it != bind.end()) {
+      if (auto t = tensor_value(name, declared_kind(program, name), ir::DType::Int32, 4, it->second, device, problems))
+        env.tensors[name] = std::move(*t);
     } else if (device) {
-      problems.add(fmt::format("block indices '{}' are not bound (declared `{}: {}`)", bi.name, bi.name,
-                               declared_kind(program, bi.name)));
+      problems.add(fmt::format("{} indices '{}' are not bound (declared `{}: {}`)",
+                               program.block_indices ? "block" : "token", name, name,
+                               program.block_indices ? declared_kind(program, name) : "TokenIndices"));
     }
   }
   return env;
 }
 
-int check_block_indices(const ir::Program& program, const ir::Env& env, int B, int Hq, int Hkv, int Tq,
-                        Problems& problems) {
-  if (!program.block_indices) return 1;
-  const auto& bi = *program.block_indices;
-  auto it = env.tensors.find(bi.name);
+int check_selection(const ir::Program& program, const ir::Env& env, int B, int Hq, int Hkv, int Tq,
+                    Problems& problems) {
+  const bool tokens = program.token_indices.has_value();
+  if (!program.block_indices && !tokens) return 1;
+  const std::string& name = tokens ? program.token_indices->name : program.block_indices->name;
+  auto it = env.tensors.find(name);
   if (it == env.tensors.end()) return 1;  // unbound or unusable: reported by resolve_bindings
   const ir::TensorBinding& t = it->second;
-  const std::int64_t nq = (static_cast<std::int64_t>(Tq) + bi.q_block - 1) / bi.q_block;
-  const std::string what = fmt::format("block indices '{}'", bi.name);
-  const std::string dims = fmt::format("[B={}, H (Hq={} or Hkv={}), ceil(Tq / {})={}, K]", B, Hq, Hkv, bi.q_block, nq);
+  const int q_block = tokens ? 1 : program.block_indices->q_block;
+  const std::int64_t nq = (static_cast<std::int64_t>(Tq) + q_block - 1) / q_block;
+  const std::string what = fmt::format("{} indices '{}'", tokens ? "token" : "block", name);
+  const std::string dims =
+      tokens ? fmt::format("[B={}, H (Hq={}, Hkv={} or 1), Tq={}, K]", B, Hq, Hkv, Tq)
+             : fmt::format("[B={}, H (Hq={} or Hkv={}), ceil(Tq / {})={}, K]", B, Hq, Hkv, q_block, nq);
   if (t.shape.size() != 4) return 1;  // reported by resolve_bindings
   int group = 1;
   bool ok = t.shape[0] == B && t.shape[2] == nq && t.shape[3] >= 1;
@@ -163,6 +172,8 @@ int check_block_indices(const ir::Program& program, const ir::Env& env, int B, i
     group = 1;
   } else if (t.shape[1] == Hkv && Hkv >= 1) {
     group = Hq / Hkv;
+  } else if (tokens && t.shape[1] == 1) {
+    group = Hq;
   } else {
     ok = false;
   }

@@ -21,10 +21,11 @@ ir::Env resolve_bindings(const ir::Program& program, const std::map<std::string,
                          const std::optional<Device>& device, Problems& problems);
 
 // A bound BlockIndices tensor against the launch shape: int32 [B, Hq or Hkv, ceil(Tq / q_block),
-// K >= 1] with a contiguous K dimension. Returns the query heads per head of the list (1 for Hq
-// heads, Hq / Hkv for Hkv heads): what the kernel divides h by. 1 when there is nothing to check.
-int check_block_indices(const ir::Program& program, const ir::Env& env, int B, int Hq, int Hkv, int Tq,
-                        Problems& problems);
+// K >= 1] with a contiguous K dimension; a TokenIndices tensor [B, Hq, Hkv or 1 heads, Tq, K >= 1] the
+// same way. Returns the query heads per head of the list (1 for Hq heads, Hq / Hkv for Hkv heads,
+// Hq for one): what the kernel divides h by. 1 when there is nothing to check.
+int check_selection(const ir::Program& program, const ir::Env& env, int B, int Hq, int Hkv, int Tq,
+                    Problems& problems);
 
 // "Tensor[float32, 1]", "BlockIndices[64, 64]", "a scalar int"
 std::string declared_kind(const ir::Program& program, const std::string& name);

@@ -25,7 +25,7 @@ void cpu_backward(const Kernel::Impl& kernel, const BackwardTensors& t, const Ba
                               kernel.cpu_head_dim, kernel.cpu_head_dim_v, kernel.dtype, problems, Memory::host);
   check_backward_tensors(t, shape, kernel.dtype, problems);
   const ir::Env env = resolve_bindings(program, options.bind, Device::cpu(), problems);
-  if (shape) check_block_indices(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
+  if (shape) check_selection(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
   check_gradient_targets(program, options.grads, env, problems);
   problems.raise_if_any(name);
 

@@ -21,7 +21,7 @@ void cpu_forward(const Kernel::Impl& kernel, const ForwardTensors& t, const Forw
                                        kernel.cpu_head_dim_v, kernel.dtype, problems, Memory::host, kv_layout(options));
   const std::optional<KvCache> cache = check_kv_cache(options, shape, problems);
   const ir::Env env = resolve_bindings(program, options.bind, Device::cpu(), problems);
-  if (shape) check_block_indices(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
+  if (shape) check_selection(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
   if (options.block_mask)
     problems.add("block_mask: a cpu kernel takes none (the host back end classifies key tiles itself)");
   problems.raise_if_any(name);

@@ -48,7 +48,7 @@ DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& la
   const Device device = t.q.device.is_cuda() ? t.q.device : Device::cuda(0);
   ir::Env env = resolve_bindings(program, options.bind, device, problems);
   int block_head_group = 1;
-  if (shape) block_head_group = check_block_indices(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
+  if (shape) block_head_group = check_selection(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
   if (options.block_mask)
     problems.add("block_mask: decode against a KV cache takes none (its keys are classified per chunk)");
   problems.raise_if_any(entry);

@@ -28,6 +28,10 @@ compiler::KernelTarget forward_target(const CompileOptions& options) {
 }
 
 codegen::GeneratedKernel generate(const Program::Impl& program, const compiler::KernelTarget& target) {
+  if (const auto& t = program.ir.token_indices)
+    throw UnsupportedError(fmt::format("{}:{}: token-level selection ('{}: TokenIndices') runs on cpu kernels only for "
+                                       "now (Device::cpu()): no CUDA kernel family serves it yet",
+                                       program.file.name(), t->pos.line, t->name));
   try {
     return codegen::generate_kernel(program.ir, target, &program.file);
   } catch (const UnsupportedError& e) {

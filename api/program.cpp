@@ -29,6 +29,8 @@ std::vector<Parameter> parameters_of(const ir::Program& p) {
   for (const auto& c : p.captures) all.push_back({c.pos, Parameter{c.name, Parameter::Kind::tensor, api::from_ir(c.dtype), c.rank}});
   if (p.block_indices)
     all.push_back({p.block_indices->pos, Parameter{p.block_indices->name, Parameter::Kind::block_indices, DType::i32, 4}});
+  if (p.token_indices)
+    all.push_back({p.token_indices->pos, Parameter{p.token_indices->name, Parameter::Kind::token_indices, DType::i32, 4}});
   std::stable_sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
     return std::tie(a.first.line, a.first.col) < std::tie(b.first.line, b.first.col);
   });

@@ -48,7 +48,8 @@ std::string describe(const Value& v) {
   if (auto m = std::get_if<ModuleValue>(&v.v)) return fmt::format("module '{}'", m->name);
   if (std::holds_alternative<std::shared_ptr<const MaskCombinator>>(v.v)) return "a combined mask";
   if (auto t = std::get_if<TensorValue>(&v.v)) return fmt::format("tensor '{}'", t->capture.name);
-  if (auto b = std::get_if<BlockIndicesValue>(&v.v)) return fmt::format("block indices '{}'", b->name);
+  if (auto b = std::get_if<BlockIndicesValue>(&v.v))
+    return fmt::format("{} indices '{}'", b->tokens ? "token" : "block", b->name);
   if (auto n = std::get_if<NamedOnlyValue>(&v.v)) {
     switch (n->kind) {
       case NameKind::TensorType: return fmt::format("the type '{}'", n->spelling);
@@ -367,7 +368,17 @@ class Lowerer {
   }
   void top(const ast::UnsupportedStmt& u, SourcePos pos) { fail(pos, unsupported_statement_message(u)); }
 
-  // `x: int`, `t: Tensor[int32, 1]`, `sel: BlockIndices[64, 64]`
+  // A program selects keys by at most one list, of blocks or of tokens.
+  void require_no_selection(const ast::AnnAssign& a) const {
+    const auto& b = program_.block_indices;
+    const auto& t = program_.token_indices;
+    if (!b && !t) return;
+    fail(a.target_pos, fmt::format("a program declares at most one BlockIndices or TokenIndices; '{}' is already "
+                                   "declared on line {}",
+                                   b ? b->name : t->name, b ? b->pos.line : t->pos.line));
+  }
+
+  // `x: int`, `t: Tensor[int32, 1]`, `sel: BlockIndices[64, 64]`, `sel: TokenIndices`
   void declare(const ast::AnnAssign& a) {
     if (globals_->names.contains(a.target) || declared_at_.count(a.target))
       fail(a.target_pos, fmt::format("'{}' is already defined", a.target));
@@ -399,9 +410,7 @@ class Lowerer {
       return;
     }
     if (head == "BlockIndices") {
-      if (program_.block_indices)
-        fail(a.target_pos, fmt::format("a program declares at most one BlockIndices; '{}' is already declared on line {}",
-                                       program_.block_indices->name, program_.block_indices->pos.line));
+      require_no_selection(a);
       if (sub->indices.size() != 2)
         fail(ann.pos, "BlockIndices[...] takes the query and key block sizes, e.g. BlockIndices[64, 64]");
       int qb = positive_int(*sub->indices[0], "a block size", 16, 4096);
@@ -413,8 +422,18 @@ class Lowerer {
       declared_at_[a.target] = {"block index list", a.target_pos.line};
       return;
     }
+    if (head == "TokenIndices" || annotation_head(ann) == "TokenIndices") {
+      if (sub)
+        fail(ann.pos, "TokenIndices takes no arguments: the list length K is the last dimension of the bound tensor");
+      require_no_selection(a);
+      program_.token_indices = ir::TokenIndices{a.target, a.target_pos};
+      globals_->names.set(a.target, Value{BlockIndicesValue{a.target, true}});
+      declared_at_[a.target] = {"token index list", a.target_pos.line};
+      return;
+    }
     fail(ann.pos,
-         "unsupported declaration; expected int, float, bool, Tensor[dtype, rank] or BlockIndices[q_block, kv_block]");
+         "unsupported declaration; expected int, float, bool, Tensor[dtype, rank], BlockIndices[q_block, kv_block] or "
+         "TokenIndices");
   }
 
   static std::string annotation_head(const ast::Expr& e) {
@@ -725,8 +744,12 @@ class Lowerer {
     if (auto e = v.expr()) return *e;
     if (auto t = std::get_if<TensorValue>(&v.v)) fail(pos, unread_tensor_message(*t));
     if (auto b = std::get_if<BlockIndicesValue>(&v.v))
-      fail(pos, fmt::format("block indices '{}' cannot be read in a mod; they select the kv blocks the kernel visits",
-                            b->name));
+      fail(pos, b->tokens ? fmt::format("token indices '{}' cannot be read in a mod; they select the keys each query "
+                                        "row attends to",
+                                        b->name)
+                          : fmt::format("block indices '{}' cannot be read in a mod; they select the kv blocks the "
+                                        "kernel visits",
+                                        b->name));
     fail(pos, fmt::format("{} must be a number or a bool, got {}", what, describe(v)));
   }
 

@@ -81,8 +81,10 @@ struct TensorValue {
   ir::Expr number{};
 };
 
+// A BlockIndices or TokenIndices declaration: a name the mods cannot read.
 struct BlockIndicesValue {
   std::string name;
+  bool tokens = false;  // TokenIndices
 };
 
 struct NoneValue {};

@@ -107,7 +107,7 @@ std::set<std::string> vars_read(const ir::Expr& e) {
 
 TileMapNeeds tile_map_needs(const ir::Program& p) {
   TileMapNeeds t;
-  t.needed = p.mask_mod && !p.block_indices && reads_tensor(p.mask_mod->body);
+  t.needed = p.mask_mod && !p.block_indices && !p.token_indices && reads_tensor(p.mask_mod->body);
   if (t.needed) {
     const std::set<std::string> used = vars_read(p.mask_mod->body);
     t.per_batch = used.count(ir::kParamBatch) > 0;

@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include "cpu/block_select.hpp"
+#include "cpu/key_select.hpp"
 #include "cpu/kv_rows.hpp"
 #include "cpu/row_mods.hpp"
 #include "cpu/llvm_backend.hpp"
@@ -72,7 +72,7 @@ struct Problem {
   KvRows kv;
   float scale;
   const RowMods& mods;
-  const BlockSelection& blocks;
+  const KeySelection& keys;  // a block or token list's, when the program has one
   float* out;
   float* lse;
 };
@@ -101,15 +101,12 @@ class Worker {
   void row_scores(int b, int h, int kvh, int i, int n, const float* qi) {
     const CpuAttentionInputs& in = pb_.in;
     std::uint8_t* keep = keep_.data();
-    if (!pb_.blocks.active()) {
+    if (!pb_.keys.active()) {
       pb_.mods.mask_row(b, h, i, 0, n, keep);
     } else {
       std::fill(keep, keep + n, 0);
-      const int kb = pb_.blocks.kv_block();
-      for (int blk : pb_.blocks.blocks(b, h, i / pb_.blocks.q_block())) {
-        const int lo = blk * kb;
-        pb_.mods.mask_row(b, h, i, lo, std::min(kb, n - lo), keep + lo);
-      }
+      for (const KeyRange r : pb_.keys.ranges(b, h, i))
+        if (const int hi = std::min(r.hi, n); r.lo < hi) pb_.mods.mask_row(b, h, i, r.lo, hi - r.lo, keep + r.lo);
     }
     for (int j = 0; j < n; ++j)
       if (keep[j]) s_[j] = pb_.scale * dot(qi, pb_.kv.key(b, kvh, j), in.D);
@@ -220,9 +217,9 @@ void cpu_attention_forward(const ir::Program& p, const CpuAttentionInputs& in, f
   const ir::Env& env = in.bindings ? *in.bindings : kNoBindings;
   const std::unique_ptr<RowMods> mods =
       resolve_backend(backend) == CpuBackend::Llvm ? llvm_row_mods(p, env) : interpreter_row_mods(p, env);
-  const BlockSelection blocks(p, &env, in.B, in.Hq, in.Tq, in.Tkv, in.Hkv, in.kv_lens);
+  const KeySelection keys(p, &env, in.B, in.Hq, in.Tq, in.Tkv, in.Hkv, in.kv_lens);
   const float scale = std::isnan(in.scale) ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(in.D))) : in.scale;
-  const Problem pb{in, KvRows(in), scale, *mods, blocks, out, lse};
+  const Problem pb{in, KvRows(in), scale, *mods, keys, out, lse};
 
   const i64 row_items = (in.Tq + kRowsPerItem - 1) / kRowsPerItem;
   parallel_for(static_cast<i64>(in.B) * in.Hq * row_items, [&](i64 item) {

@@ -18,7 +18,8 @@
 // with shape [B, Hq, ceil(Tq / qb), K], a query row attends only to keys in the listed blocks
 // (-1 = no block; repeats count once), and mask_mod still applies inside them. An entry outside
 // [-1, ceil(Tkv / kb)) is an error. When the name is not bound, every block is selected (the
-// element mask alone decides).
+// element mask alone decides). Token-sparse programs (`TokenIndices`) likewise, with an int32
+// tensor [B, H, Tq, K] of key positions per query row (H: Hq, Hkv or 1; cpu/key_select.hpp).
 //
 // Layout: q [B, Hq, Tq, D], k [B, Hkv, Tkv, D], v [B, Hkv, Tkv, Dv], out [B, Hq, Tq, Dv], lse [B, Hq, Tq]
 // (optional: nullptr skips it), all contiguous float32 host arrays. Work is spread over

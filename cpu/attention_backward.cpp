@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cpu/block_select.hpp"
+#include "cpu/key_select.hpp"
 #include "cpu/capture_gradients.hpp"
 #include "ir/gradient_captures.hpp"
 #include "cpu/kv_rows.hpp"
@@ -47,7 +47,7 @@ struct Problem {
   KvRows kv;
   float scale;
   const RowMods& mods;
-  const BlockSelection& blocks;
+  const KeySelection& keys;  // a block or token list's, when the program has one
   const ModGradient& score;
   std::vector<double> D;  // D_i = <dO_i, O_i> per query row
 
@@ -111,17 +111,16 @@ class PairRow {
   const double* ds_row() const { return ds_.data(); }
 
  private:
-  // keep[k] = key lo + k is in a listed block (when the program has a list) and the mask keeps it.
+  // keep[k] = key lo + k is listed (when the program has a list) and the mask keeps it.
   void select_keys(int b, int h, int i) {
     std::uint8_t* keep = keep_.data();
-    if (!pb_.blocks.active()) {
+    if (!pb_.keys.active()) {
       pb_.mods.mask_row(b, h, i, lo_, n_, keep);
       return;
     }
     std::fill(keep, keep + n_, 0);
-    const int kb = pb_.blocks.kv_block();
-    for (int blk : pb_.blocks.blocks(b, h, i / pb_.blocks.q_block())) {
-      const int from = std::max(lo_, blk * kb), to = std::min(lo_ + n_, blk * kb + kb);
+    for (const KeyRange r : pb_.keys.ranges(b, h, i)) {
+      const int from = std::max(lo_, r.lo), to = std::min(lo_ + n_, r.hi);
       if (from < to) pb_.mods.mask_row(b, h, i, from, to - from, keep + (from - lo_));
     }
   }
@@ -226,9 +225,9 @@ void cpu_attention_backward(const ir::Program& p, const CpuAttentionInputs& in, 
   const std::unique_ptr<ModGradient> sink = gradient(sink_reads.empty() ? std::nullopt : p.sink, sink_reads);
 
   const std::unique_ptr<RowMods> mods = native ? llvm_row_mods(p, env) : interpreter_row_mods(p, env);
-  const BlockSelection blocks(p, &env, in.B, in.Hq, in.Tq, in.Tkv, in.Hkv);
+  const KeySelection keys(p, &env, in.B, in.Hq, in.Tq, in.Tkv, in.Hkv);
   const float scale = std::isnan(in.scale) ? static_cast<float>(1.0 / std::sqrt(static_cast<double>(in.D))) : in.scale;
-  Problem pb{in, fwd, KvRows(in), scale, *mods, blocks, *score, {}};
+  Problem pb{in, fwd, KvRows(in), scale, *mods, keys, *score, {}};
 
   const i64 rows = static_cast<i64>(in.B) * in.Hq * in.Tq;
   pb.D.resize(static_cast<std::size_t>(rows));

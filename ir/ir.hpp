@@ -282,6 +282,15 @@ struct BlockIndices {
   SourcePos pos;
 };
 
+// `name: TokenIndices`: token-level top-k (DeepSeek sparse attention, NSA's selection branch). At
+// call time an int32 tensor [B, H, Tq, K] lists, for each query row, the key positions that are
+// its only candidates (-1 = unused slot; a position listed twice counts once). The mask and the
+// score mod still apply to the listed keys.
+struct TokenIndices {
+  std::string name;
+  SourcePos pos;
+};
+
 enum class ModKind : std::uint8_t { Mask, Score, Sink };
 const char* mod_name(ModKind k);  // "mask_mod", "score_mod", "sink"
 
@@ -303,6 +312,7 @@ struct Program {
   std::vector<Capture> captures;
   std::vector<Scalar> scalars;
   std::optional<BlockIndices> block_indices;
+  std::optional<TokenIndices> token_indices;  // at most one of the two selections
   std::optional<Mod> mask_mod, score_mod, sink;
   std::vector<RuntimeCheck> checks;
   std::vector<SkippedStatement> skipped;  // what lowering left out, in source order

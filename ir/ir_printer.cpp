@@ -244,6 +244,7 @@ std::string to_string(const Program& p) {
   if (p.block_indices)
     decls += p.block_indices->name + ": BlockIndices[" + std::to_string(p.block_indices->q_block) + ", " +
              std::to_string(p.block_indices->kv_block) + "]\n";
+  if (p.token_indices) decls += p.token_indices->name + ": TokenIndices\n";
   std::string mods;
   for (const std::optional<Mod>* m : {&p.mask_mod, &p.score_mod, &p.sink})
     if (*m) {

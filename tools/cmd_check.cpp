@@ -27,6 +27,7 @@ std::string summary(const ir::Program& p) {
   if (!shapes.empty()) s += fmt::format("; shapes: {}", fmt::join(shapes, ", "));
   if (!p.checks.empty()) s += fmt::format("; asserts checked per call: {}", p.checks.size());
   if (p.block_indices) s += fmt::format("; block indices: {}", p.block_indices->name);
+  if (p.token_indices) s += fmt::format("; token indices: {}", p.token_indices->name);
   return s;
 }
 
@@ -34,6 +35,7 @@ std::string summary(const ir::Program& p) {
 // built from the tensors the mask reads, or every key.
 std::string key_plan(const ir::Program& p, bool block_mask) {
   if (p.block_indices) return fmt::format("the kv blocks listed in {}", p.block_indices->name);
+  if (p.token_indices) return fmt::format("the keys listed in {} for each query row", p.token_indices->name);
   const compiler::KvRange r = compiler::kv_range(p);
   std::string s = compiler::kv_range_is_full(r)
                       ? "every key (no closed-form range)"

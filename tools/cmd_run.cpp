@@ -153,14 +153,14 @@ int run(const RunOptions& o) {
                               : load_attention(o.q, o.k, o.v, o.kv_lens, o.page_table);
   HostBindings bindings = parse_bindings(program, o.binds);
   for (const Parameter& p : program.parameters()) {
-    const bool scalar = p.kind != Parameter::Kind::tensor && p.kind != Parameter::Kind::block_indices;
-    if (scalar && !bindings.scalars.count(p.name))
+    if (!p.takes_tensor() && !bindings.scalars.count(p.name))
       throw std::runtime_error(fmt::format("scalar '{}' is not bound: pass --bind {}=VALUE", p.name, p.name));
   }
   if (o.demo) {
     const ir::Program ir = compiler::build_ir(dsl::SourceFile(program.name(), program.text()));
     const DemoShape shape{data.B, data.Hq, data.Tq, data.Tkv};
     add_random_captures(program, demo_extents(ir, shape, bindings.scalars), bindings, rng);
+    add_random_selection(ir, data, bindings, rng);
   }
   // --dout and --grad are checked before anything runs.
   std::optional<BackwardInputs> backward_in;

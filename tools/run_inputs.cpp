@@ -281,7 +281,7 @@ HostBindings parse_bindings(const Program& program, const std::vector<std::strin
     const Parameter* p = find_parameter(program, name);
     if (p == nullptr)
       fail(fmt::format("--bind {}: {} is not declared by the program ({})", dsl::quoted(b), dsl::quoted(name), declared_names(program)));
-    const bool is_tensor = p->kind == Parameter::Kind::tensor || p->kind == Parameter::Kind::block_indices;
+    const bool is_tensor = p->takes_tensor();
     const bool npy = value.size() >= 4 && value.substr(value.size() - 4) == ".npy";
     if (is_tensor && !npy && p->kind == Parameter::Kind::tensor && p->rank == 0) {
       out.tensors[name] = rank0_from_text(*p, value);
@@ -334,6 +334,30 @@ void add_random_captures(const Program& program, const std::map<std::string, std
     bindings.notes.push_back(fmt::format("{}={} (random, extents from its indices)", p.name, t.describe()));
     bindings.tensors[p.name] = std::move(t);
   }
+}
+
+void add_random_selection(const ir::Program& program, const AttentionData& d, HostBindings& bindings,
+                          std::mt19937_64& rng) {
+  const bool tokens = program.token_indices.has_value();
+  if (!tokens && !program.block_indices) return;
+  const std::string& name = tokens ? program.token_indices->name : program.block_indices->name;
+  if (bindings.tensors.count(name)) return;
+  const int q_block = tokens ? 1 : program.block_indices->q_block;
+  const int kv_block = tokens ? 1 : program.block_indices->kv_block;
+  const int rows = (d.Tq + q_block - 1) / q_block, keys = (d.Tkv + kv_block - 1) / kv_block;
+  const int K = std::min(tokens ? 64 : 4, keys);
+  HostTensor t = make_tensor(DType::i32, {d.B, d.Hkv, rows, K});
+  std::uniform_int_distribution<int> any(0, keys - 1);
+  std::int64_t i = 0;
+  for (int list = 0; list < d.B * d.Hkv * rows; ++list) {
+    const int row = list % rows;
+    // The diagonal first (the query's own key when q and k are aligned at the end), then others.
+    const int diagonal = std::clamp((row * q_block + d.Tkv - d.Tq) / kv_block, 0, keys - 1);
+    for (int k = 0; k < K; ++k, ++i) store_integer(DType::i32, k == 0 ? diagonal : any(rng), t.bytes.data(), i, name);
+  }
+  bindings.notes.push_back(fmt::format("{}={} (random, {} per {})", name, t.describe(), tokens ? "keys" : "blocks",
+                                       tokens ? "query row" : "query block"));
+  bindings.tensors[name] = std::move(t);
 }
 
 }  // namespace flexjit::tools

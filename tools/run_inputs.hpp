@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "flexjit/flexjit.hpp"
+#include "ir/ir.hpp"
 
 namespace flexjit::tools {
 
@@ -71,5 +72,11 @@ HostBindings parse_bindings(const Program& program, const std::vector<std::strin
 // packed document ids), bools 0/1. Scalars are never invented.
 void add_random_captures(const Program& program, const std::map<std::string, std::vector<std::int64_t>>& extents,
                          HostBindings& bindings, std::mt19937_64& rng);
+
+// --demo: a program's BlockIndices or TokenIndices list, unless the user bound it: each query
+// block (row) lists its own diagonal block (key) and random others, K = 4 blocks (64 keys) or
+// fewer when the sequence is shorter, one list per kv head.
+void add_random_selection(const ir::Program& program, const AttentionData& shape, HostBindings& bindings,
+                          std::mt19937_64& rng);
 
 }  // namespace flexjit::tools

@@ -15,11 +15,13 @@ struct ProgramAccess;  // lets the implementation reach the checked IR; not for 
 
 // A name the program declares at top level and a call must bind (ForwardOptions::bind).
 struct Parameter {
-  enum class Kind : std::uint8_t { int_scalar, float_scalar, bool_scalar, tensor, block_indices };
+  enum class Kind : std::uint8_t { int_scalar, float_scalar, bool_scalar, tensor, block_indices, token_indices };
   std::string name{};
   Kind kind = Kind::int_scalar;
-  DType dtype = DType::i64;  // tensors: the declared element type; block indices: i32
-  int rank = 0;              // tensors: the declared rank; block indices: 4; scalars: 0
+  DType dtype = DType::i64;  // tensors: the declared element type; block and token indices: i32
+  int rank = 0;              // tensors: the declared rank; block and token indices: 4; scalars: 0
+  // Bound to a tensor (a captured tensor or an index list), not to a scalar.
+  bool takes_tensor() const { return kind == Kind::tensor || kind == Kind::block_indices || kind == Kind::token_indices; }
 };
 
 class Program {
@@ -32,7 +34,7 @@ class Program {
 
   const std::string& name() const;     // the file name or the name given
   const std::string& text() const;     // the source text
-  // Runtime scalars, captured tensors and block-index lists, in declaration order.
+  // Runtime scalars, captured tensors and block- or token-index lists, in declaration order.
   const std::vector<Parameter>& parameters() const;
   bool has_mask_mod() const;
   bool has_score_mod() const;

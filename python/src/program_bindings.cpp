@@ -11,8 +11,8 @@ namespace flexjit::python {
 namespace {
 
 // Parameter::Kind by its position in the enum.
-constexpr const char* kKindNames[] = {"int", "float", "bool", "tensor", "block_indices"};
-static_assert(static_cast<int>(Parameter::Kind::block_indices) == 4, "kKindNames follows Parameter::Kind");
+constexpr const char* kKindNames[] = {"int", "float", "bool", "tensor", "block_indices", "token_indices"};
+static_assert(static_cast<int>(Parameter::Kind::token_indices) == 5, "kKindNames follows Parameter::Kind");
 
 const char* kind_name(Parameter::Kind k) { return kKindNames[static_cast<int>(k)]; }
 

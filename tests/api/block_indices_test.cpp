@@ -66,7 +66,7 @@ TEST(BlockIndices, HeadGroup) {
     api::Problems problems;
     const TensorView t = TensorView::contiguous(fake(7), i32, {2, H, 2, 4});
     const ir::Env env = api::resolve_bindings(ir, {{"selected", t}}, Device::cuda(0), problems);
-    EXPECT_EQ(api::check_block_indices(ir, env, 2, 8, 4, 128, problems), group);
+    EXPECT_EQ(api::check_selection(ir, env, 2, 8, 4, 128, problems), group);
     EXPECT_TRUE(problems.empty()) << problems.list().front();
   }
 }

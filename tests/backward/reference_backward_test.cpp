@@ -181,6 +181,23 @@ def mask_mod(b, h, q_idx, kv_idx):
   expect_all_gradients_match(c);  // the differences see the blocks through the forward oracle
 }
 
+TEST(ReferenceBackward, TokenSparseTopK) {
+  // Each query row lists its own keys (-1 pads, repeats count once), one list per kv head shared
+  // by its two query heads; the causal mask and an ALiBi score mod apply to the listed keys.
+  AttentionCase c("top-k tokens", R"(
+selected: TokenIndices
+alibi_slopes: Tensor[float32, 1]
+def mask_mod(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx
+def score_mod(score, b, h, q_idx, kv_idx):
+    return score + alibi_slopes[h] * (kv_idx - q_idx)
+)", {1, 2, 1, 5, 6, 4});
+  c.bind_float("alibi_slopes", {2}, {0.3f, -0.2f});
+  c.bind_int("selected", {1, 1, 5, 3},  // [B, Hkv, Tq, K]
+             {0, -1, -1, 1, 0, 1, 2, 5, -1, 3, 3, 0, 4, 2, 1});
+  expect_all_gradients_match(c);
+}
+
 TEST(ReferenceBackward, AKvCacheHasNoBackward) {
   AttentionCase c("kv cache", kCausal, {1, 1, 1, 2, 4, 4});
   flexjit::test::ReferenceInputs in = c.inputs();

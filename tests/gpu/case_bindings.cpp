@@ -147,6 +147,27 @@ HostTensor random_block_indices(const CaseShape& s, int q_block, int kv_block, i
   return tensor_of(DType::i32, {s.B, H, nq, K}, x);
 }
 
+// Token lists int32 [B, H, Tq, K]: the row's own key first in half the rows, -1 padding, repeats and
+// random keys.
+HostTensor random_token_indices(const CaseShape& s, int K, bool per_kv_head, std::mt19937_64& rng) {
+  const int H = per_kv_head && s.Hkv > 0 ? s.Hkv : s.Hq;
+  std::vector<std::int32_t> x(static_cast<std::size_t>(s.B) * H * s.Tq * K);
+  std::uniform_int_distribution<int> key(0, s.Tkv - 1);
+  std::uniform_int_distribution<int> kind(0, 9);
+  std::size_t i = 0;
+  for (int b = 0; b < s.B; ++b)
+    for (int h = 0; h < H; ++h)
+      for (int q = 0; q < s.Tq; ++q)
+        for (int k = 0; k < K; ++k, ++i) {
+          const int r = kind(rng);
+          if (k == 0 && r < 5) x[i] = std::min(q, s.Tkv - 1);
+          else if (r < 2) x[i] = -1;
+          else if (r < 4 && k > 0) x[i] = x[i - 1 - rng() % k];
+          else x[i] = key(rng);
+        }
+  return tensor_of(DType::i32, {s.B, H, s.Tq, K}, x);
+}
+
 CaseBindings random_bindings(const Program& program, const CaseShape& s, std::mt19937_64& rng) {
   CaseBindings out;
   const int T = std::max(s.Tq, s.Tkv);
@@ -175,6 +196,12 @@ CaseBindings random_bindings(const Program& program, const CaseShape& s, std::mt
         const int K = 1 + static_cast<int>(rng() % 5);
         const bool per_kv_head = s.Hkv > 0 && s.Hkv != s.Hq && (rng() & 1) != 0;
         out.tensors[p.name] = random_block_indices(s, bi.q_block, bi.kv_block, K, per_kv_head, rng);
+        break;
+      }
+      case Parameter::Kind::token_indices: {
+        const int K = 1 + static_cast<int>(rng() % 40);
+        const bool per_kv_head = s.Hkv > 0 && s.Hkv != s.Hq && (rng() & 1) != 0;
+        out.tensors[p.name] = random_token_indices(s, K, per_kv_head, rng);
         break;
       }
     }

@@ -169,3 +169,33 @@ def test_a_value_head_dim_of_its_own_on_the_cpu(rng):
     ref = oracle_backward(text, q, k, v, dout, {})
     for got, want in zip((dq, dk, dv), ref[:3]):
         assert relative_l2(got, want) < 1e-5
+
+
+TOKEN_CAUSAL = """
+selected: TokenIndices
+
+def mask_mod(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx
+"""
+
+
+def test_token_level_top_k_on_the_cpu(rng):
+    """Each query row attends to the keys its int32 list names (-1 unused, repeats once; one list
+    per kv head): forward and backward against the float64 oracle; CUDA refuses it by name."""
+    q, k, v = qkv(rng)
+    selected = rng.integers(-1, T, (B, HKV, T, 12)).astype(np.int32)
+    kernel = flexjit.compile(TOKEN_CAUSAL, D, "float32", "cpu")
+    assert kernel.parameters() == [("selected", "token_indices", "i32", 4)]
+    bind = {"selected": selected}
+    out, lse = kernel.forward(q, k, v, bind=bind, return_lse=True)
+    ref_out, ref_lse = oracle_forward(TOKEN_CAUSAL, q, k, v, bind)
+    assert relative_l2(out, ref_out) < 1e-6
+    dout = rng.uniform(-1, 1, out.shape).astype(np.float32)
+    dq, dk, dv = kernel.backward(q, k, v, out, lse, dout, bind=bind)
+    for got, want in zip((dq, dk, dv), oracle_backward(TOKEN_CAUSAL, q, k, v, dout, bind)[:3]):
+        assert relative_l2(got, want) < 1e-5
+    selected[0, 1, 3, 0] = T  # past the last key
+    with pytest.raises(flexjit.ArgumentError, match=r"token indices 'selected': entry \[0, 1, 3, 0\] = 70 is not a key position \(0\.\.69\) or -1"):
+        kernel.forward(q, k, v, bind=bind)
+    with pytest.raises(flexjit.UnsupportedError, match="token-level selection"):
+        flexjit.compile(TOKEN_CAUSAL, 128, "bf16", "cuda", arch="sm_90a")

@@ -10,31 +10,12 @@
 
 #include <cstring>
 
+#include "tests/support/listed_keys.hpp"
+
 namespace flexjit::test {
 namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
-
-// Block-sparse programs: whether key j lies in a kv block listed for (b, h, query row i). The
-// list is int32 [B, H, q blocks, K] (H = Hq, or Hkv when bound per kv head), -1 for padding.
-bool listed(const ir::Program& p, const ir::Env& env, int Hq, int b, int h, int i, int j) {
-  if (!p.block_indices) return true;
-  auto it = env.tensors.find(p.block_indices->name);
-  if (it == env.tensors.end()) return true;
-  const ir::TensorBinding& t = it->second;
-  const std::int64_t H = t.shape[1], K = t.shape[3];
-  const std::int64_t hl = h / (Hq / H), qb = i / p.block_indices->q_block, kb = j / p.block_indices->kv_block;
-  if (qb >= t.shape[2]) return false;
-  std::int64_t stride[4] = {H * t.shape[2] * K, t.shape[2] * K, K, 1};
-  if (t.strides.size() == 4) std::copy(t.strides.begin(), t.strides.end(), stride);
-  for (std::int64_t e = 0; e < K; ++e) {
-    std::int32_t v;
-    const std::int64_t at = b * stride[0] + hl * stride[1] + qb * stride[2] + e * stride[3];
-    std::memcpy(&v, static_cast<const char*>(t.data) + at * 4, 4);
-    if (v == kb) return true;
-  }
-  return false;
-}
 
 // Where key (or value) j of sequence b, kv head kvh starts in `base`, rows of `width` floats.
 const float* kv_row(const ReferenceInputs& in, const float* base, int width, int b, int kvh, int j) {

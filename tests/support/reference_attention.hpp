@@ -7,7 +7,7 @@
 //   out_i = sum_j exp(s_ij - m) v_j / l,  l = sum_j exp(s_ij - m) + exp(sink - m),  lse_i = m + log l
 // (<q, k> and everything after score_mod in double; score_mod itself takes and returns fp32, as
 // the kernels do). Block-sparse programs see only keys of the kv blocks listed for the row's query
-// block. A row with no visible key and no sink: out = 0, lse = -inf. A row with a NaN score on a
+// block, token-sparse ones only the keys listed for the row (tests/support/listed_keys.hpp). A row with no visible key and no sink: out = 0, lse = -inf. A row with a NaN score on a
 // visible key, or a NaN sink: out and lse NaN, as PyTorch's softmax gives.
 //
 // A KV cache (flexjit::ForwardOptions::kv_lens, page_table): sequence b has kv_lens[b] keys,

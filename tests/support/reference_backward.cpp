@@ -10,32 +10,12 @@
 #include <thread>
 
 #include "ir/differentiate.hpp"
+#include "tests/support/listed_keys.hpp"
 
 namespace flexjit::test {
 namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
-
-// Whether the block list (int32 [B, H, q blocks, K], H = Hq or Hkv, -1 = padding) lets row i of
-// (b, h) see key j. Programs without one see every key.
-bool in_listed_block(const ir::Program& p, const ir::Env& env, int Hq, int b, int h, int i, int j) {
-  if (!p.block_indices) return true;
-  const auto found = env.tensors.find(p.block_indices->name);
-  if (found == env.tensors.end()) return true;
-  const ir::TensorBinding& list = found->second;
-  const std::int64_t heads = list.shape[1], blocks = list.shape[2], entries = list.shape[3];
-  const std::int64_t head = h / (Hq / heads), q_block = i / p.block_indices->q_block;
-  if (q_block >= blocks) return false;
-  const std::int64_t dense[4] = {heads * blocks * entries, blocks * entries, entries, 1};
-  const std::int64_t* stride = list.strides.size() == 4 ? list.strides.data() : dense;
-  for (std::int64_t e = 0; e < entries; ++e) {
-    std::int32_t block;
-    const std::int64_t at = b * stride[0] + head * stride[1] + q_block * stride[2] + e * stride[3];
-    std::memcpy(&block, static_cast<const char*>(list.data) + at * sizeof block, sizeof block);
-    if (block == j / p.block_indices->kv_block) return true;
-  }
-  return false;
-}
 
 // A mod's derivatives, evaluated by the interpreter at one position.
 struct ModGradient {
@@ -86,7 +66,7 @@ double backward_row(const Problem& pr, ir::Env& env, int b, int h, int i, Refere
   std::vector<float> x(static_cast<std::size_t>(in.Tkv), 0.0f);
   double m = kNegInf;
   for (int j = 0; j < in.Tkv; ++j) {
-    if (!in_listed_block(pr.p, env, in.Hq, b, h, i, j) || !ir::eval_mask(pr.p, env, b, h, i, j)) continue;
+    if (!listed(pr.p, env, in.Hq, b, h, i, j) || !ir::eval_mask(pr.p, env, b, h, i, j)) continue;
     const float* kj = in.k + kv_row_of(in, b, kvh, j) * in.D;
     double dot = 0;
     for (int d = 0; d < in.D; ++d) dot += static_cast<double>(qi[d]) * kj[d];

@@ -12,8 +12,8 @@
 // The derivatives of the mods come from ir::differentiate, evaluated by the interpreter in fp32
 // at the fp32 score the forward passes to score_mod; everything else is double. GQA: dK and dV of
 // a kv head sum over the query heads that share it. A row whose keys are all masked contributes
-// nothing (its P is empty, and with a sink D_i = 0). Block-sparse programs see only the listed
-// blocks, as in the forward. KV caches (kv_lens, page_table) have no backward: std::invalid_argument.
+// nothing (its P is empty, and with a sink D_i = 0). Block- and token-sparse programs see only the
+// listed keys, as in the forward. KV caches (kv_lens, page_table) have no backward: std::invalid_argument.
 #pragma once
 
 #include <map>

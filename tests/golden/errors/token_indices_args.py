@@ -1,0 +1,4 @@
+selected: TokenIndices[2048]
+
+def mask_mod(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx

@@ -1,0 +1,4 @@
+selected: TokenIndices
+
+def score_mod(score, b, h, q_idx, kv_idx):
+    return score + selected

@@ -1,0 +1,5 @@
+blocks: BlockIndices[64, 64]
+selected: TokenIndices
+
+def mask_mod(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx
