@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <string>
 
 #include "api/program_impl.hpp"
@@ -57,6 +58,44 @@ TEST(HeadDimV, ShapesOfTheOtherHeadDimAreNamed) {
     EXPECT_THAT(e.what(), HasSubstr("head dim 24 of v does not match the kernel's 16 (of v and out)"));
     EXPECT_THAT(e.what(), HasSubstr("v: expected the shape of k [1, 2, 9, 24] but for head dim 16, got [1, 2, 9, 24]"));
   }
+}
+
+// MLA's absorbed decode: one kv head of 576 columns (512 latent + 64 rope) in pages, and v the
+// first 512 columns of the same pages, a view with k's strides (no copy); 16 query heads, a
+// causal mask at each sequence's end, against the oracle on a materialised v.
+TEST(HeadDimV, AbsorbedDecodeReadsVFromTheKeyPages) {
+  constexpr int B = 2, Hq = 16, Tq = 2, D = 576, Dv = 512, kPage = 16, kPages = 5, kMaxPages = 3;
+  const Kernel k = engine().compile(example("decode_causal"),
+                                    {.head_dim = D, .head_dim_v = Dv, .dtype = f32, .device = Device::cpu()});
+  std::mt19937 rng(576);
+  std::normal_distribution<float> normal;
+  std::vector<float> q(std::size_t{B} * Hq * Tq * D), pages(std::size_t{kPages} * kPage * D), out(std::size_t{B} * Hq * Tq * Dv);
+  for (auto* x : {&q, &pages})
+    for (float& e : *x) e = normal(rng);
+  std::vector<std::int32_t> lens = {37, 16}, table = {4, 0, 2, 1, -1, -1}, offsets = {35, 14};
+  const std::vector<std::int64_t> page_strides = {kPage * D, D, D, 1};
+  const TensorView key_pages{pages.data(), f32, {kPages, kPage, 1, D}, page_strides, Device::cpu()};
+  const TensorView value_pages{pages.data(), f32, {kPages, kPage, 1, Dv}, page_strides, Device::cpu()};
+  ForwardOptions o;
+  o.kv_lens = TensorView::contiguous(lens.data(), i32, {B}, Device::cpu());
+  o.page_table = TensorView::contiguous(table.data(), i32, {B, kMaxPages}, Device::cpu());
+  o.bind["offsets"] = TensorView::contiguous(offsets.data(), i32, {B}, Device::cpu());
+  k.forward(TensorView::contiguous(q.data(), f32, {B, Hq, Tq, D}, Device::cpu()), key_pages, value_pages,
+            TensorView::contiguous(out.data(), f32, {B, Hq, Tq, Dv}, Device::cpu()), o);
+
+  std::vector<float> v(std::size_t{kPages} * kPage * Dv);  // the oracle's own copy of the columns
+  for (std::size_t row = 0; row < std::size_t{kPages} * kPage; ++row)
+    std::copy_n(pages.begin() + row * D, Dv, v.begin() + row * Dv);
+  ReferenceInputs in{q.data(), pages.data(), v.data(), B, Hq, 1, Tq, kMaxPages * kPage, D};
+  in.Dv = Dv;
+  in.scale = 1.0 / std::sqrt(static_cast<double>(D));
+  in.kv_lens = lens.data();
+  in.page_table = table.data(), in.page_size = kPage, in.max_pages = kMaxPages;
+  ir::Env env;
+  env.tensors["offsets"] = ir::TensorBinding{ir::DType::Int32, {B}, {}, offsets.data()};
+  in.env = &env;
+  const ReferenceOutputs ref = reference_attention(detail::ProgramAccess::impl(example("decode_causal")).ir, in);
+  EXPECT_LT(relative_l2(out, ref.out), 1e-6);
 }
 
 TEST(HeadDimV, CudaKernelsRefuseItByName) {
