@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "api/binding_resolve.hpp"
+#include "api/position_checks.hpp"
 #include "api/forward_checks.hpp"
 #include "api/tile_map_launch.hpp"
 #include "api/tma_maps.hpp"
@@ -24,6 +25,7 @@ ForwardPlan plan_forward(const codegen::GeneratedKernel& kernel, const ir::Progr
   if (shape) block_head_group = check_selection(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
   if (shape && options.block_mask)
     check_block_mask(kernel, *options.block_mask, {shape->B, shape->Hq, shape->Tq, shape->Tkv}, device, env, problems);
+  refuse_positions_on_cuda(options.q_offset, options.kv_offset, problems);
   problems.raise_if_any(kernel.entry());
   if (kernel.tile.persistent) {
     // The persistent grid numbers its tiles with ints (sm90/attention_fwd.cuh), a wave ahead.

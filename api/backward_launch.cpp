@@ -8,6 +8,7 @@
 
 #include "api/binding_resolve.hpp"
 #include "api/forward_checks.hpp"
+#include "api/position_checks.hpp"
 #include "api/param_packing.hpp"
 #include "api/tile_map_geometry.hpp"
 #include "api/tma_maps.hpp"
@@ -60,6 +61,7 @@ BackwardPlan plan_backward(const std::string& entry, const compiler::ParamLayout
   int block_head_group = 1;
   if (shape) block_head_group = check_selection(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
   check_gradient_targets(program, options.grads, env, problems, Memory::cuda, device);
+  refuse_positions_on_cuda(options.q_offset, options.kv_offset, problems);
   problems.raise_if_any(entry);
 
   BackwardPlan plan;

@@ -12,6 +12,7 @@
 #include "api/forward_checks.hpp"
 #include "api/host_tensor_copy.hpp"
 #include "cpu/attention_backward.hpp"
+#include "api/position_checks.hpp"
 #include "flexjit/error.hpp"
 
 namespace flexjit::api {
@@ -27,9 +28,11 @@ void cpu_backward(const Kernel::Impl& kernel, const BackwardTensors& t, const Ba
   const ir::Env env = resolve_bindings(program, options.bind, Device::cpu(), problems);
   if (shape) check_selection(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
   check_gradient_targets(program, options.grads, env, problems);
+  check_positions(options.q_offset, options.kv_offset, shape, problems);
   problems.raise_if_any(name);
 
-  const HostAttentionInputs inputs({t.q, t.k, t.v, t.out}, *shape, options.scale, env);
+  HostAttentionInputs inputs({t.q, t.k, t.v, t.out}, *shape, options.scale, env);
+  inputs.in.q_offset = options.q_offset, inputs.in.kv_offset = options.kv_offset;
   const std::vector<float> out = gather_as_float(t.out), lse = gather_as_float(t.lse), dout = gather_as_float(t.dout);
 
   std::vector<float> dq(inputs.q.size()), dk(inputs.k.size()), dv(inputs.v.size());

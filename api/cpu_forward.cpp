@@ -9,6 +9,7 @@
 #include "api/host_tensor_copy.hpp"
 #include "api/kv_cache_checks.hpp"
 #include "api/kernel_impl.hpp"
+#include "api/position_checks.hpp"
 #include "flexjit/error.hpp"
 
 namespace flexjit::api {
@@ -22,12 +23,14 @@ void cpu_forward(const Kernel::Impl& kernel, const ForwardTensors& t, const Forw
   const std::optional<KvCache> cache = check_kv_cache(options, shape, problems);
   const ir::Env env = resolve_bindings(program, options.bind, Device::cpu(), problems);
   if (shape) check_selection(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
+  check_positions(options.q_offset, options.kv_offset, shape, problems);
   if (options.block_mask)
     problems.add("block_mask: a cpu kernel takes none (the host back end classifies key tiles itself)");
   problems.raise_if_any(name);
 
   HostAttentionInputs inputs(t, *shape, options.scale, env);
   cpu::CpuAttentionInputs& in = inputs.in;
+  in.q_offset = options.q_offset, in.kv_offset = options.kv_offset;
   if (cache) {
     in.kv_lens = cache->lens.data();
     if (!cache->pages.empty()) {

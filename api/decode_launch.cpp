@@ -6,6 +6,7 @@
 
 #include "api/binding_resolve.hpp"
 #include "api/forward_checks.hpp"
+#include "api/position_checks.hpp"
 #include "api/kv_cache_checks.hpp"
 #include "flexjit/error.hpp"
 #include "templates/decode/tiles.cuh"
@@ -51,6 +52,7 @@ DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& la
   if (shape) block_head_group = check_selection(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
   if (options.block_mask)
     problems.add("block_mask: decode against a KV cache takes none (its keys are classified per chunk)");
+  refuse_positions_on_cuda(options.q_offset, options.kv_offset, problems);
   problems.raise_if_any(entry);
 
   const int group = shape->Hq / shape->Hkv;

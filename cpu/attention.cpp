@@ -100,17 +100,18 @@ class Worker {
   // keep[j] = key j (of the sequence's n) takes part; s[j] = its score (valid where keep[j]).
   void row_scores(int b, int h, int kvh, int i, int n, const float* qi) {
     const CpuAttentionInputs& in = pb_.in;
+    const i64 qo = in.q_offset, ko = in.kv_offset;  // the mods see global positions
     std::uint8_t* keep = keep_.data();
     if (!pb_.keys.active()) {
-      pb_.mods.mask_row(b, h, i, 0, n, keep);
+      pb_.mods.mask_row(b, h, i + qo, ko, n, keep);
     } else {
       std::fill(keep, keep + n, 0);
       for (const KeyRange r : pb_.keys.ranges(b, h, i))
-        if (const int hi = std::min(r.hi, n); r.lo < hi) pb_.mods.mask_row(b, h, i, r.lo, hi - r.lo, keep + r.lo);
+        if (const int hi = std::min(r.hi, n); r.lo < hi) pb_.mods.mask_row(b, h, i + qo, r.lo + ko, hi - r.lo, keep + r.lo);
     }
     for (int j = 0; j < n; ++j)
       if (keep[j]) s_[j] = pb_.scale * dot(qi, pb_.kv.key(b, kvh, j), in.D);
-    if (pb_.mods.has_score) pb_.mods.score_row(b, h, i, 0, n, keep, s_.data());
+    if (pb_.mods.has_score) pb_.mods.score_row(b, h, i + qo, ko, n, keep, s_.data());
   }
 
   // The row's softmax over kept keys (and the sink), in double; out and lse rounded once.

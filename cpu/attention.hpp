@@ -57,6 +57,9 @@ struct CpuAttentionInputs {
   int page_size = 0, max_pages = 0, num_pages = 0;  // of a page table
   int Dv = 0;  // the head dim of v and out (MLA shapes); 0: D
   int dv() const { return Dv > 0 ? Dv : D; }
+  // Global positions: the mods see q_idx = i + q_offset, kv_idx = j + kv_offset (key lists and
+  // kv_lens stay local to this call).
+  std::int64_t q_offset = 0, kv_offset = 0;
 };
 
 // Throws std::invalid_argument for bad sizes, null arrays, or lengths and page numbers out of

@@ -79,7 +79,8 @@ class PairRow {
     for (int k = 0; k < n_; ++k)
       if (keep_[k]) x_[k] = pb_.scale * static_cast<float>(dot64(qi, pb_.kv.key(b, kvh, lo + k), in.D));
     std::copy(x_.begin(), x_.begin() + n_, s_.begin());
-    if (pb_.mods.has_score) pb_.mods.score_row(b, h, i, lo, n_, keep_.data(), s_.data());
+    const i64 qo = in.q_offset, ko = in.kv_offset;  // the mods see global positions
+    if (pb_.mods.has_score) pb_.mods.score_row(b, h, i + qo, lo + ko, n_, keep_.data(), s_.data());
 
     const float* doi = pb_.fwd.dout + row * in.dv();
     const double Di = pb_.D[static_cast<std::size_t>(row)];
@@ -95,7 +96,7 @@ class PairRow {
       }
       ds_[k] = p_[k] * (dot64(doi, pb_.kv.value(b, kvh, lo + k), in.dv()) - Di);
     }
-    pb_.score.slope_row(ws, b, h, i, lo, n_, keep_.data(), x_.data(), slope_.data());
+    pb_.score.slope_row(ws, b, h, i + qo, lo + ko, n_, keep_.data(), x_.data(), slope_.data());
     for (int k = 0; k < n_; ++k)
       if (keep_[k]) dscore_[k] = ds_[k] * static_cast<double>(slope_[k]);
     return true;
@@ -114,14 +115,15 @@ class PairRow {
   // keep[k] = key lo + k is listed (when the program has a list) and the mask keeps it.
   void select_keys(int b, int h, int i) {
     std::uint8_t* keep = keep_.data();
+    const i64 qo = pb_.in.q_offset, ko = pb_.in.kv_offset;
     if (!pb_.keys.active()) {
-      pb_.mods.mask_row(b, h, i, lo_, n_, keep);
+      pb_.mods.mask_row(b, h, i + qo, lo_ + ko, n_, keep);
       return;
     }
     std::fill(keep, keep + n_, 0);
     for (const KeyRange r : pb_.keys.ranges(b, h, i)) {
       const int from = std::max(lo_, r.lo), to = std::min(lo_ + n_, r.hi);
-      if (from < to) pb_.mods.mask_row(b, h, i, from, to - from, keep + (from - lo_));
+      if (from < to) pb_.mods.mask_row(b, h, i + qo, from + ko, to - from, keep + (from - lo_));
     }
   }
 
@@ -148,7 +150,8 @@ void query_rows(const Problem& pb, int b, int h, int i0, int i1, ModGradient::Wo
     std::fill(acc.begin(), acc.end(), 0.0);
     for (int j = 0; j < in.Tkv; ++j)
       if (pairs.live(j)) add_scaled(acc.data(), pairs.dscore(j), pb.kv.key(b, kvh, j), in.D);
-    pb.score.scatter_row(ws, b, h, i, 0, in.Tkv, pairs.live_row(), pairs.score_inputs(), pairs.ds_row(), captures);
+    pb.score.scatter_row(ws, b, h, i + in.q_offset, in.kv_offset, in.Tkv, pairs.live_row(), pairs.score_inputs(),
+                         pairs.ds_row(), captures);
     for (int d = 0; d < in.D; ++d) dqi[d] = static_cast<float>(pb.scale * acc[static_cast<std::size_t>(d)]);
   }
 }

@@ -34,6 +34,7 @@ struct RunOptions {
   Math math = Math::fast;  // cuda only
   bool demo = false;
   int B = 1, H = 8, T = 1024, D = 128, Hkv = 0, Tkv = 0, Dv = 0;
+  long long q_offset = 0, kv_offset = 0;
   int iters = 20;
   unsigned long long seed = 1;
 };
@@ -151,6 +152,7 @@ int run(const RunOptions& o) {
   AttentionData data = o.demo ? random_attention(o.B, o.H, o.Hkv ? o.Hkv : o.H, o.T, o.Tkv ? o.Tkv : o.T, o.D,
                                                  o.Dv ? o.Dv : o.D, rng)
                               : load_attention(o.q, o.k, o.v, o.kv_lens, o.page_table);
+  data.q_offset = o.q_offset, data.kv_offset = o.kv_offset;
   HostBindings bindings = parse_bindings(program, o.binds);
   for (const Parameter& p : program.parameters()) {
     if (!p.takes_tensor() && !bindings.scalars.count(p.name))
@@ -268,6 +270,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--scale", o->scale, "scale of <q, k> (default 1/sqrt(D))")->check(kFinite);
   cmd->add_option("--device", o->device, "cuda or cpu (default: cuda when a GPU is found)")
       ->check(CLI::IsMember({"cuda", "cpu"}));
+  cmd->add_option("--q-offset", o->q_offset,
+                  "global position of q's first row (a shard of a longer sequence): the mods see q_idx + this");
+  cmd->add_option("--kv-offset", o->kv_offset, "global position of k's first row: the mods see kv_idx + this");
   add_math_option(cmd, o->math);
   cmd->add_flag("--demo", o->demo, "random q, k, v and captured tensors, and a report")
       ->excludes(q)

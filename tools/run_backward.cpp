@@ -61,7 +61,7 @@ Gradients run_backward_on_cpu(const Program& program, const AttentionData& d, co
   };
   const std::vector<std::int64_t> q_shape = d.q_shape(), out_shape = d.out_shape();
   Gradients g{std::vector<float>(d.q.size()), std::vector<float>(d.k.size()), std::vector<float>(d.v.size()), {}};
-  BackwardOptions options{.bind = bindings.cpu_bindings(), .scale = scale};
+  BackwardOptions options{.bind = bindings.cpu_bindings(), .scale = scale, .q_offset = d.q_offset, .kv_offset = d.kv_offset};
   g.grads.reserve(in.grads.size());
   for (const BackwardInputs::Grad& grad : in.grads) {
     g.grads.emplace_back(grad.numel(), 0.0f);
@@ -82,7 +82,7 @@ Gradients run_backward_on_cuda(const CudaRun& forward, const AttentionData& d, s
   std::vector<float> dout_rounded = in.dout;
   const DeviceBuffer dout = upload_element(dout_rounded, dtype);
   const DeviceBuffer dq(d.q.size() * 2), dk(d.k.size() * 2), dv(d.v.size() * 2);
-  BackwardOptions options{.bind = t.bind, .scale = scale};
+  BackwardOptions options{.bind = t.bind, .scale = scale, .q_offset = d.q_offset, .kv_offset = d.kv_offset};
   std::vector<DeviceBuffer> grads;
   grads.reserve(in.grads.size());
   for (const BackwardInputs::Grad& grad : in.grads) {

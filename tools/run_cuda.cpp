@@ -79,6 +79,7 @@ CudaRun run_on_cuda(const Program& program, AttentionData& d, const HostBindings
     t.bind[name] = t.captured.back().view(host.dtype, host.shape);
   }
   ForwardOptions options;
+  options.q_offset = d.q_offset, options.kv_offset = d.kv_offset;
   options.scale = scale;
   options.bind = t.bind;
   const TensorView tq = t.q.view(dtype, d.q_shape());

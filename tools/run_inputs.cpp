@@ -197,6 +197,7 @@ std::vector<std::int32_t> int32_from_file(const std::string& path, const char* f
 std::string AttentionData::shape_text() const {
   std::string text = fmt::format("B={} Hq={} Hkv={} Tq={} Tkv={} D={}", B, Hq, Hkv, Tq, Tkv, D);
   if (Dv != D) text += fmt::format(" Dv={}", Dv);
+  if (q_offset != 0 || kv_offset != 0) text += fmt::format(" q_offset={} kv_offset={}", q_offset, kv_offset);
   if (paged()) return fmt::format("{}, {} pages of {}", text, num_pages, page_size);
   return kv_lens.empty() ? text : text + ", kv_lens";
 }
@@ -207,6 +208,7 @@ std::vector<std::int64_t> AttentionData::kv_shape(int head_dim) const {
 }
 
 void AttentionData::add_kv_cache(ForwardOptions& options) const {
+  options.q_offset = q_offset, options.kv_offset = kv_offset;
   if (!kv_lens.empty())
     options.kv_lens = TensorView::contiguous(kv_lens.data(), DType::i32, {static_cast<std::int64_t>(kv_lens.size())},
                                              Device::cpu());

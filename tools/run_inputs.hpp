@@ -22,6 +22,7 @@ struct AttentionData {
   // and v are pages [num_pages, page_size, Hkv, D] and Tkv = max_pages * page_size.
   std::vector<std::int32_t> kv_lens, page_table;
   int num_pages = 0, page_size = 0, max_pages = 0;
+  std::int64_t q_offset = 0, kv_offset = 0;  // --q-offset, --kv-offset: global positions of q's and k's rows
   bool paged() const { return !page_table.empty(); }
   std::vector<std::int64_t> q_shape() const { return {B, Hq, Tq, D}; }
   std::vector<std::int64_t> out_shape() const { return {B, Hq, Tq, Dv}; }  // out and dout
@@ -30,7 +31,8 @@ struct AttentionData {
   std::vector<std::int64_t> kv_shape() const { return kv_shape(D); }
   std::vector<std::int64_t> v_shape() const { return kv_shape(Dv); }
   std::string shape_text() const;  // "B=1 Hq=8 Hkv=8 Tq=1024 Tkv=1024 D=128" (and " Dv=.." when it differs)
-  // The KV cache options of a forward call on host views of kv_lens and page_table.
+  // The KV cache options of a forward call on host views of kv_lens and page_table, and the
+  // positions.
   void add_kv_cache(ForwardOptions& options) const;
 };
 

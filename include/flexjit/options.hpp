@@ -111,6 +111,13 @@ struct ForwardOptions {
   // sequence's Tkv), and q_idx is the row of q, 0 <= q_idx < Tq.
   std::optional<TensorView> kv_lens{};
   std::optional<TensorView> page_table{};
+
+  // Global positions, for a shard of a longer sequence (context parallelism): the mods see
+  // q_idx = row + q_offset and kv_idx = key + kv_offset (block and token lists still name rows of
+  // this call's k). Runtime values: a new offset compiles nothing. Each >= 0, with q_offset + Tq
+  // and kv_offset + Tkv below 2^31. cpu kernels only for now (CUDA kernels refuse a nonzero one).
+  std::int64_t q_offset = 0;
+  std::int64_t kv_offset = 0;
 };
 
 // Options of Kernel::backward: the forward call's bindings and scale (the gradients are those of
@@ -123,6 +130,9 @@ struct BackwardOptions {
   std::map<std::string, Binding> bind{};
   // The forward call's scale; default 1 / sqrt(head_dim). Must be finite and > 0.
   std::optional<float> scale{};
+  // The forward call's global positions (ForwardOptions::q_offset, kv_offset).
+  std::int64_t q_offset = 0;
+  std::int64_t kv_offset = 0;
   // Captured float tensors read by score_mod or sink -> an f32 tensor of the bound tensor's shape
   // that receives d loss / d tensor (overwritten). Tensors not named here get no gradient computed.
   std::map<std::string, TensorView> grads{};

@@ -178,9 +178,10 @@ class Kernel:
             return thread
 
     def forward(self, q, k, v, bind=None, scale=None, return_lse=False, *, out=None, lse=None, kv_lens=None,
-                page_table=None):
+                page_table=None, q_offset=0, kv_offset=0):
         """out (or (out, lse) with return_lse) of attention under the program's mods. out and lse are
-        new arrays of q's library and device unless given."""
+        new arrays of q's library and device unless given. q_offset, kv_offset: the global positions
+        of q's and k's first rows (a shard of a longer sequence; cpu kernels only for now)."""
         _require_arrays(q=q, k=k, v=v)
         B, Hq, Tq = q.shape[0], q.shape[1], q.shape[2]
         if out is None:
@@ -189,7 +190,8 @@ class Kernel:
             lse = _arrays.empty(q, (B, Hq, Tq), "f32")
         self._native.forward(_arrays.capsule(q), _arrays.capsule(k), _arrays.capsule(v), _arrays.capsule(out),
                              _optional(lse), bound_values(bind), scale, _arrays.stream(q), _optional(kv_lens),
-                             _optional(page_table), _optional(self._block_mask_storage(q, k, kv_lens)))
+                             _optional(page_table), _optional(self._block_mask_storage(q, k, kv_lens)),
+                             int(q_offset), int(kv_offset))
         return (out, lse) if return_lse else out
 
     def _block_mask_storage(self, q, k, kv_lens):
@@ -200,11 +202,13 @@ class Kernel:
         size = self._native.block_mask_bytes(q.shape[0], q.shape[1], q.shape[2], k.shape[2])
         return _arrays.empty(q, (size,), "u8")
 
-    def backward(self, q, k, v, out, lse, dout, bind=None, scale=None, grads=(), deterministic=False):
+    def backward(self, q, k, v, out, lse, dout, bind=None, scale=None, grads=(), deterministic=False, *, q_offset=0,
+                 kv_offset=0):
         """(dq, dk, dv) given a forward call's inputs, out, lse and dout = d loss / d out; with grads
         (names of captured float tensors read by score_mod or sink), (dq, dk, dv, {name: gradient}).
         deterministic: dq the same bit for bit from run to run (CUDA kernels add it in a fixed
-        order, a kernel of its own compiled on first use; dk and dv always are)."""
+        order, a kernel of its own compiled on first use; dk and dv always are). q_offset,
+        kv_offset: the forward call's global positions."""
         _require_arrays(q=q, k=k, v=v, out=out, lse=lse, dout=dout)
         dq = _arrays.empty(q, tuple(q.shape), _arrays.dtype_name(q) or self.dtype)
         dk = _arrays.empty(k, tuple(k.shape), _arrays.dtype_name(k) or self.dtype)
@@ -219,7 +223,7 @@ class Kernel:
                               _arrays.capsule(lse), _arrays.capsule(dout), _arrays.capsule(dq), _arrays.capsule(dk),
                               _arrays.capsule(dv), bound_values(bind), scale,
                               {n: _arrays.capsule(g) for n, g in capture_grads.items()}, _arrays.stream(q),
-                              bool(deterministic))
+                              bool(deterministic), int(q_offset), int(kv_offset))
         return (dq, dk, dv, capture_grads) if grads else (dq, dk, dv)
 
     def __repr__(self):

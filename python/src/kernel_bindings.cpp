@@ -64,7 +64,7 @@ py::dict tile_fields(const TileShape& t) {
 // the tiles the mask keeps (one launch; the caller need not keep a BlockMask).
 void forward(const Kernel& kernel, py::handle q, py::handle k, py::handle v, py::handle out, py::handle lse,
              const py::dict& bind, std::optional<float> scale, std::uintptr_t stream, py::handle kv_lens,
-             py::handle page_table, py::handle block_mask_storage) {
+             py::handle page_table, py::handle block_mask_storage, std::int64_t q_offset, std::int64_t kv_offset) {
   const TensorView qv = view_of(q, "q"), kv = view_of(k, "k"), vv = view_of(v, "v"), ov = view_of(out, "out");
   ForwardOptions options;
   options.lse = optional_view(lse, "lse");
@@ -73,6 +73,7 @@ void forward(const Kernel& kernel, py::handle q, py::handle k, py::handle v, py:
   options.stream = stream_of(stream);
   options.kv_lens = optional_view(kv_lens, "kv_lens");
   options.page_table = optional_view(page_table, "page_table");
+  options.q_offset = q_offset, options.kv_offset = kv_offset;
   const std::optional<TensorView> storage = optional_view(block_mask_storage, "block_mask_storage");
   py::gil_scoped_release unlocked;
   BlockMask mask;
@@ -87,7 +88,8 @@ void forward(const Kernel& kernel, py::handle q, py::handle k, py::handle v, py:
 
 void backward(const Kernel& kernel, py::handle q, py::handle k, py::handle v, py::handle out, py::handle lse,
               py::handle dout, py::handle dq, py::handle dk, py::handle dv, const py::dict& bind,
-              std::optional<float> scale, const py::dict& grads, std::uintptr_t stream, bool deterministic) {
+              std::optional<float> scale, const py::dict& grads, std::uintptr_t stream, bool deterministic,
+              std::int64_t q_offset, std::int64_t kv_offset) {
   const TensorView qv = view_of(q, "q"), kv = view_of(k, "k"), vv = view_of(v, "v"), ov = view_of(out, "out"),
                    lv = view_of(lse, "lse"), dov = view_of(dout, "dout"), dqv = view_of(dq, "dq"),
                    dkv = view_of(dk, "dk"), dvv = view_of(dv, "dv");
@@ -96,6 +98,7 @@ void backward(const Kernel& kernel, py::handle q, py::handle k, py::handle v, py
   options.scale = scale;
   options.stream = stream_of(stream);
   options.deterministic = deterministic;
+  options.q_offset = q_offset, options.kv_offset = kv_offset;
   for (auto [name, capsule] : grads) {
     const std::string n = name.cast<std::string>();
     options.grads.emplace(n, view_of(capsule, "grads"));
@@ -171,10 +174,11 @@ void register_kernel(py::module_& m) {
       .def("block_mask_bytes", &Kernel::block_mask_bytes, py::arg("B"), py::arg("Hq"), py::arg("Tq"), py::arg("Tkv"))
       .def("forward", &forward, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("out"), py::arg("lse"),
            py::arg("bind"), py::arg("scale"), py::arg("stream"), py::arg("kv_lens"), py::arg("page_table"),
-           py::arg("block_mask_storage"))
+           py::arg("block_mask_storage"), py::arg("q_offset") = 0, py::arg("kv_offset") = 0)
       .def("backward", &backward, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("out"), py::arg("lse"),
            py::arg("dout"), py::arg("dq"), py::arg("dk"), py::arg("dv"), py::arg("bind"), py::arg("scale"),
-           py::arg("grads"), py::arg("stream"), py::arg("deterministic") = false);
+           py::arg("grads"), py::arg("stream"), py::arg("deterministic") = false, py::arg("q_offset") = 0,
+           py::arg("kv_offset") = 0);
 
   py::class_<Engine>(m, "Engine")
       .def(py::init([](std::optional<std::string> cache_dir, bool disk_cache) {

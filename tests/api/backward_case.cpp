@@ -95,8 +95,10 @@ void BackwardCase::run(CpuBackend backend) {
   dv.assign(v.size(), NAN);
   const TensorView lse_view =
       TensorView::contiguous(lse.data(), f32, {shape.B, shape.Hq, shape.Tq}, Device::cpu());
-  kernel.forward(q_shaped(q), kv_shaped(k), v_shaped(v), o_shaped(out), {.lse = lse_view, .bind = bindings()});
-  BackwardOptions options{.bind = bindings()};
+  ForwardOptions forward{.lse = lse_view, .bind = bindings()};
+  forward.q_offset = shape.q_offset, forward.kv_offset = shape.kv_offset;
+  kernel.forward(q_shaped(q), kv_shaped(k), v_shaped(v), o_shaped(out), forward);
+  BackwardOptions options{.bind = bindings(), .q_offset = shape.q_offset, .kv_offset = shape.kv_offset};
   for (auto& [n, g] : grads) options.grads[n] = TensorView::contiguous(g.data(), f32, shapes_.at(n), Device::cpu());
   kernel.backward(q_shaped(q), kv_shaped(k), v_shaped(v), o_shaped(out), lse_view, o_shaped(dout), q_shaped(dq),
                   kv_shaped(dk), v_shaped(dv), options);
@@ -111,6 +113,7 @@ ReferenceGradients BackwardCase::reference() const {
   in.scale = 1.0 / std::sqrt(static_cast<double>(shape.D));
   in.env = &env;
   in.Dv = shape.Dv;
+  in.q_offset = shape.q_offset, in.kv_offset = shape.kv_offset;
   return reference_backward(detail::ProgramAccess::impl(program).ir, in, dout.data());
 }
 

@@ -18,6 +18,7 @@ struct BackwardShape {
   int B = 1, Hq = 2, Hkv = 2, Tq = 19, Tkv = 19, D = 8;
   int Dv = 0;  // of v, out and dout (CompileOptions::head_dim_v); 0: D
   int dv() const { return Dv > 0 ? Dv : D; }
+  std::int64_t q_offset = 0, kv_offset = 0;  // global positions of the calls (ForwardOptions)
 };
 
 class BackwardCase {

@@ -199,3 +199,26 @@ def test_token_level_top_k_on_the_cpu(rng):
         kernel.forward(q, k, v, bind=bind)
     with pytest.raises(flexjit.UnsupportedError, match="token-level selection"):
         flexjit.compile(TOKEN_CAUSAL, 128, "bf16", "cuda", arch="sm_90a")
+
+
+def test_global_positions_of_a_shard_on_the_cpu(rng):
+    """q_offset / kv_offset: a causal ALiBi sequence cut into two key shards, each run with its own
+    kv_offset and merged by lse, is the whole sequence; the backward takes the same offsets."""
+    q, k, v = qkv(rng, B=1, Hq=2, Hkv=2, Tq=30, Tkv=50, D=8)
+    kernel = flexjit.compile(os.path.join(EXAMPLES, "alibi.py"), 8, "float32", "cpu")
+    whole, whole_lse = kernel.forward(q, k, v, return_lse=True, q_offset=20)
+    parts = [kernel.forward(q, k[:, :, lo:hi], v[:, :, lo:hi], return_lse=True, q_offset=20, kv_offset=lo)
+             for lo, hi in ((0, 23), (23, 50))]
+    m = np.maximum(parts[0][1], parts[1][1])
+    w = [np.exp(lse - m) for _, lse in parts]
+    merged = (w[0][..., None] * parts[0][0] + w[1][..., None] * parts[1][0]) / (w[0] + w[1])[..., None]
+    assert relative_l2(merged, whole) < 1e-6
+    assert np.abs(m + np.log(w[0] + w[1]) - whole_lse).max() < 1e-5
+    at_zero = kernel.forward(q, k, v)
+    assert relative_l2(at_zero, whole) > 0.1  # the offsets move the causal boundary
+    dout = rng.uniform(-1, 1, whole.shape).astype(np.float32)
+    dq, dk, dv = kernel.backward(q, k, v, whole, whole_lse, dout, q_offset=20)
+    dq0, _, _ = kernel.backward(q, k, v, at_zero, kernel.forward(q, k, v, return_lse=True)[1], dout)
+    assert relative_l2(dq, dq0) > 0.1
+    with pytest.raises(flexjit.ArgumentError, match="kv_offset is -3: positions start at 0 or later"):
+        kernel.forward(q, k, v, kv_offset=-3)

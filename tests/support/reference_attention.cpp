@@ -43,13 +43,13 @@ void reference_row(const ir::Program& p, const ReferenceInputs& in, int b, int h
   for (int j = 0; j < n; ++j) {
     s[j] = kNegInf;
     if (!listed(p, env, in.Hq, b, h, i, j)) continue;
-    if (!ir::eval_mask(p, env, b, h, i, j)) continue;
+    if (!ir::eval_mask(p, env, b, h, i + in.q_offset, j + in.kv_offset)) continue;
     ++visible;
     double dot = 0;
     const float* kj = kv_row(in, in.k, in.D, b, kvh, j);
     for (int d = 0; d < in.D; ++d) dot += static_cast<double>(qi[d]) * kj[d];
     double x = in.scale * dot;
-    if (p.score_mod) x = ir::eval_score(p, env, b, h, i, j, static_cast<float>(x));
+    if (p.score_mod) x = ir::eval_score(p, env, b, h, i + in.q_offset, j + in.kv_offset, static_cast<float>(x));
     s[j] = x;
     m = std::max(m, x);
     nan |= std::isnan(x);

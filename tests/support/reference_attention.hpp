@@ -35,6 +35,9 @@ struct ReferenceInputs {
   int page_size = 0, max_pages = 0;
   int Dv = 0;  // the head dim of v and out (MLA shapes); 0: D
   int dv() const { return Dv > 0 ? Dv : D; }
+  // Global positions (ForwardOptions::q_offset, kv_offset): the mods see i + q_offset and
+  // j + kv_offset; lists and kv_lens index this call's rows.
+  std::int64_t q_offset = 0, kv_offset = 0;
 };
 
 struct ReferenceOutputs {

@@ -66,14 +66,15 @@ double backward_row(const Problem& pr, ir::Env& env, int b, int h, int i, Refere
   std::vector<float> x(static_cast<std::size_t>(in.Tkv), 0.0f);
   double m = kNegInf;
   for (int j = 0; j < in.Tkv; ++j) {
-    if (!listed(pr.p, env, in.Hq, b, h, i, j) || !ir::eval_mask(pr.p, env, b, h, i, j)) continue;
+    if (!listed(pr.p, env, in.Hq, b, h, i, j) || !ir::eval_mask(pr.p, env, b, h, i + in.q_offset, j + in.kv_offset))
+      continue;
     const float* kj = in.k + kv_row_of(in, b, kvh, j) * in.D;
     double dot = 0;
     for (int d = 0; d < in.D; ++d) dot += static_cast<double>(qi[d]) * kj[d];
     s[j] = in.scale * dot;
     if (pr.p.score_mod) {
       x[j] = static_cast<float>(s[j]);
-      s[j] = ir::eval_score(pr.p, env, b, h, i, j, x[j]);
+      s[j] = ir::eval_score(pr.p, env, b, h, i + in.q_offset, j + in.kv_offset, x[j]);
     }
     m = std::max(m, s[j]);
   }
@@ -109,8 +110,8 @@ double backward_row(const Problem& pr, ir::Env& env, int b, int h, int i, Refere
     if (pr.score.d) {
       env.b = b;
       env.h = h;
-      env.q_idx = i;
-      env.kv_idx = j;
+      env.q_idx = i + in.q_offset;
+      env.kv_idx = j + in.kv_offset;
       env.score = x[j];
       slope = ir::evaluate(pr.score.d->d_score, env).as_float();
       pr.score.scatter(env, ds, captures);
