@@ -41,8 +41,7 @@ std::string joined(const std::set<std::string>& names) {
 std::string no_gradient_reason(const ir::Program& p, const std::string& name, const std::set<std::string>& allowed) {
   if (allowed.count(name)) return "";
   const bool declared = p.find_capture(name) || (p.find_scalar(name) && !p.find_scalar(name)->is_shape_value()) ||
-                        (p.block_indices && p.block_indices->name == name) ||
-                        (p.token_indices && p.token_indices->name == name);
+                        (p.key_list() && p.key_list()->name == name);
   if (!declared)
     return fmt::format("{} is not declared by the program ({})", dsl::quoted(name),
                        allowed.empty() ? "none of its tensors has a gradient"

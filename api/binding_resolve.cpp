@@ -30,8 +30,7 @@ std::string declared_list(const ir::Program& p) {
   for (const auto& s : p.scalars)
     if (!s.is_shape_value()) names.emplace_back(s.pos.line, s.pos.col, s.name);
   for (const auto& c : p.captures) names.emplace_back(c.pos.line, c.pos.col, c.name);
-  if (p.block_indices) names.emplace_back(p.block_indices->pos.line, p.block_indices->pos.col, p.block_indices->name);
-  if (p.token_indices) names.emplace_back(p.token_indices->pos.line, p.token_indices->pos.col, p.token_indices->name);
+  if (const auto list = p.key_list()) names.emplace_back(list->pos.line, list->pos.col, list->name);
   if (names.empty()) return "it declares no runtime scalars or tensors";
   std::sort(names.begin(), names.end());
   std::string out = "declared: ";
@@ -102,13 +101,10 @@ std::string declared_kind(const ir::Program& p, const std::string& name) {
 ir::Env resolve_bindings(const ir::Program& program, const std::map<std::string, Binding>& bind,
                          const std::optional<Device>& device, Problems& problems) {
   ir::Env env;
-  // The program's block or token list, when it declares one.
-  const std::string* list = program.block_indices   ? &program.block_indices->name
-                            : program.token_indices ? &program.token_indices->name
-                                                    : nullptr;
+  const std::optional<ir::KeyList> list = program.key_list();
   for (const auto& [name, value] : bind) {
     const ir::Scalar* s = program.find_scalar(name);
-    if ((s && !s->is_shape_value()) || program.find_capture(name) || (list && *list == name)) continue;
+    if ((s && !s->is_shape_value()) || program.find_capture(name) || (list && list->name == name)) continue;
     problems.add(fmt::format("{} is not declared by the program ({})", dsl::quoted(name), declared_list(program)));
   }
   for (const auto& s : program.scalars) {
@@ -138,14 +134,13 @@ ir::Env resolve_bindings(const ir::Program& program, const std::map<std::string,
     // The GPU kernel walks the list and so needs one; cpu kernels take the same arguments. Only
     // callers that accept any placement (nullopt) may leave it out: the CPU back end then
     // selects every key.
-    const std::string& name = *list;
+    const std::string& name = list->name;
     if (auto it = bind.find(name); it != bind.end()) {
       if (auto t = tensor_value(name, declared_kind(program, name), ir::DType::Int32, 4, it->second, device, problems))
         env.tensors[name] = std::move(*t);
     } else if (device) {
-      problems.add(fmt::format("{} indices '{}' are not bound (declared `{}: {}`)",
-                               program.block_indices ? "block" : "token", name, name,
-                               program.block_indices ? declared_kind(program, name) : "TokenIndices"));
+      problems.add(fmt::format("{} '{}' are not bound (declared `{}: {}`)", list->what(), name, name,
+                               list->tokens ? "TokenIndices" : declared_kind(program, name)));
     }
   }
   return env;
@@ -153,15 +148,15 @@ ir::Env resolve_bindings(const ir::Program& program, const std::map<std::string,
 
 int check_selection(const ir::Program& program, const ir::Env& env, int B, int Hq, int Hkv, int Tq,
                     Problems& problems) {
-  const bool tokens = program.token_indices.has_value();
-  if (!program.block_indices && !tokens) return 1;
-  const std::string& name = tokens ? program.token_indices->name : program.block_indices->name;
-  auto it = env.tensors.find(name);
+  const std::optional<ir::KeyList> list = program.key_list();
+  if (!list) return 1;
+  auto it = env.tensors.find(list->name);
   if (it == env.tensors.end()) return 1;  // unbound or unusable: reported by resolve_bindings
   const ir::TensorBinding& t = it->second;
-  const int q_block = tokens ? 1 : program.block_indices->q_block;
+  const bool tokens = list->tokens;
+  const int q_block = list->q_block;
   const std::int64_t nq = (static_cast<std::int64_t>(Tq) + q_block - 1) / q_block;
-  const std::string what = fmt::format("{} indices '{}'", tokens ? "token" : "block", name);
+  const std::string what = fmt::format("{} '{}'", list->what(), list->name);
   const std::string dims =
       tokens ? fmt::format("[B={}, H (Hq={}, Hkv={} or 1), Tq={}, K]", B, Hq, Hkv, Tq)
              : fmt::format("[B={}, H (Hq={} or Hkv={}), ceil(Tq / {})={}, K]", B, Hq, Hkv, q_block, nq);

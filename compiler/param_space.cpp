@@ -13,8 +13,7 @@ ir::SourcePos declared_at(const ir::Program& p, const std::string& name) {
     if (c.name == name) return c.pos;
   for (const auto& s : p.scalars)
     if (s.name == name) return s.pos;
-  if (p.block_indices && p.block_indices->name == name) return p.block_indices->pos;
-  if (p.token_indices && p.token_indices->name == name) return p.token_indices->pos;
+  if (const auto list = p.key_list(); list && list->name == name) return list->pos;
   return {};
 }
 

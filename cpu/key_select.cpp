@@ -11,42 +11,29 @@ namespace {
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-// What one declaration lists: its name, how it calls itself, and the units of its entries.
-struct ListKind {
-  std::string name, what;  // what: "block indices" or "token indices"
-  int q_rows = 1;          // query rows per list
-  int unit = 1;            // keys per entry: kv_block, or 1
-  const char* dims;        // "[B, H, ceil(Tq / q_block), K]"
-};
-
-[[noreturn]] void fail(const ListKind& l, const std::string& msg) {
-  throw std::runtime_error(l.what + " '" + l.name + "': " + msg);
+[[noreturn]] void fail(const ir::KeyList& l, const std::string& msg) {
+  throw std::runtime_error(std::string(l.what()) + " '" + l.name + "': " + msg);
 }
 
 }  // namespace
 
 KeySelection::KeySelection(const ir::Program& p, const ir::Env* env, int B, int Hq, int Tq, int Tkv, int Hkv,
                            const std::int32_t* kv_lens) {
-  if (!env) return;
-  ListKind l;
-  if (p.block_indices)
-    l = {p.block_indices->name, "block indices", p.block_indices->q_block, p.block_indices->kv_block,
-         "[B, H, ceil(Tq / q_block), K]"};
-  else if (p.token_indices)
-    l = {p.token_indices->name, "token indices", 1, 1, "[B, H, Tq, K]"};
-  else
-    return;
+  const std::optional<ir::KeyList> list = p.key_list();
+  if (!env || !list) return;
+  const ir::KeyList& l = *list;
   auto it = env->tensors.find(l.name);
   if (it == env->tensors.end()) return;
   const ir::TensorBinding& t = it->second;
   active_ = true;
-  rows_per_list_ = l.q_rows;
-  rows_ = ceil_div(Tq, l.q_rows);
+  rows_per_list_ = l.q_block;
+  rows_ = ceil_div(Tq, l.q_block);
   heads_ = Hq;
+  const bool tokens = l.tokens;
+  const char* dims = tokens ? "[B, H, Tq, K]" : "[B, H, ceil(Tq / q_block), K]";
 
   if (t.dtype != ir::DType::Int32) fail(l, std::string("expected int32, bound with ") + ir::dtype_name(t.dtype));
-  if (t.shape.size() != 4 || (!t.strides.empty() && t.strides.size() != 4)) fail(l, std::string("expected rank 4 ") + l.dims);
-  const bool tokens = p.token_indices.has_value();
+  if (t.shape.size() != 4 || (!t.strides.empty() && t.strides.size() != 4)) fail(l, std::string("expected rank 4 ") + dims);
   if (Hkv > 0 && Hkv != Hq && t.shape[1] == Hkv && Hq % Hkv == 0) heads_ = Hkv;  // one list per kv head
   else if (tokens && t.shape[1] == 1) heads_ = 1;                                // one list for all heads
   group_ = Hq / heads_;
@@ -54,7 +41,7 @@ KeySelection::KeySelection(const ir::Program& p, const ir::Env* env, int B, int 
   for (int d = 0; d < 3; ++d)
     if (t.shape[d] != want[d])
       fail(l, "dimension " + std::to_string(d) + " is " + std::to_string(t.shape[d]) + ", expected " +
-                  std::to_string(want[d]) + " (shape " + l.dims + ")");
+                  std::to_string(want[d]) + " (shape " + dims + ")");
   if (!t.data && t.shape[3] > 0) fail(l, "no data");
   const std::int64_t K = t.shape[3];
   std::int64_t strides[4];
@@ -69,7 +56,7 @@ KeySelection::KeySelection(const ir::Program& p, const ir::Env* env, int B, int 
   starts_.reserve(static_cast<std::size_t>(B) * heads_ * rows_ + 1);
   starts_.push_back(0);
   for (int b = 0; b < B; ++b) {
-    const int n = kv_lens ? kv_lens[b] : Tkv, limit = ceil_div(n, l.unit);
+    const int n = kv_lens ? kv_lens[b] : Tkv, limit = ceil_div(n, l.kv_block);
     for (int h = 0; h < heads_; ++h)
       for (int r = 0; r < rows_; ++r) {
         entries.clear();
@@ -89,7 +76,7 @@ KeySelection::KeySelection(const ir::Program& p, const ir::Env* env, int B, int 
         std::sort(entries.begin(), entries.end());
         entries.erase(std::unique(entries.begin(), entries.end()), entries.end());
         for (int e : entries) {
-          const int lo = e * l.unit, hi = lo + l.unit;
+          const int lo = e * l.kv_block, hi = lo + l.kv_block;
           if (ranges_.size() > starts_.back() && ranges_.back().hi == lo)
             ranges_.back().hi = hi;
           else

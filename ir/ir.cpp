@@ -355,6 +355,13 @@ const Scalar* Program::find_scalar(const std::string& n) const {
   return nullptr;
 }
 
+std::optional<KeyList> Program::key_list() const {
+  if (block_indices) return KeyList{block_indices->name, false, block_indices->q_block, block_indices->kv_block,
+                                    block_indices->pos};
+  if (token_indices) return KeyList{token_indices->name, true, 1, 1, token_indices->pos};
+  return std::nullopt;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Structural equality and hashing. Float constants compare by bit pattern, so -0.0 != 0.0 and a
 // NaN equals the same NaN: two equal trees always evaluate identically. Positions are ignored.

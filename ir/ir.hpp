@@ -291,6 +291,16 @@ struct TokenIndices {
   SourcePos pos;
 };
 
+// A program's key list, BlockIndices or TokenIndices, as one shape: a token list is a block list
+// of blocks of one query row and one key.
+struct KeyList {
+  const std::string& name;
+  bool tokens;
+  int q_block, kv_block;  // query rows and keys per entry: 1 and 1 for tokens
+  SourcePos pos;
+  const char* what() const { return tokens ? "token indices" : "block indices"; }
+};
+
 enum class ModKind : std::uint8_t { Mask, Score, Sink };
 const char* mod_name(ModKind k);  // "mask_mod", "score_mod", "sink"
 
@@ -319,6 +329,7 @@ struct Program {
 
   const Capture* find_capture(const std::string& n) const;
   const Scalar* find_scalar(const std::string& n) const;
+  std::optional<KeyList> key_list() const;  // the block or token list, when the program declares one
 };
 
 }  // namespace flexjit::ir

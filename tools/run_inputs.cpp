@@ -340,12 +340,11 @@ void add_random_captures(const Program& program, const std::map<std::string, std
 
 void add_random_selection(const ir::Program& program, const AttentionData& d, HostBindings& bindings,
                           std::mt19937_64& rng) {
-  const bool tokens = program.token_indices.has_value();
-  if (!tokens && !program.block_indices) return;
-  const std::string& name = tokens ? program.token_indices->name : program.block_indices->name;
-  if (bindings.tensors.count(name)) return;
-  const int q_block = tokens ? 1 : program.block_indices->q_block;
-  const int kv_block = tokens ? 1 : program.block_indices->kv_block;
+  const std::optional<ir::KeyList> list = program.key_list();
+  if (!list || bindings.tensors.count(list->name)) return;
+  const std::string& name = list->name;
+  const bool tokens = list->tokens;
+  const int q_block = list->q_block, kv_block = list->kv_block;
   const int rows = (d.Tq + q_block - 1) / q_block, keys = (d.Tkv + kv_block - 1) / kv_block;
   const int K = std::min(tokens ? 64 : 4, keys);
   HostTensor t = make_tensor(DType::i32, {d.B, d.Hkv, rows, K});

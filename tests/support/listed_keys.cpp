@@ -7,13 +7,11 @@
 namespace flexjit::test {
 
 bool listed(const ir::Program& p, const ir::Env& env, int Hq, int b, int h, int i, int j) {
-  if (!p.block_indices && !p.token_indices) return true;
-  const std::string& name = p.block_indices ? p.block_indices->name : p.token_indices->name;
-  const auto found = env.tensors.find(name);
+  const std::optional<ir::KeyList> keys = p.key_list();
+  if (!keys) return true;
+  const auto found = env.tensors.find(keys->name);
   if (found == env.tensors.end()) return true;
-  // A token list is a block list of blocks of one row and one key.
-  const int q_block = p.block_indices ? p.block_indices->q_block : 1;
-  const int kv_block = p.block_indices ? p.block_indices->kv_block : 1;
+  const int q_block = keys->q_block, kv_block = keys->kv_block;
   const ir::TensorBinding& list = found->second;
   const std::int64_t heads = list.shape[1], rows = list.shape[2], entries = list.shape[3];
   const std::int64_t head = h / (Hq / heads), row = i / q_block;
