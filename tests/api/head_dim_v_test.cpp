@@ -6,10 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <string>
 
 #include "api/program_impl.hpp"
+#include "tests/api/absorbed_mla.hpp"
 #include "tests/api/api_test_support.hpp"
 #include "tests/api/backward_case.hpp"
 #include "tests/support/reference_attention.hpp"
@@ -64,38 +64,18 @@ TEST(HeadDimV, ShapesOfTheOtherHeadDimAreNamed) {
 // first 512 columns of the same pages, a view with k's strides (no copy); 16 query heads, a
 // causal mask at each sequence's end, against the oracle on a materialised v.
 TEST(HeadDimV, AbsorbedDecodeReadsVFromTheKeyPages) {
-  constexpr int B = 2, Hq = 16, Tq = 2, D = 576, Dv = 512, kPage = 16, kPages = 5, kMaxPages = 3;
-  const Kernel k = engine().compile(example("decode_causal"),
-                                    {.head_dim = D, .head_dim_v = Dv, .dtype = f32, .device = Device::cpu()});
-  std::mt19937 rng(576);
-  std::normal_distribution<float> normal;
-  std::vector<float> q(std::size_t{B} * Hq * Tq * D), pages(std::size_t{kPages} * kPage * D), out(std::size_t{B} * Hq * Tq * Dv);
-  for (auto* x : {&q, &pages})
-    for (float& e : *x) e = normal(rng);
-  std::vector<std::int32_t> lens = {37, 16}, table = {4, 0, 2, 1, -1, -1}, offsets = {35, 14};
-  const std::vector<std::int64_t> page_strides = {kPage * D, D, D, 1};
-  const TensorView key_pages{pages.data(), f32, {kPages, kPage, 1, D}, page_strides, Device::cpu()};
-  const TensorView value_pages{pages.data(), f32, {kPages, kPage, 1, Dv}, page_strides, Device::cpu()};
+  const Kernel k = engine().compile(example("decode_causal"), {.head_dim = AbsorbedMlaDecode::D,
+                                                               .head_dim_v = AbsorbedMlaDecode::Dv, .dtype = f32,
+                                                               .device = Device::cpu()});
+  AbsorbedMlaDecode mla(2, 16, 2, 5, {37, 16}, {4, 0, 2, 1, -1, -1}, 576);
+  std::vector<std::int32_t> offsets = {35, 14};
   ForwardOptions o;
-  o.kv_lens = TensorView::contiguous(lens.data(), i32, {B}, Device::cpu());
-  o.page_table = TensorView::contiguous(table.data(), i32, {B, kMaxPages}, Device::cpu());
-  o.bind["offsets"] = TensorView::contiguous(offsets.data(), i32, {B}, Device::cpu());
-  k.forward(TensorView::contiguous(q.data(), f32, {B, Hq, Tq, D}, Device::cpu()), key_pages, value_pages,
-            TensorView::contiguous(out.data(), f32, {B, Hq, Tq, Dv}, Device::cpu()), o);
-
-  std::vector<float> v(std::size_t{kPages} * kPage * Dv);  // the oracle's own copy of the columns
-  for (std::size_t row = 0; row < std::size_t{kPages} * kPage; ++row)
-    std::copy_n(pages.begin() + row * D, Dv, v.begin() + row * Dv);
-  ReferenceInputs in{q.data(), pages.data(), v.data(), B, Hq, 1, Tq, kMaxPages * kPage, D};
-  in.Dv = Dv;
-  in.scale = 1.0 / std::sqrt(static_cast<double>(D));
-  in.kv_lens = lens.data();
-  in.page_table = table.data(), in.page_size = kPage, in.max_pages = kMaxPages;
+  o.bind["offsets"] = TensorView::contiguous(offsets.data(), i32, {2}, Device::cpu());
+  mla.run(k, o);
   ir::Env env;
-  env.tensors["offsets"] = ir::TensorBinding{ir::DType::Int32, {B}, {}, offsets.data()};
-  in.env = &env;
-  const ReferenceOutputs ref = reference_attention(detail::ProgramAccess::impl(example("decode_causal")).ir, in);
-  EXPECT_LT(relative_l2(out, ref.out), 1e-6);
+  env.tensors["offsets"] = ir::TensorBinding{ir::DType::Int32, {2}, {}, offsets.data()};
+  const ReferenceOutputs ref = mla.reference(detail::ProgramAccess::impl(example("decode_causal")).ir, env);
+  EXPECT_LT(relative_l2(mla.out, ref.out), 1e-6);
 }
 
 TEST(HeadDimV, CudaKernelsRefuseItByName) {

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "api/program_impl.hpp"
+#include "tests/api/absorbed_mla.hpp"
 #include "tests/api/api_test_support.hpp"
 #include "tests/api/backward_case.hpp"
 #include "tests/support/reference_attention.hpp"
@@ -157,44 +158,24 @@ TEST(TokenIndices, KvCacheLengthsBoundTheListedKeys) {
 // DeepSeek-V3.2's decode: absorbed MLA (one kv head of 576 columns in pages, v the first 512
 // columns of the same pages, 16 query heads) where each new token attends to its indexer's keys.
 TEST(TokenIndices, AbsorbedMlaDecodeOverPagesWithTokenLists) {
-  constexpr int B = 2, Hq = 16, Tq = 1, D = 576, Dv = 512, kPage = 16, kPages = 6, kMaxPages = 3, K = 20;
+  constexpr int B = 2, Tq = 1, K = 20;
   const Program program = Program::from_source(  // the lists alone decide
       "selected: TokenIndices\n\ndef score_mod(score, b, h, q_idx, kv_idx):\n    return score\n", "dsa_mla.py");
-  const Kernel k = engine().compile(program, {.head_dim = D, .head_dim_v = Dv, .dtype = f32, .device = Device::cpu()});
-  std::mt19937 rng(32);
-  std::normal_distribution<float> normal;
-  std::vector<float> q(std::size_t{B} * Hq * Tq * D), pages(std::size_t{kPages} * kPage * D), out(std::size_t{B} * Hq * Tq * Dv);
-  for (auto* x : {&q, &pages})
-    for (float& e : *x) e = normal(rng);
-  std::vector<std::int32_t> lens = {45, 17}, table = {5, 1, 3, 0, 2, -1};
+  const Kernel k = engine().compile(program, {.head_dim = AbsorbedMlaDecode::D, .head_dim_v = AbsorbedMlaDecode::Dv,
+                                              .dtype = f32, .device = Device::cpu()});
+  AbsorbedMlaDecode mla(B, 16, Tq, 6, {45, 17}, {5, 1, 3, 0, 2, -1}, 32);
   // Lists [B, 1, Tq, K] of keys within each sequence (-1 unused, one repeat).
   std::vector<std::int32_t> lists(std::size_t{B} * Tq * K, -1);
   for (int b = 0; b < B; ++b)
-    for (int i = 0; i < K - 4; ++i) lists[b * K + i] = static_cast<std::int32_t>(rng() % lens[b]);
+    for (int i = 0; i < K - 4; ++i) lists[b * K + i] = static_cast<std::int32_t>(mla.rng() % mla.lens[b]);
   lists[K - 1] = lists[0];
-  const std::vector<std::int64_t> page_strides = {kPage * D, D, D, 1};
   ForwardOptions o;
-  o.kv_lens = TensorView::contiguous(lens.data(), i32, {B}, Device::cpu());
-  o.page_table = TensorView::contiguous(table.data(), i32, {B, kMaxPages}, Device::cpu());
   o.bind["selected"] = TensorView::contiguous(lists.data(), i32, {B, 1, Tq, K}, Device::cpu());
-  k.forward(TensorView::contiguous(q.data(), f32, {B, Hq, Tq, D}, Device::cpu()),
-            TensorView{pages.data(), f32, {kPages, kPage, 1, D}, page_strides, Device::cpu()},
-            TensorView{pages.data(), f32, {kPages, kPage, 1, Dv}, page_strides, Device::cpu()},
-            TensorView::contiguous(out.data(), f32, {B, Hq, Tq, Dv}, Device::cpu()), o);
-
-  std::vector<float> v(std::size_t{kPages} * kPage * Dv);
-  for (std::size_t row = 0; row < std::size_t{kPages} * kPage; ++row)
-    std::copy_n(pages.begin() + row * D, Dv, v.begin() + row * Dv);
-  ReferenceInputs in{q.data(), pages.data(), v.data(), B, Hq, 1, Tq, kMaxPages * kPage, D};
-  in.Dv = Dv;
-  in.scale = 1.0 / std::sqrt(static_cast<double>(D));
-  in.kv_lens = lens.data();
-  in.page_table = table.data(), in.page_size = kPage, in.max_pages = kMaxPages;
+  mla.run(k, o);
   ir::Env env;
   env.tensors["selected"] = ir::TensorBinding{ir::DType::Int32, {B, 1, Tq, K}, {}, lists.data()};
-  in.env = &env;
-  const ReferenceOutputs ref = reference_attention(detail::ProgramAccess::impl(program).ir, in);
-  EXPECT_LT(relative_l2(out, ref.out), 1e-6);
+  const ReferenceOutputs ref = mla.reference(detail::ProgramAccess::impl(program).ir, env);
+  EXPECT_LT(relative_l2(mla.out, ref.out), 1e-6);
 }
 
 std::string forward_error(const Binding& selected, std::vector<std::int64_t> q_shape = {1, 4, 6, 8}) {
