@@ -18,7 +18,7 @@ ForwardPlan plan_forward(const codegen::GeneratedKernel& kernel, const ir::Progr
                          const ForwardTensors& t, const ForwardOptions& options) {
   Problems problems;
   auto shape = check_attention_tensors(t.q, t.k, t.v, t.out, options.lse, options.scale, kernel.target.head_dim,
-                                       kernel.target.head_dim, dtype, problems);
+                                       kernel.target.dv(), dtype, problems);
   const Device device = t.q.device.is_cuda() ? t.q.device : Device::cuda(0);
   ir::Env env = resolve_bindings(program, options.bind, device, problems);
   int block_head_group = 1;

@@ -9,13 +9,12 @@
 namespace flexjit::api {
 
 compiler::KernelTarget forward_target(const CompileOptions& options) {
-  // Every CUDA path (compile, emit, default_tile) passes here.
-  if (options.head_dim_v != 0 && options.head_dim_v != options.head_dim)
-    throw UnsupportedError(fmt::format("head dim {} of v and out differs from the head dim {} of q and k: no CUDA kernel "
-                                       "family serves that yet (cpu kernels do: Device::cpu())",
-                                       options.head_dim_v, options.head_dim));
+  if (options.head_dim_v < 0)
+    throw UnsupportedError(fmt::format("head dim {} of v is not supported: it must be at least 1 (0: head_dim)",
+                                       options.head_dim_v));
   compiler::KernelTarget target;
   target.head_dim = options.head_dim;
+  if (options.head_dim_v != options.head_dim) target.head_dim_v = options.head_dim_v;
   target.dtype = element_type(options.dtype);
   target.arch = options.arch.empty() ? default_arch() : options.arch;
   target.family = options.family;

@@ -52,7 +52,9 @@ const std::string& Kernel::entry_name() const {
   return impl_->device.is_cuda() ? impl_->cuda->generated.entry() : impl_->cpu_name;
 }
 int Kernel::head_dim() const { return impl_->device.is_cuda() ? impl_->cuda->generated.target.head_dim : impl_->cpu_head_dim; }
-int Kernel::head_dim_v() const { return impl_->device.is_cuda() ? head_dim() : impl_->cpu_head_dim_v; }
+int Kernel::head_dim_v() const {
+  return impl_->device.is_cuda() ? impl_->cuda->generated.target.dv() : impl_->cpu_head_dim_v;
+}
 DType Kernel::dtype() const { return impl_->dtype; }
 const std::string& Kernel::arch() const {
   static const std::string none;

@@ -27,9 +27,18 @@ const KernelFamily* const kFamilies[] = {
 };
 
 std::string target_text(const compiler::KernelTarget& target) {
-  return fmt::format("the {} pass at head dim {}, {}, {}", compiler::pass_name(target.pass), target.head_dim,
+  return fmt::format("the {} pass at head dim {}{}, {}, {}", compiler::pass_name(target.pass), target.head_dim,
+                     target.dv() != target.head_dim ? fmt::format(" (v: {})", target.dv()) : "",
                      compiler::element_name(target.dtype),
                      compiler::arch_number(target.arch) ? target.arch : dsl::quoted(target.arch));
+}
+
+// The family's reason not to serve the target, or "".
+std::string refusal_of(const KernelFamily& f, const compiler::KernelTarget& target, const ir::Program& program) {
+  if (target.dv() != target.head_dim && !f.serves_value_head_dim())
+    return fmt::format("v's head dim {} differs from q and k's {}: this family takes one head dim", target.dv(),
+                       target.head_dim);
+  return f.refusal(target, program);
 }
 
 // KernelTarget::family names one family: that one or an error.
@@ -39,7 +48,7 @@ const KernelFamily& named_family(const compiler::KernelTarget& target, const ir:
     if (f->pass() != target.pass)
       throw UnsupportedError(fmt::format("kernel family {} runs the {} pass, not {}", f->name(),
                                          compiler::pass_name(f->pass()), target_text(target)));
-    const std::string why = f->refusal(target, program);
+    const std::string why = refusal_of(*f, target, program);
     if (!why.empty())
       throw UnsupportedError(fmt::format("kernel family {} cannot run {}: {}", f->name(), target_text(target), why));
     return *f;
@@ -61,7 +70,7 @@ const KernelFamily& select_family(const compiler::KernelTarget& target, const ir
   std::vector<std::string> reasons;
   for (const KernelFamily* f : kFamilies) {
     if (f->pass() != target.pass) continue;
-    std::string why = f->refusal(target, program);
+    std::string why = refusal_of(*f, target, program);
     if (why.empty()) return *f;
     reasons.push_back(fmt::format("{}: {}", f->name(), why));
   }

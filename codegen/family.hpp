@@ -22,6 +22,9 @@ class KernelFamily {
   // cannot ("head dim 100 is not a multiple of 16"), for the error that lists every family's
   // reason.
   virtual std::string refusal(const compiler::KernelTarget& target, const ir::Program& program) const = 0;
+  // Whether its kernels take v and out of their own head dim (KernelTarget::head_dim_v); the
+  // others refuse such a target (select_family says so for them).
+  virtual bool serves_value_head_dim() const { return false; }
   // Source and launch configuration for a plan whose target the family serves. Throws
   // flexjit::Error for a requested tile the family cannot run (naming the broken constraint).
   virtual GeneratedKernel generate(const compiler::KernelPlan& plan) const = 0;

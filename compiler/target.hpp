@@ -48,6 +48,8 @@ struct KernelTarget {
   // scatter code.
   bool score_grads = false;
   MathMode math = MathMode::Fast;
+  int head_dim_v = 0;  // of v and out (MLA's 192 / 128); 0: head_dim. Set only where it differs.
+  int dv() const { return head_dim_v > 0 ? head_dim_v : head_dim; }
 };
 
 // An architecture name exactly of the form sm_<2 or 3 digits>[a]: its number (80, 90, 100).

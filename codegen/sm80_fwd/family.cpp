@@ -13,6 +13,15 @@ class Sm80Forward final : public MmaSyncFamily {
  public:
   Sm80Forward() : MmaSyncFamily("sm80_fwd", compiler::KernelPass::Forward) {}
 
+  // v and out of Dv <= D columns: V's tiles take Dv columns of K's rows in shared memory.
+  bool serves_value_head_dim() const override { return true; }
+  std::string refusal(const compiler::KernelTarget& t, const ir::Program& program) const override {
+    const int dv = t.dv();
+    if (dv != t.head_dim && (dv < 16 || dv > t.head_dim || dv % 16 != 0))
+      return fmt::format("v's head dim {} is not a multiple of 16 between 16 and q and k's {}", dv, t.head_dim);
+    return MmaSyncFamily::refusal(t, program);
+  }
+
   GeneratedKernel generate(const compiler::KernelPlan& plan) const override {
     const compiler::KernelTarget& target = plan.target;
     const ir::Program& program = *plan.program;
@@ -26,9 +35,10 @@ class Sm80Forward final : public MmaSyncFamily {
                .templates = "sm80/attention_fwd.cuh",
                .description = fmt::format("tile {}x{}, {} warps, {} stages, Q {}", t.block_m, t.block_n, t.warps,
                                           t.stages, t.q_in_registers ? "in registers" : "re-read from shared memory"),
-               .config = fmt::format("flexjit::FwdConfig<{}, {}, {}, {}, {}, {}, {}, {}>", target.head_dim, t.block_m,
+               .config = fmt::format("flexjit::FwdConfig<{}, {}, {}, {}, {}, {}, {}, {}{}>", target.head_dim, t.block_m,
                                      t.block_n, t.warps, t.stages, compiler::element_cuda_type(target.dtype),
-                                     t.q_in_registers ? "true" : "false", t.min_blocks_per_sm),
+                                     t.q_in_registers ? "true" : "false", t.min_blocks_per_sm,
+                                     target.dv() != target.head_dim ? fmt::format(", {}", target.dv()) : ""),
                .min_blocks = "Cfg::kMinBlocksPerSM",
                .kernel = "flexjit::attention_fwd_sm80"});
   }

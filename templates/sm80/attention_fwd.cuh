@@ -45,12 +45,15 @@ namespace flexjit {
 //             when false they are re-read with ldmatrix for every K tile (saves MT*D/4 registers:
 //             the shipped defaults all do this, to leave generated masks register headroom).
 //   kMinBlocksPerSM  for the wrapper's __launch_bounds__ (2: two CTAs per SM, <= 255 registers).
+//   kHeadDimV  Dv, the head dim of v and out (MLA's 128 beside 192), a multiple of 16 <= D: V's
+//             tiles fill the first Dv columns of rows laid out for D.
 // Shared memory: rows are padded by 8 elements (16 bytes) so that the 8 row addresses of every
 // ldmatrix phase fall into distinct bank groups for any D that is a multiple of 16; this works for
 // D = 80 or 96 too, where an XOR swizzle over 8 chunks would not fit the row.
 template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, int kStages_, class Element_,
-          bool kQInRegs_ = true, int kMinBlocksPerSM_ = 1>
+          bool kQInRegs_ = true, int kMinBlocksPerSM_ = 1, int kHeadDimV_ = kHeadDim_>
 struct FwdConfig : WarpTileConfig<kHeadDim_, kBlockM_, kBlockN_, kWarps_, kStages_, Element_> {
+  static constexpr int kHeadDimV = kHeadDimV_;
   static constexpr bool kQInRegs = kQInRegs_;
   static constexpr int kMinBlocksPerSM = kMinBlocksPerSM_;
   static constexpr int kSmemStride = sm80::fwd_smem_stride(kHeadDim_);  // elements per padded smem row
@@ -70,6 +73,7 @@ using DefaultFwdConfig = FwdConfig<D, sm80::default_fwd_tile(D).block_m, sm80::d
 template <class Mods, class Cfg>
 __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const typename Mods::Params& p) {
   constexpr int D = Cfg::kHeadDim;
+  constexpr int DV = Cfg::kHeadDimV;  // of V and O
   constexpr int BM = Cfg::kBlockM;
   constexpr int BN = Cfg::kBlockN;
   constexpr int W = Cfg::kWarps;
@@ -78,13 +82,14 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
   constexpr int kThreads = Cfg::kThreads;
   constexpr int MT = BM / (16 * W);  // m16 tiles per warp
   constexpr int KD = D / 16;         // k16 steps over the head dim (QK^T)
-  constexpr int ND = D / 8;          // n8 tiles over the head dim (PV output)
+  constexpr int ND = DV / 8;         // n8 tiles over V's head dim (PV output)
   constexpr int NN = BN / 8;         // n8 tiles over the keys (S)
   constexpr int KN = BN / 16;        // k16 steps over the keys (PV)
   constexpr int LDS = Cfg::kSmemStride;
   constexpr int kRowBytes = LDS * 2;
   constexpr unsigned kTileBytes = BN * kRowBytes;
   static_assert(D % 16 == 0 && D >= 16 && D <= 256, "head dim must be a multiple of 16 in [16, 256]");
+  static_assert(DV % 16 == 0 && DV >= 16 && DV <= D, "v's head dim must be a multiple of 16 in [16, D]");
   static_assert(BM % (16 * W) == 0 && MT >= 1, "each warp owns whole m16 row tiles");
   static_assert(BN % 16 == 0 && BN >= 16, "kv tile must be a multiple of 16");
   static_assert(S >= 2, "need at least a double-buffered K/V ring");
@@ -140,12 +145,12 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
       if (k0 + BN <= Tkv) {
         detail::copy_tile<BN, D, LDS, kThreads, false>(s_k, gk, args.k_t, BN, tid);
         cp_async_commit();
-        detail::copy_tile<BN, D, LDS, kThreads, false>(s_k + kTileBytes, gv, args.v_t, BN, tid);
+        detail::copy_tile<BN, DV, LDS, kThreads, false>(s_k + kTileBytes, gv, args.v_t, BN, tid);
         cp_async_commit();
       } else {
         detail::copy_tile<BN, D, LDS, kThreads, true>(s_k, gk, args.k_t, Tkv - k0, tid);
         cp_async_commit();
-        detail::copy_tile<BN, D, LDS, kThreads, true>(s_k + kTileBytes, gv, args.v_t, Tkv - k0, tid);
+        detail::copy_tile<BN, DV, LDS, kThreads, true>(s_k + kTileBytes, gv, args.v_t, Tkv - k0, tid);
         cp_async_commit();
       }
       entry = kv.tile() * 4 + kv.tile_class();
@@ -283,9 +288,9 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
   __syncwarp();
   unsigned short* gO =
       static_cast<unsigned short*>(args.o) + static_cast<i64>(b) * args.o_b + static_cast<i64>(h) * args.o_h;
-  constexpr int kChunks = D / 8;
+  constexpr int kChunks = DV / 8;
 #pragma unroll
-  for (int i = 0; i < MT * D / 16; ++i) {  // 16*MT rows x D/8 chunks over 32 lanes
+  for (int i = 0; i < MT * DV / 16; ++i) {  // 16*MT rows x DV/8 chunks over 32 lanes
     const int c = lane + i * 32;
     const int r = c / kChunks;
     const int ch = c % kChunks;

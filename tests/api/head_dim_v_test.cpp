@@ -78,13 +78,41 @@ TEST(HeadDimV, AbsorbedDecodeReadsVFromTheKeyPages) {
   EXPECT_LT(relative_l2(mla.out, ref.out), 1e-6);
 }
 
-TEST(HeadDimV, CudaKernelsRefuseItByName) {
-  try {
-    engine().compile(example("causal"), {.head_dim = 192, .head_dim_v = 128, .arch = "sm_90a"});
-    FAIL() << "a CUDA kernel took head_dim_v";
-  } catch (const UnsupportedError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("head dim 128 of v and out differs from the head dim 192 of q and k: no CUDA kernel "
-                                    "family serves that yet"));
+// On CUDA the mma.sync forward takes v of Dv <= D columns (sm90_fwd, decode and the backward
+// families refuse it by name), under its own entry name.
+TEST(HeadDimV, CudaForwardOnMmaSyncOnly) {
+  const Kernel k = engine().compile(example("causal"), {.head_dim = 192, .head_dim_v = 128, .arch = "sm_90a"});
+  EXPECT_EQ(k.family(), "sm80_fwd");
+  EXPECT_EQ(k.head_dim(), 192);
+  EXPECT_EQ(k.head_dim_v(), 128);
+  EXPECT_EQ(k.entry_name(), "flexjit_fwd_causal_d192v128_bf16");
+  EXPECT_THAT(generate_cuda_source(example("causal"), {.head_dim = 192, .head_dim_v = 128, .arch = "sm_90a"}),
+              HasSubstr("flexjit::FwdConfig<192, 64, 32, 4, 2, flexjit::bf16_t, false, 2, 128>"));
+  auto refusal = [](const CompileOptions& o) {
+    try {
+      engine().compile(example("causal"), o);
+      return std::string("compiled");
+    } catch (const UnsupportedError& e) {
+      return std::string(e.what());
+    }
+  };
+  EXPECT_THAT(refusal({.head_dim = 128, .head_dim_v = 64, .arch = "sm_90a", .family = "sm90_fwd"}),
+              HasSubstr("kernel family sm90_fwd cannot run the forward pass at head dim 128 (v: 64), bf16, sm_90a: v's "
+                        "head dim 64 differs from q and k's 128: this family takes one head dim"));
+  EXPECT_THAT(refusal({.head_dim = 128, .head_dim_v = 192, .arch = "sm_90a"}),
+              HasSubstr("sm80_fwd: v's head dim 192 is not a multiple of 16 between 16 and q and k's 128"));
+  EXPECT_THAT(refusal({.head_dim = 64, .head_dim_v = -2, .arch = "sm_90a"}),
+              HasSubstr("head dim -2 of v is not supported: it must be at least 1 (0: head_dim)"));
+  for (const char* source : {"backward", "decode"}) {
+    try {
+      const CompileOptions o{.head_dim = 192, .head_dim_v = 128, .arch = "sm_90a"};
+      if (std::string(source) == "backward") generate_backward_cuda_source(example("causal"), o);
+      else generate_decode_cuda_source(example("causal"), o);
+      FAIL() << source << " took head_dim_v";
+    } catch (const UnsupportedError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("v's head dim 128 differs from q and k's 192: this family takes one head dim"))
+          << source;
+    }
   }
   // The same head dim said twice is the ordinary kernel.
   EXPECT_EQ(engine().compile(example("causal"), {.head_dim = 64, .head_dim_v = 64, .arch = "sm_90a"}).head_dim_v(), 64);

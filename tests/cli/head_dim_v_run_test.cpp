@@ -1,7 +1,7 @@
 // `flexjit run` with a value head dim of its own (v [B, Hkv, Tkv, Dv], out and dout [B, Hq, Tq, Dv],
 // MLA's shapes) as a process: the forward and the backward on the cpu against the float64 oracles,
-// --demo's --Dv, and the refusals (a v that disagrees elsewhere, CUDA kernels, which have no family
-// for it yet, through `emit` and `cache warm` too).
+// --demo's --Dv, `emit` of the CUDA forward (sm80_fwd), and the refusals (a v that disagrees
+// elsewhere, the CUDA backward and decode families, which take one head dim).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -88,10 +88,10 @@ TEST(CliHeadDimV, RefusalsNameTheProblem) {
   EXPECT_NE(r.output.find("expected the shape of out (1, 2, 4, 8), got (1, 2, 4, 16)"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(out));
 
-  // No CUDA family serves Dqk != Dv yet: the generated source is refused as the compile is.
-  const std::string refusal =
-      "head dim 128 of v and out differs from the head dim 192 of q and k: no CUDA kernel family serves that yet";
-  for (const char* command : {"emit cuda", "emit ptx --backward", "emit cuda --decode"}) {
+  // On CUDA only the mma.sync forward takes Dqk != Dv: the backward and decode sources are refused
+  // by name.
+  const std::string refusal = "v's head dim 128 differs from q and k's 192: this family takes one head dim";
+  for (const char* command : {"emit ptx --backward", "emit cuda --decode"}) {
     const std::string log = temp_path("mla_emit.log");
     const std::string line = std::string("cd '") + FLEXJIT_SOURCE_DIR + "' && '" + FLEXJIT_CLI + "' " + command +
                              " examples/causal.py --head-dim 192 --head-dim-v 128 > '" + log + "' 2>&1";
@@ -101,6 +101,16 @@ TEST(CliHeadDimV, RefusalsNameTheProblem) {
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     EXPECT_NE(text.find(refusal), std::string::npos) << command << ": " << text;
   }
+  const std::string log = temp_path("mla_emit_forward.log");
+  const int raw = std::system((std::string("cd '") + FLEXJIT_SOURCE_DIR + "' && '" + FLEXJIT_CLI +
+                               "' emit cuda examples/causal.py --head-dim 192 --head-dim-v 128 > '" + log + "' 2>&1")
+                                  .c_str());
+  EXPECT_TRUE(WIFEXITED(raw) && WEXITSTATUS(raw) == 0);
+  std::ifstream in(log);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("// Forward attention, head dim 192 (v and out: 128), bf16, sm_90a; sm80_fwd family"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

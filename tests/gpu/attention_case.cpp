@@ -47,27 +47,28 @@ std::string Case::name() const {
       tile ? fmt::format("_tile{}x{}x{}x{}{}", tile->block_m, tile->block_n, tile->warps, tile->stages,
                          tile->persistent ? "p" : "")
            : "";
-  return fmt::format("{}_{}_d{}_b{}_h{}x{}_t{}x{}_{}{}{}{}{}{}{}{}", program, dtype_name(dtype), D, B, Hq, Hkv, Tq,
-                     Tkv, layout_name(layout), scale ? "_scaled" : "", math == Math::fast ? "_fast" : "",
+  return fmt::format("{}_{}_d{}{}_b{}_h{}x{}_t{}x{}_{}{}{}{}{}{}{}{}", program, dtype_name(dtype), D,
+                     Dv > 0 ? fmt::format("v{}", Dv) : "", B, Hq, Hkv, Tq, Tkv, layout_name(layout), scale ? "_scaled" : "", math == Math::fast ? "_fast" : "",
                      family.empty() ? "" : "_", family, tile_name, backward_family.empty() ? "" : "_",
                      backward_family);
 }
 
 // The device side: q, k, v uploaded once in the case's layout; out and lse poisoned per run.
 struct AttentionRun::DeviceSide {
-  Placement pq, pk, po;
+  Placement pq, pk, pv, po;
   DeviceBuffer q, k, v, out, lse;
   std::map<std::string, std::unique_ptr<DeviceBuffer>> captured;
   std::unique_ptr<DeviceBuffer> mask_storage;
   explicit DeviceSide(const Case& c)
       : pq(place(c.layout, c.B, c.Hq, c.Tq, c.D)), pk(place(c.layout, c.B, c.Hkv, c.Tkv, c.D)),
-        po(place(c.layout, c.B, c.Hq, c.Tq, c.D)), q(pq.elements * 2), k(pk.elements * 2), v(pk.elements * 2),
+        pv(place(c.layout, c.B, c.Hkv, c.Tkv, c.dv())), po(place(c.layout, c.B, c.Hq, c.Tq, c.dv())),
+        q(pq.elements * 2), k(pk.elements * 2), v(pv.elements * 2),
         out(po.elements * 2), lse(static_cast<std::size_t>(c.B) * c.Hq * c.Tq * 4) {}
 };
 
 AttentionRun::AttentionRun(const Case& c, std::uint64_t seed)
     : case_(c), rng_(seed), program_(load_program(c.program)),
-      kernel_(engine().compile(program_, {.head_dim = c.D, .dtype = c.dtype, .tile = c.tile, .family = c.family,
+      kernel_(engine().compile(program_, {.head_dim = c.D, .head_dim_v = c.Dv, .dtype = c.dtype, .tile = c.tile, .family = c.family,
                                           .backward_family = c.backward_family, .math = c.math})) {
   // What ptxas said of the kernel this case runs: no warning that costs speed silently (wgmma
   // serialized, setmaxnreg ignored), and no spills in the Hopper family (its tiles are sized so).
@@ -81,23 +82,23 @@ AttentionRun::AttentionRun(const Case& c, std::uint64_t seed)
 
   // Inputs: normal(0, 1), rounded to the element type; the float copies are what the GPU reads.
   std::normal_distribution<float> normal(0.f, 1.f);
-  auto make = [&](std::vector<float>& host, DeviceBuffer& buf, const Placement& p, int H, int T) {
-    host.resize(static_cast<std::size_t>(c.B) * H * T * c.D);
+  auto make = [&](std::vector<float>& host, DeviceBuffer& buf, const Placement& p, int H, int T, int width) {
+    host.resize(static_cast<std::size_t>(c.B) * H * T * width);
     std::vector<std::uint16_t> storage(p.elements, 0);
     std::size_t i = 0;
     for (int b = 0; b < c.B; ++b)
       for (int h = 0; h < H; ++h)
         for (int t = 0; t < T; ++t)
-          for (int d = 0; d < c.D; ++d, ++i) {
+          for (int d = 0; d < width; ++d, ++i) {
             const std::uint16_t e = to_element(normal(rng_), c.dtype);
             storage[offset(p, b, h, t, d)] = e;
             host[i] = from_element(e, c.dtype);
           }
     buf.upload(storage.data(), storage.size() * 2);
   };
-  make(q_, device_->q, device_->pq, c.Hq, c.Tq);
-  make(k_, device_->k, device_->pk, c.Hkv, c.Tkv);
-  make(v_, device_->v, device_->pk, c.Hkv, c.Tkv);
+  make(q_, device_->q, device_->pq, c.Hq, c.Tq, c.D);
+  make(k_, device_->k, device_->pk, c.Hkv, c.Tkv, c.D);
+  make(v_, device_->v, device_->pv, c.Hkv, c.Tkv, c.dv());
 }
 
 AttentionRun::~AttentionRun() = default;
@@ -106,15 +107,17 @@ void AttentionRun::poison_kv(const std::function<bool(int, int, int)>& pred) {
   const Case& c = case_;
   const float nan = std::numeric_limits<float>::quiet_NaN();
   for (std::vector<float>* host : {&k_, &v_}) {
-    std::vector<std::uint16_t> storage(device_->pk.elements, 0);
+    const Placement& p = host == &k_ ? device_->pk : device_->pv;
+    const int width = host == &k_ ? c.D : c.dv();
+    std::vector<std::uint16_t> storage(p.elements, 0);
     std::size_t i = 0;
     for (int b = 0; b < c.B; ++b)
       for (int h = 0; h < c.Hkv; ++h)
         for (int t = 0; t < c.Tkv; ++t) {
           const bool poison = pred(b, h, t);
-          for (int d = 0; d < c.D; ++d, ++i) {
+          for (int d = 0; d < width; ++d, ++i) {
             if (poison) (*host)[i] = nan;
-            storage[offset(device_->pk, b, h, t, d)] = poison ? std::uint16_t{0x7FFF} : to_element((*host)[i], c.dtype);
+            storage[offset(p, b, h, t, d)] = poison ? std::uint16_t{0x7FFF} : to_element((*host)[i], c.dtype);
           }
         }
     (host == &k_ ? device_->k : device_->v).upload(storage.data(), storage.size() * 2);
@@ -127,8 +130,8 @@ AttentionRun::DeviceTensors AttentionRun::device_tensors() const {
   DeviceTensors t{
       {dev.q.get(), c.dtype, {c.B, c.Hq, c.Tq, c.D}, dev.pq.strides, Device::cuda(0)},
       {dev.k.get(), c.dtype, {c.B, c.Hkv, c.Tkv, c.D}, dev.pk.strides, Device::cuda(0)},
-      {dev.v.get(), c.dtype, {c.B, c.Hkv, c.Tkv, c.D}, dev.pk.strides, Device::cuda(0)},
-      {dev.out.get(), c.dtype, {c.B, c.Hq, c.Tq, c.D}, dev.po.strides, Device::cuda(0)},
+      {dev.v.get(), c.dtype, {c.B, c.Hkv, c.Tkv, c.dv()}, dev.pv.strides, Device::cuda(0)},
+      {dev.out.get(), c.dtype, {c.B, c.Hq, c.Tq, c.dv()}, dev.po.strides, Device::cuda(0)},
       TensorView::contiguous(dev.lse.get(), DType::f32, {c.B, c.Hq, c.Tq}),
       bindings_.scalars};
   for (const auto& [name, ht] : bindings_.tensors) {
@@ -188,6 +191,8 @@ CaseFigures AttentionRun::run_and_check() {
   if (options.block_mask) check_block_mask(mask, env);
   test::ReferenceInputs in{q_.data(), k_.data(), v_.data(), c.B, c.Hq, c.Hkv, c.Tq, c.Tkv, c.D, 0.0, &env};
   in.scale = c.scale ? static_cast<double>(*c.scale) : 1.0 / std::sqrt(static_cast<double>(c.D));
+  in.Dv = c.dv();
+  const int Dv = c.dv();
   const auto t0 = std::chrono::steady_clock::now();
   const test::ReferenceOutputs ref = test::reference_attention(ir, in);
   const double ref_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -205,17 +210,17 @@ CaseFigures AttentionRun::run_and_check() {
         f.masked_rows += masked;
         if (std::isnan(ref.lse[row])) {  // a NaN score: the whole row is NaN, as in PyTorch
           ++f.nan_rows;
-          for (int d = 0; d < c.D; ++d) {
-            out_[row * c.D + d] = from_element(out_storage[offset(dev.po, b, h, t, d)], c.dtype);
-            bad_nan += !std::isnan(out_[row * c.D + d]);
+          for (int d = 0; d < Dv; ++d) {
+            out_[row * Dv + d] = from_element(out_storage[offset(dev.po, b, h, t, d)], c.dtype);
+            bad_nan += !std::isnan(out_[row * Dv + d]);
           }
           bad_nan += !std::isnan(lse[row]);
           continue;
         }
-        for (int d = 0; d < c.D; ++d) {
+        for (int d = 0; d < Dv; ++d) {
           const float x = from_element(out_storage[offset(dev.po, b, h, t, d)], c.dtype);
-          const double r = ref.out[row * c.D + d];
-          out_[row * c.D + d] = x;
+          const double r = ref.out[row * Dv + d];
+          out_[row * Dv + d] = x;
           if (std::isnan(x)) {
             ++nan_out;
             continue;
@@ -227,7 +232,7 @@ CaseFigures AttentionRun::run_and_check() {
           f.max_abs = std::max(f.max_abs, std::abs(e));
         }
         if (c.layout == Layout::padded)
-          for (int d = c.D; d < c.D + kPad; ++d) touched_padding += out_storage[offset(dev.po, b, h, t, d)] != 0xFFFF;
+          for (int d = Dv; d < Dv + kPad; ++d) touched_padding += out_storage[offset(dev.po, b, h, t, d)] != 0xFFFF;
         const double l = lse[row], rl = ref.lse[row];
         if (std::isnan(l)) {
           ++nan_lse;

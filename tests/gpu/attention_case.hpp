@@ -51,8 +51,10 @@ struct Case {
   std::string family{};  // CompileOptions::family; empty: the automatic choice
   std::string backward_family{};  // CompileOptions::backward_family; empty: the automatic choice
   std::optional<TileShape> tile{};  // CompileOptions::tile; empty: the family's table
+  int Dv = 0;  // the head dim of v and out (CompileOptions::head_dim_v); 0: D
+  int dv() const { return Dv > 0 ? Dv : D; }
   // "alibi_bf16_d128_b2_h4x2_t1000x1000_bhsd", "..._fast", "..._sm80_fwd", "..._tile64x64x8x2",
-  // "..._sm90_bwd"
+  // "..._sm90_bwd"; "causal_bf16_d192v128_..." with a value head dim of its own
   std::string name() const;
 };
 // How gtest (and so ctest's test names) print a case.
@@ -114,7 +116,7 @@ class AttentionRun {
   Program program_;
   Kernel kernel_;
   CaseBindings bindings_;
-  std::vector<float> q_, k_, v_;  // exact values of the elements the GPU reads, [B, H, T, D]
+  std::vector<float> q_, k_, v_;  // exact values of the elements the GPU reads, [B, H, T, D] (v: Dv)
   std::unique_ptr<DeviceSide> device_;
   std::vector<float> out_;
   bool use_block_mask_ = false;

@@ -75,11 +75,26 @@ std::vector<Case> cases() {
       c.tile = TileShape{.block_m = 128, .block_n = 128, .warps = 12, .stages = 3, .persistent = true};
       if (std::string(p) != "causal") v.push_back(c);
     }
+  // 5c. MLA's head dims (q and k of 192, v and out of 128; sm80_fwd serves them, also on sm_90a):
+  //     a mask, a score mod with a window, a tensor-reading mask, GQA and PyTorch's layout.
+  for (const char* p : {"causal", "alibi_softcap_window", "document"}) {
+    Case c{p, bf16, 192, 2, 4, 2, 1000, 1000, L::bhsd};
+    c.Dv = 128;
+    v.push_back(c);
+  }
+  {
+    Case c{"causal", fp16, 192, 1, 6, 3, 177, 300, L::bshd};
+    c.Dv = 128;
+    v.push_back(c);
+    c = Case{"sliding_window", bf16, 128, 1, 2, 1, 333, 333, L::padded};
+    c.Dv = 64;
+    v.push_back(c);
+  }
   // 6. Both families: the automatic choice takes sm90_fwd for the head dims it serves on an sm_90a
   //    device; every such case runs again on sm80_fwd.
   const std::size_t automatic = v.size();
   for (std::size_t i = 0; i < automatic; ++i)
-    if (flexjit::sm90::serves_head_dim(v[i].D) && !v[i].tile && v[i].family.empty()) {
+    if (flexjit::sm90::serves_head_dim(v[i].D) && v[i].Dv == 0 && !v[i].tile && v[i].family.empty()) {
       Case c = v[i];
       c.family = "sm80_fwd";
       v.push_back(c);
