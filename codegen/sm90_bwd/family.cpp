@@ -45,7 +45,7 @@ class Sm90Backward final : public KernelFamily {
                .templates = {"sm80/attention_bwd.cuh", "sm90/attention_bwd.cuh"},
                .tensor_maps = true,
                .description = fmt::format("{} keys per CTA (2 wgmma warpgroups of 64, TMA producer) against query "
-                                          "tiles of {} rows, {} stages, dQ by fp32 atomics",
+                                          "tiles of {} rows, {} stages, dQ added by bulk reduce-add",
                                           kBlockN, kBlockM, kStages),
                .config = fmt::format("flexjit::Sm90BwdConfig<{}, {}, {}, {}, {}>", t.head_dim, kBlockM, kBlockN,
                                      kStages, compiler::element_cuda_type(t.dtype)),

@@ -153,6 +153,9 @@ __device__ __forceinline__ void stg_128(void* ptr, unsigned a, unsigned b, unsig
 __device__ __forceinline__ void sts_32(unsigned addr, unsigned v) {
   asm volatile("st.shared.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
 }
+__device__ __forceinline__ void sts_64(unsigned addr, float a, float b) {
+  asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(a), "f"(b) : "memory");
+}
 
 template <class T>
 __device__ __forceinline__ T min2(T a, T b) { return a < b ? a : b; }

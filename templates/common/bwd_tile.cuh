@@ -25,6 +25,21 @@ __device__ __forceinline__ void lds_64(unsigned addr, float& a, float& b) {
   asm volatile("ld.shared.v2.f32 {%0, %1}, [%2];\n" : "=f"(a), "=f"(b) : "r"(addr));
 }
 
+// The order of dq_accum within one query tile of the sm90 backward (its config's kDqBlocked):
+// the tile's 64 rows x D floats, the same span as in the row-major order (so that the pre-pass
+// zeroes it row by row), hold 64-column blocks of 64 x 64 floats, each the image of one shared-
+// memory buffer that the copy engine adds at once. In a block, the 16-byte chunks of row r are
+// XOR-swizzled by 2 (r % 8), so that a warp's stores of wgmma accumulators (rows g, columns 2t)
+// hit distinct banks; the swizzle keeps chunk pairs (8 floats from a column multiple of 8) together.
+struct DqBlockedLayout {
+  static constexpr int kRows = 64;
+  static constexpr int kBlockFloats = 64 * 64;
+  __device__ __forceinline__ static int index(int row, int col) {
+    const int chunk = ((col & 63) >> 2) ^ ((row & 7) << 1);
+    return (col >> 6) * kBlockFloats + row * 64 + chunk * 4 + (col & 3);
+  }
+};
+
 // The query tiles a CTA's keys [k0, k1) of (b, kv head hk) meet, head by head of the kv head's
 // group, each with its class (CTA-uniform, like the forward's KvTileSchedule). A program whose
 // mask reads tensors, or that follows block lists, walks the row of the transposed tile map

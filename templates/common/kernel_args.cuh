@@ -61,7 +61,8 @@ struct AttnArgs : CommonArgs {
 // dout like o, dq like q, dk and dv like k and v (16-bit, the same stride rules). The workspace
 // (fp32, allocated per call) has rows padded to a whole number of query tiles,
 // Tq_pad = ceil(Tq / block_m) * block_m:
-//   dq_accum [B, Hq, Tq_pad, D]: dQ / scale, summed over kv tiles by atomics (zeroed by the pre-pass);
+//   dq_accum [B, Hq, Tq_pad, D]: dQ / scale, summed over kv tiles by atomics (zeroed by the pre-pass;
+//   the sm90 backward orders each query tile's span in blocks, detail::DqBlockedLayout);
 //   lse2 [B, Hq, Tq_pad]: lse in the log2 domain, +inf where lse is -inf (a row with nothing kept)
 //   and in the padding, so that exp2(logit - lse2) is 0 there;
 //   delta [B, Hq, Tq_pad]: D_i = <dO_i, O_i> (0 in the padding).

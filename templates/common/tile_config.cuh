@@ -20,6 +20,8 @@ struct TileConfigBase {
   static constexpr int kStages = kStages_;
   using Element = Element_;
   static constexpr bool kIsBf16 = ElementTraits<Element_>::kIsBf16;
+  // The backward's dq_accum: row-major, or in 64 x 64 blocks per query tile (detail::DqBlockedLayout).
+  static constexpr bool kDqBlocked = false;
 };
 
 // The sm80 families, whose CTAs are kWarps plain warps.

@@ -118,9 +118,15 @@ __device__ __forceinline__ void bwd_post(const BwdArgs& args) {
     const int row = blockIdx.x * sm80::kBwdPassRows + r;
     if (row >= args.Tq) break;
     const float* acc = args.dq_accum + (bh * args.Tq_pad + row) * D;
+    if constexpr (Cfg::kDqBlocked) {  // the row's query tile, in blocks (detail::DqBlockedLayout)
+      constexpr int R = detail::DqBlockedLayout::kRows;
+      acc = args.dq_accum + (bh * args.Tq_pad + row / R * R) * D;
+    }
     for (int d = lane * 8; d < D; d += 256) {
-      const float4 a = *reinterpret_cast<const float4*>(acc + d);
-      const float4 c = *reinterpret_cast<const float4*>(acc + d + 4);
+      const float* at = acc + d;
+      if constexpr (Cfg::kDqBlocked) at = acc + detail::DqBlockedLayout::index(row % detail::DqBlockedLayout::kRows, d);
+      const float4 a = *reinterpret_cast<const float4*>(at);
+      const float4 c = *reinterpret_cast<const float4*>(at + 4);
       const float s = args.scale;
       stg_128(gdQ + row * args.dq_t + d, pack2<kBf16>(a.x * s, a.y * s), pack2<kBf16>(a.z * s, a.w * s),
               pack2<kBf16>(c.x * s, c.y * s), pack2<kBf16>(c.z * s, c.w * s));

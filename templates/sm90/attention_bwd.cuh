@@ -17,8 +17,10 @@
 //   dS^T = P^T (dP^T - delta)           (times d score_mod / d score; capture gradients scattered)
 //   dK += dS^T Q                        as dV
 //   dQ += dS_w K_w                      dS^T stored swizzled, read M-major (wgmma ss_mn) with K
-//                                       N-major; 64 head-dim columns at a time, fp32 atomics into
-//                                       dq_accum (each warpgroup adds its keys' share)
+//                                       N-major; 64 head-dim columns at a time, staged in shared
+//                                       memory and added to dq_accum by the copy engine (one bulk
+//                                       reduce-add of 16 KB per warpgroup and block; dq_accum in
+//                                       detail::DqBlockedLayout)
 // dK = scale * acc and dV are written at the end.
 //
 // The generator wraps it as
@@ -51,6 +53,7 @@ struct Sm90BwdConfig : TileConfigBase<kHeadDim_, kBlockM_, kBlockN_, kStages_, E
   static constexpr int kSmemBytes = sm90::bwd_smem_bytes(kHeadDim_, kBlockM_, kBlockN_, kStages_);
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = sm90::consumer_registers(kConsumers, kProducerRegisters, 1);
+  static constexpr bool kDqBlocked = true;
 };
 
 template <class Mods, class Cfg, bool kScatter, bool kOrderedDq = false>
@@ -148,6 +151,7 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
   const unsigned sKw = sK + w * 64 * kRow;  // this warpgroup's 64 rows of K and V (in each column block)
   const unsigned sVw = sV + w * 64 * kRow;
   const unsigned sDS = smem0 + kSmem.ds(w);
+  const bool dq_leader = (tid & 127) == 0;  // issues and waits for the warpgroup's bulk dQ adds
   const bool kv_edge = k0 + BN > Tkv;
 
   // acc = rows^T cols: 64 keys (rows of this warpgroup's K or V) against the tile's queries (Q or
@@ -243,12 +247,15 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
           sts_32(sDS + key * kRow + ((nt ^ (key & 7)) << 4) + 4 * t, da[kq][0][2 * half + hf]);
         }
       }
+    // The previous tile's dQ adds must have read their staging buffers before they are rewritten
+    // (a whole tile's products after they were issued: the wait rarely waits).
+    if (dq_leader) sm90::bulk_wait_read<0>();
     sm90::fence_async_shared();
-    sm90::named_barrier_sync(1 + w, 128);  // the warpgroup's dS^T is complete
+    sm90::named_barrier_sync(1 + w, 128);  // the warpgroup's dS^T is complete, its dQ buffers free
 
     // ---- dQ += dS_w K_w: 64 queries x 64 head-dim columns at a time (A = dS^T M-major, B = K's rows
-    // of this warpgroup N-major), added to dq_accum.
-    float* dq_rows = args.dq_accum + ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0 + warp_in_group * 16 + g) * D;
+    // of this warpgroup N-major), staged and added to the query tile's span of dq_accum.
+    float* dq_tile = args.dq_accum + ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0) * D;
     // Deterministic dQ (kOrderedDq, a kernel of its own): the kv tiles below this one that reach
     // the query tile add first, and within a CTA warpgroup 0 before warpgroup 1 (kConsumers adds
     // per kv tile).
@@ -277,18 +284,34 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
         }
         sm90::named_barrier_sync(1 + w, 128);
       }
+      const unsigned staging = smem0 + kSmem.dq(w, cb);
 #pragma unroll
-      for (int nd = 0; nd < 8; ++nd) {
-        float* acc = dq_rows + cb * 64 + nd * 8 + 2 * t;
-        detail::red_add_2(acc, dq[nd][0], dq[nd][1]);
-        detail::red_add_2(acc + 8 * D, dq[nd][2], dq[nd][3]);
+      for (int nd = 0; nd < 8; ++nd)
+#pragma unroll
+        for (int hf = 0; hf < 2; ++hf) {  // queries g and g + 8 of the warp
+          const int row = warp_in_group * 16 + g + hf * 8;
+          sts_64(staging + 4 * detail::DqBlockedLayout::index(row, nd * 8 + 2 * t), dq[nd][2 * hf], dq[nd][2 * hf + 1]);
+        }
+      sm90::fence_async_shared();
+      sm90::named_barrier_sync(1 + w, 128);
+      if (dq_leader)
+        sm90::bulk_reduce_add_f32(dq_tile + cb * detail::DqBlockedLayout::kBlockFloats, staging,
+                                  detail::DqBlockedLayout::kBlockFloats * 4);
+    }
+    if constexpr (kOrderedDq) {
+      // The warpgroup's adds land before the next turn: completed, then ordered before the pass.
+      if (dq_leader) {
+        sm90::bulk_wait<0>();
+        asm volatile("fence.proxy.async.global;\n" ::: "memory");
+        __threadfence();
+        Turns::pass(turns);
       }
     }
-    // The next tile rewrites dS^T: every warp of the warpgroup must be past this tile's dQ product.
-    if constexpr (kOrderedDq) __threadfence();  // and every add of the warpgroup lands before the next turn
-    sm90::named_barrier_sync(1 + w, 128);
-    if (kOrderedDq && (tid & 127) == 0) Turns::pass(turns);
+    // (The next tile rewrites dS^T only after the barrier at its dS^T, which every warp of the
+    // warpgroup reaches past this tile's dQ product.)
   }
+  // Shared memory stays the CTA's until its last bulk add has read it.
+  if (dq_leader) sm90::bulk_wait<0>();
 
   // ---- epilogue: dK = scale * acc, dV, in the element type (rows past Tkv are not written).
   detail::store_dk_dv<kBf16>(args, dk, dv, b, hk, key_row0, t);
