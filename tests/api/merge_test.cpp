@@ -180,7 +180,8 @@ TEST(MergeAttention, ArgumentsAreChecked) {
   const std::vector<AttentionPart> wrong{
       {TensorView::contiguous(wide.data(), f32, {2, 3, 5, 8}, Device::cpu()), lse},
       {out, TensorView::contiguous(l.data(), i32, {2, 3, 4}, Device::cpu())},
-      {TensorView::contiguous(o.data(), f32, {2, 3, 4, 8}, Device::cuda(0)), TensorView::contiguous(l.data(), f32, {2, 12}, Device::cpu())}};
+      {TensorView::contiguous(o.data(), f32, {2, 3, 4, 8}, Device::cuda(0)),
+       TensorView::contiguous(l.data(), f32, {2, 12}, Device::cpu())}};
   EXPECT_EQ(error_of([&] { merge_attention(wrong, out, lse); }),
             "merge_attention: 4 problems:\n"
             "  parts[0].out: expected out's shape [2, 3, 4, 8], got [2, 3, 5, 8]\n"
@@ -188,9 +189,11 @@ TEST(MergeAttention, ArgumentsAreChecked) {
             "  parts[2].out: is on cuda:0; merge_attention takes host tensors only for now\n"
             "  parts[2].lse: expected 3 dims ([B, H, T]), got shape [2, 12]");
   const std::vector<AttentionPart> one{{out, lse}};
-  EXPECT_THAT(error_of([&] { merge_attention(one, TensorView::contiguous(o.data(), i8, {2, 3, 4, 8}, Device::cpu()), lse); }),
+  const TensorView bytes = TensorView::contiguous(o.data(), i8, {2, 3, 4, 8}, Device::cpu());
+  EXPECT_THAT(error_of([&] { merge_attention(one, bytes, lse); }),
               HasSubstr("out: dtype must be bf16, fp16 or f32, got i8"));
-  EXPECT_THAT(error_of([&] { merge_attention(one, out, TensorView::contiguous(l.data(), f32, {2, 3, -4}, Device::cpu())); }),
+  const TensorView negative = TensorView::contiguous(l.data(), f32, {2, 3, -4}, Device::cpu());
+  EXPECT_THAT(error_of([&] { merge_attention(one, out, negative); }),
               HasSubstr("lse: dimension 2 is -4, outside 0..2147483647"));
 }
 
