@@ -29,7 +29,7 @@ def kernel_and_bind(name, rng):
 
 
 @pytest.mark.parametrize("name", ["causal", "alibi", "sliding_window", "document", "prefix_lm"])
-@pytest.mark.parametrize("world,sharding", [(2, "zigzag"), (3, "contiguous"), (4, "zigzag"), (8, "zigzag"),
+@pytest.mark.parametrize("world,sharding", [(1, "zigzag"), (2, "zigzag"), (3, "contiguous"), (4, "zigzag"), (8, "zigzag"),
                                             (8, "contiguous")])
 def test_the_ring_is_one_call(name, world, sharding, rng):
     kernel, bind = kernel_and_bind(name, rng)
