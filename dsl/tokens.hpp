@@ -41,6 +41,27 @@ void tag(Token& t, const char* b, const char* e, Ctx const& ctx) {
 
 }  // namespace detail
 
+// One whole token with an attribute: pre-skip, then Derived::recognize(first, last, ctx, token) fills
+// the token and returns where it ends (null: no match here); the token gets its offsets, is
+// stored and consumed.
+template <typename Derived, typename Token>
+struct scanned_token : x3::parser<Derived> {
+  using attribute_type = Token;
+  static bool const has_attribute = true;
+
+  template <typename It, typename Ctx, typename RCtx, typename Attr>
+  bool parse(It& first, It const& last, Ctx const& ctx, RCtx&, Attr& attr) const {
+    x3::skip_over(first, last, ctx);
+    Token t;
+    const char* end = Derived::recognize(first, last, ctx, t);
+    if (!end) return false;
+    detail::tag(t, first, end, ctx);
+    detail::store(std::move(t), attr);
+    first = end;
+    return true;
+  }
+};
+
 // A keyword, operator or delimiter out of a fixed set ("+", "-" or "not in", "in").
 // Matches whole tokens only, so "<" never matches the start of "<<=" and "if" never "iffy".
 template <bool HasAttribute>
@@ -99,127 +120,74 @@ constexpr token_parser<false> lit(S... spellings) {
 }
 
 // An identifier that is not a keyword (and not the prefix of a string literal like r"...").
-struct name_parser : x3::parser<name_parser> {
-  using attribute_type = pt::NameTok;
-  static bool const has_attribute = true;
-
-  template <typename It, typename Ctx, typename RCtx, typename Attr>
-  bool parse(It& first, It const& last, Ctx const& ctx, RCtx&, Attr& attr) const {
-    x3::skip_over(first, last, ctx);
+struct name_parser : scanned_token<name_parser, pt::NameTok> {
+  template <typename Ctx>
+  static const char* recognize(const char* first, const char* last, Ctx const&, pt::NameTok& t) {
     const std::size_t len = scan::word_length(first, last);
-    if (len == 0 || scan::string_start(first, last) >= 0) return false;
+    if (len == 0 || scan::string_start(first, last) >= 0) return nullptr;
     const std::string_view word(first, len);
-    if (scan::is_keyword(word)) return false;
-    pt::NameTok t;
+    if (scan::is_keyword(word)) return nullptr;
     t.id = std::string(word);
-    detail::tag(t, first, first + len, ctx);
-    detail::store(std::move(t), attr);
-    first += len;
-    return true;
+    return first + len;
   }
 };
 
 // True, False, None and the ellipsis.
-struct const_parser : x3::parser<const_parser> {
-  using attribute_type = pt::ConstTok;
-  static bool const has_attribute = true;
-
-  template <typename It, typename Ctx, typename RCtx, typename Attr>
-  bool parse(It& first, It const& last, Ctx const& ctx, RCtx&, Attr& attr) const {
-    x3::skip_over(first, last, ctx);
+struct const_parser : scanned_token<const_parser, pt::ConstTok> {
+  template <typename Ctx>
+  static const char* recognize(const char* first, const char* last, Ctx const&, pt::ConstTok& t) {
     std::size_t len = scan::word_length(first, last);
     std::string_view text(first, len);
     if (len == 0) {
       len = scan::operator_length(first, last);
       text = std::string_view(first, len);
-      if (text != "...") return false;
+      if (text != "...") return nullptr;
     } else if (text != "True" && text != "False" && text != "None") {
-      return false;
+      return nullptr;
     }
-    pt::ConstTok t;
     t.text = std::string(text);
-    detail::tag(t, first, first + len, ctx);
-    detail::store(std::move(t), attr);
-    first += len;
-    return true;
+    return first + len;
   }
 };
 
-struct number_parser : x3::parser<number_parser> {
-  using attribute_type = pt::NumberTok;
-  static bool const has_attribute = true;
-
-  template <typename It, typename Ctx, typename RCtx, typename Attr>
-  bool parse(It& first, It const& last, Ctx const& ctx, RCtx&, Attr& attr) const {
-    x3::skip_over(first, last, ctx);
-    pt::NumberTok t;
-    const char* end = scan::scan_number(first, last, detail::buffer_of(ctx), t);
-    if (!end) return false;
-    detail::store(std::move(t), attr);
-    first = end;
-    return true;
+struct number_parser : scanned_token<number_parser, pt::NumberTok> {
+  template <typename Ctx>
+  static const char* recognize(const char* first, const char* last, Ctx const& ctx, pt::NumberTok& t) {
+    return scan::scan_number(first, last, detail::buffer_of(ctx), t);
   }
 };
 
 // One string literal, or several adjacent ones ("a" "b"), concatenated as Python does.
-struct string_parser : x3::parser<string_parser> {
-  using attribute_type = pt::StringTok;
-  static bool const has_attribute = true;
-
-  template <typename It, typename Ctx, typename RCtx, typename Attr>
-  bool parse(It& first, It const& last, Ctx const& ctx, RCtx&, Attr& attr) const {
-    x3::skip_over(first, last, ctx);
-    if (scan::string_start(first, last) < 0) return false;
-    pt::StringTok t;
+struct string_parser : scanned_token<string_parser, pt::StringTok> {
+  template <typename Ctx>
+  static const char* recognize(const char* first, const char* last, Ctx const&, pt::StringTok& t) {
+    if (scan::string_start(first, last) < 0) return nullptr;
     const char* p = scan::scan_string(first, last, t.value, t.fstring);
     for (;;) {
       const char* next = scan::skip_blanks(p, last);
-      if (scan::string_start(next, last) < 0) break;
+      if (scan::string_start(next, last) < 0) return p;
       p = scan::scan_string(next, last, t.value, t.fstring);
     }
-    detail::tag(t, first, p, ctx);
-    detail::store(std::move(t), attr);
-    first = p;
-    return true;
   }
 };
 
 // [ ... ] and { ... } displays, skipped whole: flexjit has no lists, dicts or sets.
-struct display_parser : x3::parser<display_parser> {
-  using attribute_type = pt::SkippedTok;
-  static bool const has_attribute = true;
-
-  template <typename It, typename Ctx, typename RCtx, typename Attr>
-  bool parse(It& first, It const& last, Ctx const& ctx, RCtx&, Attr& attr) const {
-    x3::skip_over(first, last, ctx);
-    if (first == last || (*first != '[' && *first != '{')) return false;
-    pt::SkippedTok t;
-    const char* end = scan::skip_display(first, last, t.what);
-    detail::tag(t, first, end, ctx);
-    detail::store(std::move(t), attr);
-    first = end;
-    return true;
+struct display_parser : scanned_token<display_parser, pt::SkippedTok> {
+  template <typename Ctx>
+  static const char* recognize(const char* first, const char* last, Ctx const&, pt::SkippedTok& t) {
+    if (first == last || (*first != '[' && *first != '{')) return nullptr;
+    return scan::skip_display(first, last, t.what);
   }
 };
 
 // "for ... in ..." inside brackets, up to the closing bracket.
-struct comprehension_parser : x3::parser<comprehension_parser> {
-  using attribute_type = pt::SkippedTok;
-  static bool const has_attribute = true;
-
-  template <typename It, typename Ctx, typename RCtx, typename Attr>
-  bool parse(It& first, It const& last, Ctx const& ctx, RCtx&, Attr& attr) const {
-    x3::skip_over(first, last, ctx);
-    const std::size_t len = scan::word_length(first, last);
-    const std::string_view word(first, len);
-    if (word != "for" && word != "async") return false;
-    pt::SkippedTok t;
+struct comprehension_parser : scanned_token<comprehension_parser, pt::SkippedTok> {
+  template <typename Ctx>
+  static const char* recognize(const char* first, const char* last, Ctx const&, pt::SkippedTok& t) {
+    const std::string_view word(first, scan::word_length(first, last));
+    if (word != "for" && word != "async") return nullptr;
     t.what = "generator expressions";
-    const char* end = scan::skip_comprehension(first, last);
-    detail::tag(t, first, end, ctx);
-    detail::store(std::move(t), attr);
-    first = end;
-    return true;
+    return scan::skip_comprehension(first, last);
   }
 };
 
@@ -270,49 +238,33 @@ struct plain_parameter_guard : x3::parser<plain_parameter_guard> {
 };
 
 // The soft keyword 'match' when it starts a match statement ("match x:"), not a name.
-struct match_parser : x3::parser<match_parser> {
-  using attribute_type = pt::OpTok;
-  static bool const has_attribute = true;
-
-  template <typename It, typename Ctx, typename RCtx, typename Attr>
-  bool parse(It& first, It const& last, Ctx const& ctx, RCtx&, Attr& attr) const {
-    x3::skip_over(first, last, ctx);
+struct match_parser : scanned_token<match_parser, pt::OpTok> {
+  template <typename Ctx>
+  static const char* recognize(const char* first, const char* last, Ctx const& ctx, pt::OpTok& t) {
     const std::size_t len = scan::word_length(first, last);
-    if (std::string_view(first, len) != "match") return false;
+    if (std::string_view(first, len) != "match") return nullptr;
     const char* line_last = x3::get<state_tag>(ctx).line_last;
-    if (!line_last || *line_last != ':') return false;
+    if (!line_last || *line_last != ':') return nullptr;
     const char* next = scan::skip_blanks(first + len, last);
     const std::string_view op(next, scan::operator_length(next, last));
     if (next == last || op == ":" || op == "=" || op == "." || op == "," || op == ")" ||
         (op.size() >= 2 && op.back() == '=' && op != "==" && op != "!=" && op != "<=" && op != ">="))
-      return false;
-    pt::OpTok t;
+      return nullptr;
     t.text = "match";
-    detail::tag(t, first, first + len, ctx);
-    detail::store(std::move(t), attr);
-    first += len;
-    return true;
+    return first + len;
   }
 };
 
 // Leading dots of a relative import; matches the empty string too.
-struct dots_parser : x3::parser<dots_parser> {
-  using attribute_type = pt::OpTok;
-  static bool const has_attribute = true;
-
-  template <typename It, typename Ctx, typename RCtx, typename Attr>
-  bool parse(It& first, It const& last, Ctx const& ctx, RCtx&, Attr& attr) const {
-    x3::skip_over(first, last, ctx);
+struct dots_parser : scanned_token<dots_parser, pt::OpTok> {
+  template <typename Ctx>
+  static const char* recognize(const char* first, const char* last, Ctx const&, pt::OpTok& t) {
     const char* p = first;
     while (p != last && (*p == '.' || *p == ' ' || *p == '\t')) ++p;
     while (p != first && p[-1] != '.') --p;  // trailing blanks are not part of it
-    pt::OpTok t;
     for (const char* q = first; q != p; ++q)
       if (*q == '.') t.text += '.';
-    detail::tag(t, first, p, ctx);
-    detail::store(std::move(t), attr);
-    first = p;
-    return true;
+    return p;
   }
 };
 

@@ -20,6 +20,7 @@
 #include "flexjit/error.hpp"
 #include "flexjit/half.hpp"
 #include "flexjit/kernel.hpp"
+#include "flexjit/merge.hpp"
 #include "flexjit/options.hpp"
 #include "flexjit/program.hpp"
 #include "flexjit/tensor_view.hpp"

@@ -90,3 +90,23 @@ def stream(x):
 
         return torch.cuda.current_stream(x.device).cuda_stream
     return 0
+
+
+def cast(x, dtype):
+    """x in flexjit element type `dtype` (x itself when it already is)."""
+    if dtype_name(x) == dtype:
+        return x
+    if is_torch(x):
+        import torch
+
+        return x.to(getattr(torch, _TORCH_BY_NAME[dtype]))
+    return x.astype(_NUMPY_BY_NAME[dtype])
+
+
+def contiguous(x):
+    """x, or a row-major copy of it."""
+    if is_torch(x):
+        return x.contiguous()
+    import numpy
+
+    return numpy.ascontiguousarray(x)

@@ -8,4 +8,5 @@ PYBIND11_MODULE(_flexjit, m) {
   flexjit::python::register_program(m);
   flexjit::python::register_kernel(m);
   flexjit::python::register_cache(m);
+  flexjit::python::register_merge(m);
 }

@@ -8,5 +8,6 @@ void register_error_translation(pybind11::module_& m);
 void register_program(pybind11::module_& m);
 void register_kernel(pybind11::module_& m);
 void register_cache(pybind11::module_& m);
+void register_merge(pybind11::module_& m);
 
 }  // namespace flexjit::python

@@ -203,21 +203,30 @@ def test_token_level_top_k_on_the_cpu(rng):
 
 def test_global_positions_of_a_shard_on_the_cpu(rng):
     """q_offset / kv_offset: a causal ALiBi sequence cut into two key shards, each run with its own
-    kv_offset and merged by lse, is the whole sequence; the backward takes the same offsets."""
+    kv_offset and merged by flexjit.merge_attention, is the whole sequence; each shard's backward
+    given the merged out and lse is the whole backward's share."""
     q, k, v = qkv(rng, B=1, Hq=2, Hkv=2, Tq=30, Tkv=50, D=8)
     kernel = flexjit.compile(os.path.join(EXAMPLES, "alibi.py"), 8, "float32", "cpu")
     whole, whole_lse = kernel.forward(q, k, v, return_lse=True, q_offset=20)
+    cuts = ((0, 23), (23, 50))
     parts = [kernel.forward(q, k[:, :, lo:hi], v[:, :, lo:hi], return_lse=True, q_offset=20, kv_offset=lo)
-             for lo, hi in ((0, 23), (23, 50))]
-    m = np.maximum(parts[0][1], parts[1][1])
-    w = [np.exp(lse - m) for _, lse in parts]
-    merged = (w[0][..., None] * parts[0][0] + w[1][..., None] * parts[1][0]) / (w[0] + w[1])[..., None]
+             for lo, hi in cuts]
+    merged, merged_lse = flexjit.merge_attention(parts)
     assert relative_l2(merged, whole) < 1e-6
-    assert np.abs(m + np.log(w[0] + w[1]) - whole_lse).max() < 1e-5
-    at_zero = kernel.forward(q, k, v)
-    assert relative_l2(at_zero, whole) > 0.1  # the offsets move the causal boundary
+    assert np.abs(merged_lse - whole_lse).max() < 1e-5
     dout = rng.uniform(-1, 1, whole.shape).astype(np.float32)
     dq, dk, dv = kernel.backward(q, k, v, whole, whole_lse, dout, q_offset=20)
+    shard_dq = np.zeros_like(dq)
+    for lo, hi in cuts:
+        dqi, dki, dvi = kernel.backward(q, k[:, :, lo:hi], v[:, :, lo:hi], merged, merged_lse, dout, q_offset=20,
+                                        kv_offset=lo)
+        shard_dq += dqi
+        assert relative_l2(dki, dk[:, :, lo:hi]) < 1e-5 and relative_l2(dvi, dv[:, :, lo:hi]) < 1e-5
+    assert relative_l2(shard_dq, dq) < 1e-5
+    with pytest.raises(flexjit.ArgumentError, match=r"parts\[1\].lse: expected shape \[1, 2, 30\]"):
+        flexjit.merge_attention([parts[0], (parts[1][0], parts[1][1][:, :, :5])])
+    at_zero = kernel.forward(q, k, v)
+    assert relative_l2(at_zero, whole) > 0.1  # the offsets move the causal boundary
     dq0, _, _ = kernel.backward(q, k, v, at_zero, kernel.forward(q, k, v, return_lse=True)[1], dout)
     assert relative_l2(dq, dq0) > 0.1
     with pytest.raises(flexjit.ArgumentError, match="kv_offset is -3: positions start at 0 or later"):

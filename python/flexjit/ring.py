@@ -1,0 +1,150 @@
+"""Ring attention (context parallelism) for any flexjit program.
+
+Each rank holds a shard of one sequence: some chunks of its queries and the same chunks of its
+keys and values. The key/value shards travel round the ring; at every step a rank attends its
+queries to the shard it holds, with the chunks' global positions (`q_offset`, `kv_offset`: the mods
+see global `q_idx` and `kv_idx`, so captured tensors are indexed by global positions), and merges
+the partial results by their lse (`flexjit.merge_attention`). The backward sends each shard's dk
+and dv along with it, so that they come home summed over every rank's queries; each step's
+backward is given the merged out and lse, which makes the sum exact.
+
+The algorithm is written once, per rank, as a generator (`rank_forward`, `rank_backward`): what it
+yields is sent to the next rank, and it is resumed with what the previous rank sent. `simulate`
+runs every rank in one process (virtual ranks); a transport over point-to-point messages runs one
+rank per process with the same generators.
+
+Sharding: `shard_chunks(T, world, "zigzag")` cuts the sequence into 2 * world chunks and gives rank
+r chunks r and 2 * world - 1 - r, so that under a causal mask every rank has the same work;
+"contiguous" gives rank r the r-th of world equal runs.
+"""
+
+from . import _arrays
+from ._merge import merge_attention
+from .errors import ArgumentError
+
+SHARDINGS = ("zigzag", "contiguous")
+
+
+def shard_chunks(T, world, sharding="zigzag"):
+    """The [start, stop) chunks of positions 0..T-1 that each of `world` ranks holds."""
+    if sharding not in SHARDINGS:
+        raise ArgumentError(f"sharding: expected one of {', '.join(SHARDINGS)}, got {sharding!r}")
+    if not (isinstance(world, int) and world >= 1):
+        raise ArgumentError(f"world: expected a positive number of ranks, got {world!r}")
+    pieces = 2 * world if sharding == "zigzag" else world
+    if T < pieces:
+        raise ArgumentError(f"a sequence of {T} positions cannot be cut into {pieces} chunks for {world} ranks")
+    bounds = [T * i // pieces for i in range(pieces + 1)]
+    chunk = [(bounds[i], bounds[i + 1]) for i in range(pieces)]
+    if sharding == "contiguous":
+        return [[chunk[r]] for r in range(world)]
+    return [[chunk[r], chunk[pieces - 1 - r]] for r in range(world)]
+
+
+def rank_forward(kernel, q_chunks, kv_chunks, world, bind=None, scale=None):
+    """One rank's forward: q_chunks [(offset, q)], kv_chunks [(offset, k, v)] (arrays [B, H, t, D]).
+    Yields the key/value shard it holds to the next rank world - 1 times; returns [(out, lse)] per
+    query chunk (out in q's dtype)."""
+    acc = [None] * len(q_chunks)  # running (out f32, lse) per query chunk
+    held = kv_chunks
+    for step in range(world):
+        for i, (q_offset, q) in enumerate(q_chunks):
+            for kv_offset, k, v in held:
+                part = kernel.forward(q, k, v, bind, scale, return_lse=True, q_offset=q_offset, kv_offset=kv_offset)
+                if acc[i] is None:
+                    acc[i] = merge_attention([part], out=_arrays.empty(q, tuple(part[0].shape), "f32"))
+                else:
+                    merge_attention([acc[i], part], out=acc[i][0], lse=acc[i][1])
+        if step < world - 1:
+            held = yield held
+    results = []
+    for (_, q), (out, lse) in zip(q_chunks, acc):
+        final = _arrays.empty(q, tuple(out.shape), _arrays.dtype_name(q) or kernel.dtype)
+        results.append(merge_attention([(out, lse)], out=final, lse=lse))
+    return results
+
+
+def rank_backward(kernel, q_chunks, kv_chunks, outs, lses, douts, world, bind=None, scale=None):
+    """One rank's backward, given its query chunks' merged out and lse (rank_forward's) and dout.
+    The key/value shard travels with its dk and dv (f32); after world shifts each is home.
+    Returns ([dq per query chunk], [(dk, dv) per key chunk]) in the inputs' dtypes."""
+    dq = [_arrays.zeros(q, tuple(q.shape), "f32") for _, q in q_chunks]
+    held = [(o, k, v, _arrays.zeros(k, tuple(k.shape), "f32"), _arrays.zeros(v, tuple(v.shape), "f32"))
+            for o, k, v in kv_chunks]
+    for _ in range(world):
+        for i, (q_offset, q) in enumerate(q_chunks):
+            for kv_offset, k, v, dk, dv in held:
+                dqi, dki, dvi = kernel.backward(q, k, v, outs[i], lses[i], douts[i], bind, scale, q_offset=q_offset,
+                                                kv_offset=kv_offset)
+                dq[i] += dqi
+                dk += dki
+                dv += dvi
+        held = yield held
+    return ([_arrays.cast(x, _arrays.dtype_name(q)) for x, (_, q) in zip(dq, q_chunks)],
+            [(_arrays.cast(dk, _arrays.dtype_name(k)), _arrays.cast(dv, _arrays.dtype_name(v)))
+             for (_, k, v, dk, dv) in held])
+
+
+def simulate(ranks):
+    """Runs rank generators in one process, in lock step: what rank r yields, rank (r + 1) % world
+    receives. Returns each rank's result."""
+    world = len(ranks)
+    results, done, sending = [None] * world, [False] * world, [None] * world
+    for r, g in enumerate(ranks):
+        try:
+            sending[r] = next(g)
+        except StopIteration as stop:
+            results[r], done[r] = stop.value, True
+    while not all(done):
+        received = [sending[(r - 1) % world] for r in range(world)]
+        for r, g in enumerate(ranks):
+            if done[r]:
+                continue
+            try:
+                sending[r] = g.send(received[r])
+            except StopIteration as stop:
+                results[r], done[r] = stop.value, True
+    return results
+
+
+def _rows(x, chunks):
+    return [(a, x[:, :, a:b]) for a, b in chunks]
+
+
+def _check_sequence(q, k):
+    if q.shape[2] != k.shape[2]:
+        raise ArgumentError(f"ring attention shards one sequence: q has {q.shape[2]} positions and k {k.shape[2]}")
+
+
+def simulated_attention(kernel, q, k, v, world, sharding="zigzag", bind=None, scale=None):
+    """(out, lse) of the whole sequence, computed by `world` virtual ranks round a ring (the
+    sequence sharded by `sharding`, each chunk pair one kernel call)."""
+    _check_sequence(q, k)
+    chunks = shard_chunks(q.shape[2], world, sharding)
+    ranks = [rank_forward(kernel, _rows(q, c), [(a, k[:, :, a:b], v[:, :, a:b]) for a, b in c], world, bind, scale)
+             for c in chunks]
+    out = _arrays.empty(q, tuple(q.shape[:3]) + (v.shape[3],), _arrays.dtype_name(q) or kernel.dtype)
+    lse = _arrays.empty(q, tuple(q.shape[:3]), "f32")
+    for c, parts in zip(chunks, simulate(ranks)):
+        for (a, b), (o, l) in zip(c, parts):
+            out[:, :, a:b] = o
+            lse[:, :, a:b] = l
+    return out, lse
+
+
+def simulated_backward(kernel, q, k, v, out, lse, dout, world, sharding="zigzag", bind=None, scale=None):
+    """(dq, dk, dv) of the whole sequence by `world` virtual ranks, given the whole out and lse."""
+    _check_sequence(q, k)
+    chunks = shard_chunks(q.shape[2], world, sharding)
+    ranks = [rank_backward(kernel, _rows(q, c), [(a, k[:, :, a:b], v[:, :, a:b]) for a, b in c],
+                           [out[:, :, a:b] for a, b in c], [_arrays.contiguous(lse[:, :, a:b]) for a, b in c],
+                           [dout[:, :, a:b] for a, b in c], world, bind, scale) for c in chunks]
+    dq = _arrays.empty(q, tuple(q.shape), _arrays.dtype_name(q))
+    dk = _arrays.empty(k, tuple(k.shape), _arrays.dtype_name(k))
+    dv = _arrays.empty(v, tuple(v.shape), _arrays.dtype_name(v))
+    for c, (dqs, dkvs) in zip(chunks, simulate(ranks)):
+        for (a, b), x, (y, z) in zip(c, dqs, dkvs):
+            dq[:, :, a:b] = x
+            dk[:, :, a:b] = y
+            dv[:, :, a:b] = z
+    return dq, dk, dv

@@ -1,0 +1,78 @@
+"""flexjit.ring on cpu kernels: a sequence sharded over 2-8 virtual ranks round a ring (each chunk
+pair a call with global positions, partial results merged by lse; dk and dv travelling home with
+their shard) equals one call over the whole sequence: out, lse and every gradient, for causal,
+sliding-window, document (documents spanning shard boundaries), prefix-LM and ALiBi masks."""
+
+import os
+
+import numpy as np
+import pytest
+
+import flexjit
+from conftest import EXAMPLES, qkv, relative_l2
+from flexjit import ring
+
+T = 48
+
+
+def kernel_and_bind(name, rng):
+    kernel = flexjit.compile(os.path.join(EXAMPLES, f"{name}.py"), 8, "float32", "cpu")
+    bind = {
+        "causal": {},
+        "alibi": {},  # slopes computed from the head index
+        "sliding_window": {"window": 7},
+        # Documents of 5, 17, 3 and 23 positions: most shard boundaries fall inside one.
+        "document": {"doc_ids": np.repeat(np.arange(4, dtype=np.int32), [5, 17, 3, 23])},
+        "prefix_lm": {"prefix_len": np.array([11, 30], np.int32)},
+    }[name]
+    return kernel, bind
+
+
+@pytest.mark.parametrize("name", ["causal", "alibi", "sliding_window", "document", "prefix_lm"])
+@pytest.mark.parametrize("world,sharding", [(1, "zigzag"), (2, "zigzag"), (3, "contiguous"), (4, "zigzag"), (8, "zigzag"),
+                                            (8, "contiguous")])
+def test_the_ring_is_one_call(name, world, sharding, rng):
+    kernel, bind = kernel_and_bind(name, rng)
+    q, k, v = qkv(rng, B=2, Hq=4, Hkv=2, Tq=T, Tkv=T, D=8)
+    whole, whole_lse = kernel.forward(q, k, v, bind, return_lse=True)
+    out, lse = ring.simulated_attention(kernel, q, k, v, world, sharding, bind)
+    assert relative_l2(out, whole) < 1e-5
+    assert np.abs(lse - whole_lse).max() < 1e-4
+    dout = rng.uniform(-1, 1, whole.shape).astype(np.float32)
+    dq, dk, dv = kernel.backward(q, k, v, whole, whole_lse, dout, bind)
+    rq, rk, rv = ring.simulated_backward(kernel, q, k, v, out, lse, dout, world, sharding, bind)
+    assert relative_l2(rq, dq) < 1e-4
+    assert relative_l2(rk, dk) < 1e-4
+    assert relative_l2(rv, dv) < 1e-4
+
+
+def test_zigzag_balances_a_causal_mask():
+    """Each rank's share of the causal (query, key) pairs under zigzag sharding is the same."""
+    for world in (2, 4, 8):
+        chunks = ring.shard_chunks(64 * world, world, "zigzag")
+        work = [sum(qi + 1 for a, b in c for qi in range(a, b)) for c in chunks]  # keys <= each query
+        assert max(work) == min(work), (world, work)
+        contiguous = ring.shard_chunks(64 * world, world, "contiguous")
+        assert [len(c) for c in contiguous] == [1] * world
+
+
+def test_shardings_cover_the_sequence_once():
+    for T_, world in ((48, 8), (50, 3), (7, 3)):
+        for sharding in ring.SHARDINGS:
+            if T_ < (2 * world if sharding == "zigzag" else world):
+                continue
+            cover = sorted(x for c in ring.shard_chunks(T_, world, sharding) for a, b in c for x in range(a, b))
+            assert cover == list(range(T_))
+
+
+def test_bad_ring_arguments_are_named(rng):
+    with pytest.raises(flexjit.ArgumentError, match="sharding: expected one of zigzag, contiguous, got 'round'"):
+        ring.shard_chunks(48, 2, "round")
+    with pytest.raises(flexjit.ArgumentError, match="a sequence of 10 positions cannot be cut into 16 chunks for 8"):
+        ring.shard_chunks(10, 8)
+    with pytest.raises(flexjit.ArgumentError, match="world: expected a positive number of ranks, got 0"):
+        ring.shard_chunks(48, 0)
+    kernel, _ = kernel_and_bind("causal", rng)
+    q, k, v = qkv(rng, B=1, Hq=2, Hkv=2, Tq=16, Tkv=24, D=8)
+    with pytest.raises(flexjit.ArgumentError, match="q has 16 positions and k 24"):
+        ring.simulated_attention(kernel, q, k, v, 2)
