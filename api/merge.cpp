@@ -20,7 +20,7 @@ constexpr std::int64_t kDimMax = std::numeric_limits<std::int32_t>::max();
 
 bool float_element(DType d) { return d == DType::bf16 || d == DType::fp16 || d == DType::f32; }
 
-// Rank, dims and placement of one tensor; the shape is compared with the first out's by the caller.
+// Rank, dims and placement of one tensor.
 void check_tensor(const std::string& what, const TensorView& t, int rank, bool any_float, api::Problems& problems) {
   if (any_float ? !float_element(t.dtype) : t.dtype != DType::f32)
     problems.add(fmt::format("{}: dtype must be {}, got {}", what, any_float ? "bf16, fp16 or f32" : "f32",
@@ -40,27 +40,29 @@ void check_tensor(const std::string& what, const TensorView& t, int rank, bool a
     api::check_host_placement(what, t, float_element(t.dtype) ? dtype_size(t.dtype) : 1, problems);
 }
 
+// One (out, lse) pair, the result's or a part's: each tensor's own checks, then the shapes against
+// the result's out (`model`, when it has four dims).
+void check_pair(const std::string& o, const TensorView& out, const std::string& l, const TensorView& lse,
+                const TensorView& model, api::Problems& problems) {
+  check_tensor(o, out, 4, true, problems);
+  check_tensor(l, lse, 3, false, problems);
+  if (model.rank() != 4) return;
+  if (out.rank() == 4 && out.shape != model.shape)
+    problems.add(fmt::format("{}: expected out's shape {}, got {}", o, api::format_dims(model.shape),
+                             api::format_dims(out.shape)));
+  const std::vector<std::int64_t> rows(model.shape.begin(), model.shape.end() - 1);
+  if (lse.rank() == 3 && lse.shape != rows)
+    problems.add(fmt::format("{}: expected shape {} (out's [B, H, T]), got {}", l, api::format_dims(rows),
+                             api::format_dims(lse.shape)));
+}
+
 void check_merge(std::span<const AttentionPart> parts, const TensorView& out, const TensorView& lse) {
   api::Problems problems;
   if (parts.empty()) problems.add("no parts to merge");
-  check_tensor("out", out, 4, true, problems);
-  check_tensor("lse", lse, 3, false, problems);
-  const std::vector<std::int64_t> rows =
-      out.rank() == 4 ? std::vector<std::int64_t>(out.shape.begin(), out.shape.end() - 1) : std::vector<std::int64_t>{};
-  if (out.rank() == 4 && lse.rank() == 3 && lse.shape != rows)
-    problems.add(fmt::format("lse: expected shape {} (out's [B, H, T]), got {}", api::format_dims(rows),
-                             api::format_dims(lse.shape)));
-  for (std::size_t i = 0; i < parts.size(); ++i) {
-    const std::string o = fmt::format("parts[{}].out", i), l = fmt::format("parts[{}].lse", i);
-    check_tensor(o, parts[i].out, 4, true, problems);
-    check_tensor(l, parts[i].lse, 3, false, problems);
-    if (out.rank() == 4 && parts[i].out.rank() == 4 && parts[i].out.shape != out.shape)
-      problems.add(fmt::format("{}: expected out's shape {}, got {}", o, api::format_dims(out.shape),
-                               api::format_dims(parts[i].out.shape)));
-    if (out.rank() == 4 && parts[i].lse.rank() == 3 && parts[i].lse.shape != rows)
-      problems.add(fmt::format("{}: expected shape {} (out's [B, H, T]), got {}", l, api::format_dims(rows),
-                               api::format_dims(parts[i].lse.shape)));
-  }
+  check_pair("out", out, "lse", lse, out, problems);
+  for (std::size_t i = 0; i < parts.size(); ++i)
+    check_pair(fmt::format("parts[{}].out", i), parts[i].out, fmt::format("parts[{}].lse", i), parts[i].lse, out,
+               problems);
   problems.raise_if_any("merge_attention");
 }
 

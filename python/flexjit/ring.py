@@ -50,18 +50,16 @@ def rank_forward(kernel, q_chunks, kv_chunks, world, bind=None, scale=None):
     for step in range(world):
         for i, (q_offset, q) in enumerate(q_chunks):
             for kv_offset, k, v in held:
-                part = kernel.forward(q, k, v, bind, scale, return_lse=True, q_offset=q_offset, kv_offset=kv_offset)
+                out, lse = kernel.forward(q, k, v, bind, scale, return_lse=True, q_offset=q_offset,
+                                          kv_offset=kv_offset)
                 if acc[i] is None:
-                    acc[i] = merge_attention([part], out=_arrays.empty(q, tuple(part[0].shape), "f32"))
+                    acc[i] = (_arrays.cast(out, "f32"), lse)
                 else:
-                    merge_attention([acc[i], part], out=acc[i][0], lse=acc[i][1])
+                    merge_attention([acc[i], (out, lse)], out=acc[i][0], lse=acc[i][1])
         if step < world - 1:
             held = yield held
-    results = []
-    for (_, q), (out, lse) in zip(q_chunks, acc):
-        final = _arrays.empty(q, tuple(out.shape), _arrays.dtype_name(q) or kernel.dtype)
-        results.append(merge_attention([(out, lse)], out=final, lse=lse))
-    return results
+    return [(_arrays.cast(out, _arrays.dtype_name(q) or kernel.dtype), lse)
+            for (_, q), (out, lse) in zip(q_chunks, acc)]
 
 
 def rank_backward(kernel, q_chunks, kv_chunks, outs, lses, douts, world, bind=None, scale=None):
@@ -111,6 +109,10 @@ def _rows(x, chunks):
     return [(a, x[:, :, a:b]) for a, b in chunks]
 
 
+def _kv_rows(k, v, chunks):
+    return [(a, k[:, :, a:b], v[:, :, a:b]) for a, b in chunks]
+
+
 def _check_sequence(q, k):
     if q.shape[2] != k.shape[2]:
         raise ArgumentError(f"ring attention shards one sequence: q has {q.shape[2]} positions and k {k.shape[2]}")
@@ -121,7 +123,7 @@ def simulated_attention(kernel, q, k, v, world, sharding="zigzag", bind=None, sc
     sequence sharded by `sharding`, each chunk pair one kernel call)."""
     _check_sequence(q, k)
     chunks = shard_chunks(q.shape[2], world, sharding)
-    ranks = [rank_forward(kernel, _rows(q, c), [(a, k[:, :, a:b], v[:, :, a:b]) for a, b in c], world, bind, scale)
+    ranks = [rank_forward(kernel, _rows(q, c), _kv_rows(k, v, c), world, bind, scale)
              for c in chunks]
     out = _arrays.empty(q, tuple(q.shape[:3]) + (v.shape[3],), _arrays.dtype_name(q) or kernel.dtype)
     lse = _arrays.empty(q, tuple(q.shape[:3]), "f32")
@@ -136,7 +138,7 @@ def simulated_backward(kernel, q, k, v, out, lse, dout, world, sharding="zigzag"
     """(dq, dk, dv) of the whole sequence by `world` virtual ranks, given the whole out and lse."""
     _check_sequence(q, k)
     chunks = shard_chunks(q.shape[2], world, sharding)
-    ranks = [rank_backward(kernel, _rows(q, c), [(a, k[:, :, a:b], v[:, :, a:b]) for a, b in c],
+    ranks = [rank_backward(kernel, _rows(q, c), _kv_rows(k, v, c),
                            [out[:, :, a:b] for a, b in c], [_arrays.contiguous(lse[:, :, a:b]) for a, b in c],
                            [dout[:, :, a:b] for a, b in c], world, bind, scale) for c in chunks]
     dq = _arrays.empty(q, tuple(q.shape), _arrays.dtype_name(q))

@@ -302,7 +302,7 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
       // The warpgroup's adds land before the next turn: completed, then ordered before the pass.
       if (dq_leader) {
         sm90::bulk_wait<0>();
-        asm volatile("fence.proxy.async.global;\n" ::: "memory");
+        sm90::fence_async_global();
         __threadfence();
         Turns::pass(turns);
       }

@@ -88,6 +88,9 @@ __device__ __forceinline__ void tma_prefetch_descriptor(const void* map) {
 // Orders this thread's ordinary shared-memory stores before reads by the async proxy (wgmma
 // operands from shared memory, TMA stores): after writing an operand, before the barrier.
 __device__ __forceinline__ void fence_async_shared() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+// Orders the async proxy's completed writes to global memory (bulk reduce-adds) before this
+// thread's later ordinary accesses and fences.
+__device__ __forceinline__ void fence_async_global() { asm volatile("fence.proxy.async.global;\n" ::: "memory"); }
 
 // ---------------------------------------------------------------------------------------------
 // wgmma ordering: fence before the first wgmma that reads registers written by ordinary code,
