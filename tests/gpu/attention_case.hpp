@@ -53,8 +53,10 @@ struct Case {
   std::optional<TileShape> tile{};  // CompileOptions::tile; empty: the family's table
   int Dv = 0;  // the head dim of v and out (CompileOptions::head_dim_v); 0: D
   int dv() const { return Dv > 0 ? Dv : D; }
+  int q_offset = 0, kv_offset = 0;  // ForwardOptions' global positions (and BackwardOptions')
   // "alibi_bf16_d128_b2_h4x2_t1000x1000_bhsd", "..._fast", "..._sm80_fwd", "..._tile64x64x8x2",
-  // "..._sm90_bwd"; "causal_bf16_d192v128_..." with a value head dim of its own
+  // "..._sm90_bwd"; "causal_bf16_d192v128_..." with a value head dim of its own; "..._at4096x0"
+  // (offsets)
   std::string name() const;
 };
 // How gtest (and so ctest's test names) print a case.
