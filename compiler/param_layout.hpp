@@ -26,6 +26,11 @@ enum class ParamFieldKind : std::uint8_t {
   KvOffset       // int: the call's kv_offset (kv_idx = key + kv_offset)
 };
 
+// The call's q_offset and kv_offset: in every Params, set by the runtime, declared by no program.
+inline bool is_position_offset(ParamFieldKind kind) {
+  return kind == ParamFieldKind::QOffset || kind == ParamFieldKind::KvOffset;
+}
+
 struct ParamField {
   ParamFieldKind kind;
   std::string owner;    // the DSL name it belongs to ("window", "doc_ids", ...)

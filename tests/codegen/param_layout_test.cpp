@@ -60,7 +60,7 @@ TEST(ParamLayout, MemberNamesAreNeverRawUserIdentifiers) {
                                              "def mask_mod(b, h, q_idx, kv_idx):\n"
                                              "    return class_[q_idx] < int_\n"));
   for (const auto& f : l.fields) {
-    if (f.kind == ParamFieldKind::QOffset || f.kind == ParamFieldKind::KvOffset) continue;  // ours, no user name
+    if (compiler::is_position_offset(f.kind)) continue;  // ours, no user name
     EXPECT_TRUE(f.c_name.rfind("s_", 0) == 0 || f.c_name.rfind("c_", 0) == 0) << f.c_name;
   }
 }
