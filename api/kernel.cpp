@@ -15,6 +15,9 @@
 #include "api/cpu_backward.hpp"
 #include "api/generated_kernel_compile.hpp"
 #include "api/tile_map_launch.hpp"
+#include "api/binding_resolve.hpp"
+#include "api/position_checks.hpp"
+#include "api/position_reach.hpp"
 
 namespace flexjit {
 namespace {
@@ -202,6 +205,18 @@ const api::CompiledKernel& Kernel::Impl::backward_kernel(bool score_grads, bool 
     slot = api::compile_pass(*program, target, compiler::KernelPass::Backward, engine->cache);
   }
   return *slot;
+}
+
+bool Kernel::may_keep_any(int Tq, int Tkv, const ForwardOptions& options) const {
+  return api::at_api_boundary(entry_name(), [&] {
+    api::Problems problems;
+    if (Tq < 1) problems.add(fmt::format("Tq must be >= 1, got {}", Tq));
+    if (Tkv < 1) problems.add(fmt::format("Tkv must be >= 1, got {}", Tkv));
+    api::check_positions(options.q_offset, options.kv_offset, Tq, Tkv, problems);
+    const ir::Env env = api::resolve_bindings(impl_->program->ir, options.bind, std::nullopt, problems);
+    problems.raise_if_any(entry_name() + ": may_keep_any");
+    return api::may_keep_any(impl_->program->ir, env, options.q_offset, Tq, options.kv_offset, Tkv);
+  });
 }
 
 bool Kernel::needs_block_mask() const {

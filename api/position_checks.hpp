@@ -13,6 +13,9 @@ namespace flexjit::api {
 // indices are in the kernels. `shape` may be missing (other problems reported it).
 void check_positions(std::int64_t q_offset, std::int64_t kv_offset, const std::optional<AttentionShape>& shape,
                      Problems& problems);
+// The same for a call of Tq rows and Tkv keys (a block mask's shape).
+void check_positions(std::int64_t q_offset, std::int64_t kv_offset, std::int64_t Tq, std::int64_t Tkv,
+                     Problems& problems);
 
 // CUDA kernels take no offsets yet: a nonzero one is a problem naming where they run.
 void refuse_positions_on_cuda(std::int64_t q_offset, std::int64_t kv_offset, Problems& problems);

@@ -116,6 +116,14 @@ class Kernel {
   void compile_decode() const;
   void compile_backward(const BackwardOptions& like = {}) const;
 
+  // Whether a forward call of Tq query rows and Tkv keys at options.q_offset and kv_offset may
+  // keep any (query, key) pair under mask_mod with options.bind's scalars. False is exact: every
+  // row of that call sees no key (out 0, lse -inf, or the sink's logit with a sink) and its
+  // backward gives zero gradients, so a context-parallel step can skip the pair (flexjit.ring
+  // does). True may be conservative (a mask that reads tensors). Host interval analysis only:
+  // nothing is compiled or launched, on either device.
+  bool may_keep_any(int Tq, int Tkv, const ForwardOptions& options = {}) const;
+
   // True when the mask reads captured tensors, so that a block mask (build_block_mask) lets
   // forward skip the tiles it masks entirely; false for index-arithmetic masks, which need none.
   bool needs_block_mask() const;

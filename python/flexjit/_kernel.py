@@ -147,6 +147,13 @@ class Kernel:
         spill_bytes, warnings}."""
         return self._native.compile_report(pass_)
 
+    def may_keep_any(self, Tq, Tkv, bind=None, *, q_offset=0, kv_offset=0):
+        """Whether a forward call of Tq query rows and Tkv keys at these global positions may keep
+        any (query, key) pair under mask_mod with bind's scalars. False is exact: every row of that
+        call sees no key and its backward gives zero gradients, so a context-parallel step can skip
+        it (flexjit.ring does). True may be conservative. Host analysis only: nothing compiles or runs."""
+        return self._native.may_keep_any(int(Tq), int(Tkv), bound_values(bind), int(q_offset), int(kv_offset))
+
     def compile_backward(self, grads=(), deterministic=False):
         """Compiles now the backward kernels a backward(..., grads=grads, deterministic=...) call runs,
         rather than on its first call (CUDA kernels)."""

@@ -6,7 +6,10 @@ queries to the shard it holds, with the chunks' global positions (`q_offset`, `k
 see global `q_idx` and `kv_idx`, so captured tensors are indexed by global positions), and merges
 the partial results by their lse (`flexjit.merge_attention`). The backward sends each shard's dk
 and dv along with it, so that they come home summed over every rank's queries; each step's
-backward is given the merged out and lse, which makes the sum exact.
+backward is given the merged out and lse, which makes the sum exact. A chunk pair that the mask
+provably keeps nothing of (`Kernel.may_keep_any`: under a causal mask, keys after every query)
+costs no call, forward or backward. Programs with a sink are refused: every call would add it to
+its lse once more.
 
 The algorithm is written once, per rank, as a generator (`rank_forward`, `rank_backward`): what it
 yields is sent to the next rank, and it is resumed with what the previous rank sent. `simulate`
@@ -20,7 +23,7 @@ r chunks r and 2 * world - 1 - r, so that under a causal mask every rank has the
 
 from . import _arrays
 from ._merge import merge_attention
-from .errors import ArgumentError
+from .errors import ArgumentError, UnsupportedError
 
 SHARDINGS = ("zigzag", "contiguous")
 
@@ -41,15 +44,28 @@ def shard_chunks(T, world, sharding="zigzag"):
     return [[chunk[r], chunk[pieces - 1 - r]] for r in range(world)]
 
 
+def _refuse_sink(kernel):
+    if kernel.program.has_sink:
+        raise UnsupportedError(f"ring attention of {kernel.program.name}: its sink would be counted once per key "
+                               "shard in the merged lse; programs with a sink are not supported yet")
+
+
+def _keeps_any(kernel, q_offset, q, kv_offset, k, bind):
+    return kernel.may_keep_any(q.shape[2], k.shape[2], bind, q_offset=q_offset, kv_offset=kv_offset)
+
+
 def rank_forward(kernel, q_chunks, kv_chunks, world, bind=None, scale=None):
     """One rank's forward: q_chunks [(offset, q)], kv_chunks [(offset, k, v)] (arrays [B, H, t, D]).
     Yields the key/value shard it holds to the next rank world - 1 times; returns [(out, lse)] per
-    query chunk (out in q's dtype)."""
+    query chunk (out in q's dtype; rows that no key reaches: out 0, lse -inf)."""
+    _refuse_sink(kernel)
     acc = [None] * len(q_chunks)  # running (out f32, lse) per query chunk
     held = kv_chunks
     for step in range(world):
         for i, (q_offset, q) in enumerate(q_chunks):
             for kv_offset, k, v in held:
+                if not _keeps_any(kernel, q_offset, q, kv_offset, k, bind):
+                    continue
                 out, lse = kernel.forward(q, k, v, bind, scale, return_lse=True, q_offset=q_offset,
                                           kv_offset=kv_offset)
                 if acc[i] is None:
@@ -58,6 +74,12 @@ def rank_forward(kernel, q_chunks, kv_chunks, world, bind=None, scale=None):
                     merge_attention([acc[i], (out, lse)], out=acc[i][0], lse=acc[i][1])
         if step < world - 1:
             held = yield held
+    for i, (_, q) in enumerate(q_chunks):
+        if acc[i] is None:  # no shard reached these queries
+            B, H, t = q.shape[0], q.shape[1], q.shape[2]
+            lse = _arrays.empty(q, (B, H, t), "f32")
+            lse[...] = float("-inf")
+            acc[i] = (_arrays.zeros(q, (B, H, t, held[0][2].shape[3]), "f32"), lse)
     return [(_arrays.cast(out, _arrays.dtype_name(q) or kernel.dtype), lse)
             for (_, q), (out, lse) in zip(q_chunks, acc)]
 
@@ -66,12 +88,15 @@ def rank_backward(kernel, q_chunks, kv_chunks, outs, lses, douts, world, bind=No
     """One rank's backward, given its query chunks' merged out and lse (rank_forward's) and dout.
     The key/value shard travels with its dk and dv (f32); after world shifts each is home.
     Returns ([dq per query chunk], [(dk, dv) per key chunk]) in the inputs' dtypes."""
+    _refuse_sink(kernel)
     dq = [_arrays.zeros(q, tuple(q.shape), "f32") for _, q in q_chunks]
     held = [(o, k, v, _arrays.zeros(k, tuple(k.shape), "f32"), _arrays.zeros(v, tuple(v.shape), "f32"))
             for o, k, v in kv_chunks]
     for _ in range(world):
         for i, (q_offset, q) in enumerate(q_chunks):
             for kv_offset, k, v, dk, dv in held:
+                if not _keeps_any(kernel, q_offset, q, kv_offset, k, bind):
+                    continue
                 dqi, dki, dvi = kernel.backward(q, k, v, outs[i], lses[i], douts[i], bind, scale, q_offset=q_offset,
                                                 kv_offset=kv_offset)
                 dq[i] += dqi

@@ -172,6 +172,12 @@ void register_kernel(py::module_& m) {
       }, py::arg("grads") = std::vector<std::string>{}, py::arg("deterministic") = false)
       .def("compile_decode", &Kernel::compile_decode, py::call_guard<py::gil_scoped_release>())
       .def("block_mask_bytes", &Kernel::block_mask_bytes, py::arg("B"), py::arg("Hq"), py::arg("Tq"), py::arg("Tkv"))
+      .def("may_keep_any", [](const Kernel& k, int Tq, int Tkv, const py::dict& bind, std::int64_t q_offset,
+                              std::int64_t kv_offset) {
+        ForwardOptions o{.bind = bindings_of(bind)};
+        o.q_offset = q_offset, o.kv_offset = kv_offset;
+        return k.may_keep_any(Tq, Tkv, o);
+      }, py::arg("Tq"), py::arg("Tkv"), py::arg("bind"), py::arg("q_offset") = 0, py::arg("kv_offset") = 0)
       .def("forward", &forward, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("out"), py::arg("lse"),
            py::arg("bind"), py::arg("scale"), py::arg("stream"), py::arg("kv_lens"), py::arg("page_table"),
            py::arg("block_mask_storage"), py::arg("q_offset") = 0, py::arg("kv_offset") = 0)

@@ -1,7 +1,8 @@
 """flexjit.ring on cpu kernels: a sequence sharded over 2-8 virtual ranks round a ring (each chunk
 pair a call with global positions, partial results merged by lse; dk and dv travelling home with
 their shard) equals one call over the whole sequence: out, lse and every gradient, for causal,
-sliding-window, document (documents spanning shard boundaries), prefix-LM and ALiBi masks."""
+sliding-window, document (documents spanning shard boundaries), prefix-LM and ALiBi masks; chunk
+pairs the mask keeps nothing of cost no call."""
 
 import os
 
@@ -75,4 +76,80 @@ def test_bad_ring_arguments_are_named(rng):
     kernel, _ = kernel_and_bind("causal", rng)
     q, k, v = qkv(rng, B=1, Hq=2, Hkv=2, Tq=16, Tkv=24, D=8)
     with pytest.raises(flexjit.ArgumentError, match="q has 16 positions and k 24"):
+        ring.simulated_attention(kernel, q, k, v, 2)
+
+
+class CountingKernel:
+    """A kernel whose forward and backward calls are counted (the rest passes through)."""
+
+    def __init__(self, kernel):
+        self._kernel, self.forwards, self.backwards = kernel, 0, 0
+
+    def __getattr__(self, name):
+        return getattr(self._kernel, name)
+
+    def forward(self, *args, **kwargs):
+        self.forwards += 1
+        return self._kernel.forward(*args, **kwargs)
+
+    def backward(self, *args, **kwargs):
+        self.backwards += 1
+        return self._kernel.backward(*args, **kwargs)
+
+
+@pytest.mark.parametrize("world,sharding", [(4, "zigzag"), (3, "contiguous")])
+def test_chunk_pairs_the_mask_keeps_nothing_of_cost_no_call(world, sharding, rng):
+    """Under a causal mask a query chunk before a key chunk is skipped, forward and backward; the
+    result is still the whole call's."""
+    kernel, bind = kernel_and_bind("causal", rng)
+    counting = CountingKernel(kernel)
+    q, k, v = qkv(rng, B=1, Hq=2, Hkv=2, Tq=T, Tkv=T, D=8)
+    chunks = [c for rank in ring.shard_chunks(T, world, sharding) for c in rank]
+    reached = sum(1 for qa, qb in chunks for ka, kb in chunks if qb - 1 >= ka)  # some key <= some query
+    assert reached < len(chunks) ** 2
+    out, lse = ring.simulated_attention(counting, q, k, v, world, sharding, bind)
+    assert counting.forwards == reached
+    whole, whole_lse = kernel.forward(q, k, v, bind, return_lse=True)
+    assert relative_l2(out, whole) < 1e-5
+    dout = rng.uniform(-1, 1, whole.shape).astype(np.float32)
+    rq, rk, rv = ring.simulated_backward(counting, q, k, v, out, lse, dout, world, sharding, bind)
+    assert counting.backwards == reached
+    dq, dk, dv = kernel.backward(q, k, v, whole, whole_lse, dout, bind)
+    assert relative_l2(rq, dq) < 1e-4 and relative_l2(rk, dk) < 1e-4 and relative_l2(rv, dv) < 1e-4
+
+
+def test_queries_no_shard_reaches_get_zero_and_minus_infinity(rng):
+    """Only queries 0..15 see keys: the chunks past them make no call at all and come out 0 with
+    lse -inf, as one call gives them."""
+    kernel = flexjit.compile("def mask_mod(b, h, q_idx, kv_idx):\n    return (q_idx < 16) & (kv_idx <= q_idx)\n",
+                             8, "float32", "cpu")
+    q, k, v = qkv(rng, B=1, Hq=2, Hkv=2, Tq=T, Tkv=T, D=8)
+    counting = CountingKernel(kernel)
+    out, lse = ring.simulated_attention(counting, q, k, v, 2, "zigzag")  # chunks of 12 positions
+    assert counting.forwards == 1 + 2  # query chunk 0 with key chunk 0, chunk 1 with chunks 0 and 1
+    whole, whole_lse = kernel.forward(q, k, v, return_lse=True)
+    assert np.all(whole[:, :, 16:] == 0) and np.all(np.isneginf(whole_lse[:, :, 16:]))
+    assert relative_l2(out, whole) < 1e-5
+    assert np.array_equal(np.isneginf(lse), np.isneginf(whole_lse))
+    assert np.all(out[:, :, 24:] == 0)
+
+
+def test_may_keep_any(rng):
+    kernel, _ = kernel_and_bind("causal", rng)
+    assert kernel.may_keep_any(16, 16, q_offset=16, kv_offset=0)
+    assert kernel.may_keep_any(16, 16, q_offset=0, kv_offset=15)  # query 15 sees key 15
+    assert not kernel.may_keep_any(16, 16, q_offset=0, kv_offset=16)
+    window, _ = kernel_and_bind("sliding_window", rng)
+    assert not window.may_keep_any(16, 16, {"window": 7}, q_offset=100, kv_offset=0)
+    assert window.may_keep_any(16, 16, {"window": 100}, q_offset=100, kv_offset=0)
+    with pytest.raises(flexjit.ArgumentError, match="'window' is not bound"):
+        window.may_keep_any(16, 16, q_offset=100)
+    with pytest.raises(flexjit.ArgumentError, match="q_offset is -1: positions start at 0 or later"):
+        kernel.may_keep_any(16, 16, q_offset=-1)
+
+
+def test_programs_with_a_sink_are_refused(rng):
+    kernel = flexjit.compile(os.path.join(EXAMPLES, "learned_sink.py"), 8, "float32", "cpu")
+    q, k, v = qkv(rng, B=1, Hq=2, Hkv=2, Tq=16, Tkv=16, D=8)
+    with pytest.raises(flexjit.UnsupportedError, match="its sink would be counted once per key shard"):
         ring.simulated_attention(kernel, q, k, v, 2)
