@@ -126,5 +126,61 @@ TEST(Positions, MayKeepAnyChecksItsArguments) {
   EXPECT_THAT(e, HasSubstr("'window' is not bound"));
 }
 
+// Kernel::may_keep_any: false only where the call keeps nothing. Checked against cpu calls over
+// boxes of positions around the diagonal for masks in closed form (and one that reads a tensor,
+// which the analysis cannot rule out); and the pairs it proves empty are not rare.
+TEST(Positions, MayKeepAnyIsSound) {
+  struct Mask {
+    const char* example;
+    std::map<std::string, Binding> bind;
+  };
+  std::vector<std::int32_t> doc(400, 0);
+  for (std::size_t i = 0; i < doc.size(); ++i) doc[i] = static_cast<std::int32_t>(i / 50);
+  const Mask masks[] = {{"causal", {}},
+                        {"sliding_window", {{"window", 24}}},
+                        {"two_sided_window", {{"window", 10}}},
+                        {"chunked", {}},
+                        {"prefix_lm", {{"prefix_len", TensorView::contiguous(doc.data(), i32, {1}, Device::cpu())}}},
+                        {"neighbourhood_2d", {}},
+                        {"dilated_window", {}}};
+  int proved_empty = 0;
+  for (const Mask& m : masks) {
+    const Kernel k = engine().compile(example(m.example), {.head_dim = 16, .dtype = f32, .device = Device::cpu()});
+    for (const std::int64_t q_offset : {0, 40, 130})
+      for (const std::int64_t kv_offset : {0, 30, 100, 200}) {
+        ForwardOptions o{.bind = m.bind};
+        o.q_offset = q_offset, o.kv_offset = kv_offset;
+        const int Tq = 20, Tkv = 30;
+        if (k.may_keep_any(Tq, Tkv, o)) continue;
+        ++proved_empty;
+        std::vector<float> x(static_cast<std::size_t>(2 * Tkv * 16), 0.5f), out(2 * Tq * 16), lse(2 * Tq);
+        o.lse = TensorView::contiguous(lse.data(), f32, {1, 2, Tq}, Device::cpu());
+        const TensorView q = TensorView::contiguous(x.data(), f32, {1, 2, Tq, 16}, Device::cpu());
+        const TensorView kv = TensorView::contiguous(x.data(), f32, {1, 2, Tkv, 16}, Device::cpu());
+        k.forward(q, kv, kv, TensorView::contiguous(out.data(), f32, {1, 2, Tq, 16}, Device::cpu()), o);
+        for (float l : lse) EXPECT_TRUE(std::isinf(l) && l < 0) << m.example << " at " << q_offset << "/" << kv_offset;
+      }
+  }
+  EXPECT_GE(proved_empty, 15);
+  // A mask that reads a tensor: the analysis reads no tensor, so the documents (of 50 positions:
+  // queries 300.. and keys 0.. share none) prove nothing; its causal half does.
+  const Kernel doc_kernel = engine().compile(example("document"), {.head_dim = 16, .dtype = f32, .device = Device::cpu()});
+  ForwardOptions o{.bind = {{"doc_ids", TensorView::contiguous(doc.data(), i32, {400}, Device::cpu())}}};
+  o.q_offset = 300, o.kv_offset = 0;
+  EXPECT_TRUE(doc_kernel.may_keep_any(20, 30, o));
+  o.q_offset = 0, o.kv_offset = 300;
+  EXPECT_FALSE(doc_kernel.may_keep_any(20, 30, o));
+}
+
+TEST(Positions, MayKeepAnyChecksItsArguments) {
+  const Kernel k = engine().compile(example("sliding_window"), {.head_dim = 16, .dtype = f32, .device = Device::cpu()});
+  ForwardOptions o;
+  o.q_offset = -2;
+  const std::string e = error_of([&] { k.may_keep_any(0, 8, o); });
+  EXPECT_THAT(e, HasSubstr("Tq must be >= 1, got 0"));
+  EXPECT_THAT(e, HasSubstr("q_offset is -2: positions start at 0 or later"));
+  EXPECT_THAT(e, HasSubstr("'window' is not bound"));
+}
+
 }  // namespace
 }  // namespace flexjit::test
