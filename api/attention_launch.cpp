@@ -24,8 +24,9 @@ ForwardPlan plan_forward(const codegen::GeneratedKernel& kernel, const ir::Progr
   int block_head_group = 1;
   if (shape) block_head_group = check_selection(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
   if (shape && options.block_mask)
-    check_block_mask(kernel, *options.block_mask, {shape->B, shape->Hq, shape->Tq, shape->Tkv}, device, env, problems);
-  refuse_positions_on_cuda(options.q_offset, options.kv_offset, problems);
+    check_block_mask(kernel, *options.block_mask, {shape->B, shape->Hq, shape->Tq, shape->Tkv},
+                     {options.q_offset, options.kv_offset}, device, env, problems);
+  check_positions(options.q_offset, options.kv_offset, shape, problems);
   problems.raise_if_any(kernel.entry());
   if (kernel.tile.persistent) {
     // The persistent grid numbers its tiles with ints (sm90/attention_fwd.cuh), a wave ahead.
@@ -40,7 +41,7 @@ ForwardPlan plan_forward(const codegen::GeneratedKernel& kernel, const ir::Progr
   fill_common_args(plan.args, t, options.lse ? static_cast<const float*>(options.lse->data) : nullptr, *shape,
                    options.scale, kernel.target.head_dim);
   if (options.block_mask) attach_block_mask(*options.block_mask, plan.args);
-  plan.params = pack_params(kernel.params, env, block_head_group);
+  plan.params = pack_params(kernel.params, env, block_head_group, {options.q_offset, options.kv_offset});
   plan.device = device.index;
   return plan;
 }

@@ -61,7 +61,7 @@ BackwardPlan plan_backward(const std::string& entry, const compiler::ParamLayout
   int block_head_group = 1;
   if (shape) block_head_group = check_selection(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
   check_gradient_targets(program, options.grads, env, problems, Memory::cuda, device);
-  refuse_positions_on_cuda(options.q_offset, options.kv_offset, problems);
+  check_positions(options.q_offset, options.kv_offset, shape, problems);
   problems.raise_if_any(entry);
 
   BackwardPlan plan;
@@ -77,7 +77,7 @@ BackwardPlan plan_backward(const std::string& entry, const compiler::ParamLayout
   strides(t.dk, a.dk_b, a.dk_h, a.dk_t);
   strides(t.dv, a.dv_b, a.dv_h, a.dv_t);
 
-  plan.params = pack_params(layout, env, block_head_group);
+  plan.params = pack_params(layout, env, block_head_group, {options.q_offset, options.kv_offset});
   plan.grads = pack_grads(compiler::grad_layout(program), options.grads, env);
   for (const auto& [name, g] : options.grads) plan.zero_grads.push_back({g.data, 0, static_cast<std::size_t>(g.numel())});
   plan.scatter = score_scatters(program, options.grads);

@@ -52,7 +52,7 @@ DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& la
   if (shape) block_head_group = check_selection(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
   if (options.block_mask)
     problems.add("block_mask: decode against a KV cache takes none (its keys are classified per chunk)");
-  refuse_positions_on_cuda(options.q_offset, options.kv_offset, problems);
+  check_positions(options.q_offset, options.kv_offset, shape, problems);
   problems.raise_if_any(entry);
 
   const int group = shape->Hq / shape->Hkv;
@@ -105,7 +105,7 @@ DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& la
   a.row_groups = static_cast<int>(row_groups);
   a.splits = 1;
 
-  plan.params = pack_params(layout, env, block_head_group);
+  plan.params = pack_params(layout, env, block_head_group, {options.q_offset, options.kv_offset});
   plan.device = device.index;
   plan.kv_heads_x_row_groups = static_cast<int>(row_groups * shape->Hkv);
   return plan;

@@ -13,6 +13,7 @@
 #include "api/cpu_forward.hpp"
 #include "api/backward_launch.hpp"
 #include "api/cpu_backward.hpp"
+#include "api/generate.hpp"
 #include "api/generated_kernel_compile.hpp"
 #include "api/tile_map_launch.hpp"
 #include "api/binding_resolve.hpp"
@@ -138,16 +139,18 @@ void Kernel::forward(const TensorView& q, const TensorView& k, const TensorView&
   api::at_api_boundary(entry_name(), [&] {
     if (!impl_->device.is_cuda()) return api::cpu_forward(*impl_, {q, k, v, out}, options);
     // Every check happens here, on the host, before the driver is touched.
+    const bool positions = options.q_offset != 0 || options.kv_offset != 0;
     if (options.kv_lens || options.page_table) {
+      // Every kernel of the program packs the same Params: the forward's layout plans the call.
       const codegen::GeneratedKernel& g = impl_->cuda->generated;
       api::DecodePlan plan = api::plan_decode(g.entry(), g.params, impl_->program->ir, g.target.head_dim, impl_->dtype,
                                               {q, k, v, out}, options);
-      api::launch_decode(impl_->decode_kernel(), plan, options.stream);
+      api::launch_decode(impl_->decode_kernel(positions), plan, options.stream);
       return;
     }
     api::ForwardPlan plan =
-        api::plan_forward(impl_->cuda->generated, impl_->program->ir, impl_->dtype, {q, k, v, out}, options);
-    api::launch_forward(*impl_->cuda, plan, options.stream);
+        api::plan_forward(impl_->forward_source(positions), impl_->program->ir, impl_->dtype, {q, k, v, out}, options);
+    api::launch_forward(impl_->forward_kernel(positions), plan, options.stream);
   });
 }
 
@@ -163,7 +166,9 @@ void Kernel::backward(const TensorView& q, const TensorView& k, const TensorView
     api::BackwardPlan plan = api::plan_backward(entry_name(), impl_->cuda->generated.params, impl_->program->ir,
                                                 impl_->cuda->generated.target.head_dim, impl_->dtype,
                                                 {q, k, v, out, lse, dout, dq, dk, dv}, options);
-    api::launch_backward(impl_->backward_kernel(plan.scatter, options.deterministic), plan, options.stream);
+    const bool positions = options.q_offset != 0 || options.kv_offset != 0;
+    api::launch_backward(impl_->backward_kernel(plan.scatter, options.deterministic, positions), plan,
+                         options.stream);
   });
 }
 
@@ -175,7 +180,8 @@ void Kernel::compile_decode() const {
 void Kernel::compile_backward(const BackwardOptions& like) const {
   require_cuda(*impl_, "backward kernel");
   api::at_api_boundary(entry_name(), [&] {
-    impl_->backward_kernel(api::score_scatters(impl_->program->ir, like.grads), like.deterministic);
+    impl_->backward_kernel(api::score_scatters(impl_->program->ir, like.grads), like.deterministic,
+                           like.q_offset != 0 || like.kv_offset != 0);
   });
 }
 
@@ -189,17 +195,51 @@ const api::CompiledKernel& Kernel::Impl::compiled(Kernel::Pass pass, const std::
   throw InternalError("a kernel pass out of range");
 }
 
-const api::CompiledKernel& Kernel::Impl::decode_kernel() const {
-  std::lock_guard lock(decode_mutex);
-  if (!decode) decode = api::compile_pass(*program, cuda->generated.target, compiler::KernelPass::Decode, engine->cache);
-  return *decode;
+namespace {
+
+compiler::KernelTarget with_positions(compiler::KernelTarget target, bool positions) {
+  target.positions = positions;
+  return target;
 }
 
-const api::CompiledKernel& Kernel::Impl::backward_kernel(bool score_grads, bool deterministic) const {
+}  // namespace
+
+const codegen::GeneratedKernel& Kernel::Impl::forward_source(bool positions) const {
+  if (!positions) return cuda->generated;
+  std::lock_guard lock(positioned_mutex);
+  // The forward's target, tile included (a retried tile is in it), so block masks keep their geometry.
+  if (!positioned_source)
+    positioned_source = std::make_unique<const codegen::GeneratedKernel>(
+        api::generate(*program, with_positions(cuda->generated.target, true)));
+  return *positioned_source;
+}
+
+const api::CompiledKernel& Kernel::Impl::forward_kernel(bool positions) const {
+  if (!positions) return *cuda;
+  const codegen::GeneratedKernel& source = forward_source(true);
+  std::lock_guard lock(positioned_mutex);
+  if (!positioned_forward) {
+    jit::ArtifactPtr artifact = api::compile_or_explain(program->file.name(), source, engine->cache);
+    positioned_forward = std::make_unique<const api::CompiledKernel>(source, std::move(artifact));
+  }
+  return *positioned_forward;
+}
+
+const api::CompiledKernel& Kernel::Impl::decode_kernel(bool positions) const {
+  std::lock_guard lock(decode_mutex);
+  std::unique_ptr<const api::CompiledKernel>& slot = decode[positions ? 1 : 0];
+  if (!slot)
+    slot = api::compile_pass(*program, with_positions(cuda->generated.target, positions), compiler::KernelPass::Decode,
+                             engine->cache);
+  return *slot;
+}
+
+const api::CompiledKernel& Kernel::Impl::backward_kernel(bool score_grads, bool deterministic, bool positions) const {
   std::lock_guard lock(backward_mutex);
-  std::unique_ptr<const api::CompiledKernel>& slot = backward[(score_grads ? 2 : 0) + (deterministic ? 1 : 0)];
+  std::unique_ptr<const api::CompiledKernel>& slot =
+      backward[(positions ? 4 : 0) + (score_grads ? 2 : 0) + (deterministic ? 1 : 0)];
   if (!slot) {
-    compiler::KernelTarget target = cuda->generated.target;
+    compiler::KernelTarget target = with_positions(cuda->generated.target, positions);
     target.ordered_dq = deterministic;
     target.score_grads = score_grads;
     slot = api::compile_pass(*program, target, compiler::KernelPass::Backward, engine->cache);
@@ -235,9 +275,10 @@ BlockMask Kernel::build_block_mask(const TensorView& storage, int B, int Hq, int
                                     "to build",
                                     impl_->cpu_name));
   return api::at_api_boundary(entry_name(), [&] {
+    const bool positions = options.q_offset != 0 || options.kv_offset != 0;
     api::TileMapPlan plan =
-        api::plan_tile_map(impl_->cuda->generated, impl_->program->ir, storage, {B, Hq, Tq, Tkv}, options);
-    api::launch_tile_map(*impl_->cuda, plan, options.stream);
+        api::plan_tile_map(impl_->forward_source(positions), impl_->program->ir, storage, {B, Hq, Tq, Tkv}, options);
+    api::launch_tile_map(impl_->forward_kernel(positions), plan, options.stream);
     return plan.mask;
   });
 }

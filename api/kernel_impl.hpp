@@ -51,16 +51,25 @@ struct Kernel::Impl {
   mutable std::array<std::string, 3> ptx;
   // A CUDA kernel's pass, compiled first where it is not yet (errors name `kernel_name`).
   const api::CompiledKernel& compiled(Kernel::Pass pass, const std::string& kernel_name) const;
+  // `positions`: for a call with nonzero offsets (ForwardOptions::q_offset, kv_offset), the kernel
+  // whose mods add them (compiler::KernelTarget::positions; the same tile and Params), generated
+  // and compiled on the first such call. Calls without run kernels that spend nothing on them.
+  const codegen::GeneratedKernel& forward_source(bool positions) const;
+  const api::CompiledKernel& forward_kernel(bool positions) const;
   // The decode kernel, compiled on the first call with a KV cache, and the backward kernels,
   // compiled on the first backward call (api/pass_kernels.hpp).
-  const api::CompiledKernel& decode_kernel() const;
+  const api::CompiledKernel& decode_kernel(bool positions = false) const;
   // The backward module a call runs, each compiled on first use: with the kernel that scatters into
   // captured tensors' gradients (score_grads) or without, adding dQ in kv tile order
   // (deterministic) or not.
-  const api::CompiledKernel& backward_kernel(bool score_grads = false, bool deterministic = false) const;
-  mutable std::mutex decode_mutex, backward_mutex;
-  mutable std::unique_ptr<const api::CompiledKernel> decode;
-  mutable std::array<std::unique_ptr<const api::CompiledKernel>, 4> backward;  // by 2 * score_grads + deterministic
+  const api::CompiledKernel& backward_kernel(bool score_grads = false, bool deterministic = false,
+                                             bool positions = false) const;
+  mutable std::mutex positioned_mutex, decode_mutex, backward_mutex;
+  mutable std::unique_ptr<const codegen::GeneratedKernel> positioned_source;
+  mutable std::unique_ptr<const api::CompiledKernel> positioned_forward;
+  mutable std::array<std::unique_ptr<const api::CompiledKernel>, 2> decode;  // by positions
+  // by 4 * positions + 2 * score_grads + deterministic
+  mutable std::array<std::unique_ptr<const api::CompiledKernel>, 8> backward;
 };
 
 }  // namespace flexjit

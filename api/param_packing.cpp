@@ -30,7 +30,8 @@ std::int64_t stride_of(const ir::TensorBinding& t, int dim) {
 
 }  // namespace
 
-PackedParams pack_params(const compiler::ParamLayout& layout, const ir::Env& env, int block_head_group) {
+PackedParams pack_params(const compiler::ParamLayout& layout, const ir::Env& env, int block_head_group,
+                         CallPositions positions) {
   PackedParams out;
   out.size = layout.size;
   out.words.assign(static_cast<std::size_t>(layout.size + 7) / 8, 0);
@@ -54,7 +55,8 @@ PackedParams pack_params(const compiler::ParamLayout& layout, const ir::Env& env
       case K::BlockStride: put(f, static_cast<long long>(stride_of(tensor(env, f.owner), f.dim))); break;
       case K::BlockCount: put(f, static_cast<int>(tensor(env, f.owner).shape.at(3))); break;
       case K::BlockHeadGroup: put(f, block_head_group); break;
-      case K::Padding: put(f, 0); break;
+      case K::QOffset: put(f, static_cast<int>(positions.q_offset)); break;
+      case K::KvOffset: put(f, static_cast<int>(positions.kv_offset)); break;
     }
   }
   return out;

@@ -24,7 +24,12 @@ struct PackedParams {
 // strides of its first three dims and K (its last dim) as an int. `env` must bind everything the
 // layout names (resolve_bindings has checked that); a missing value is an internal error.
 // block_head_group: Hq / (the H dimension of the bound block-index list), 1 when there is none.
-PackedParams pack_params(const compiler::ParamLayout& layout, const ir::Env& env, int block_head_group = 1);
+// positions: the call's q_offset and kv_offset (check_positions has kept them below 2^31).
+struct CallPositions {
+  std::int64_t q_offset = 0, kv_offset = 0;
+};
+PackedParams pack_params(const compiler::ParamLayout& layout, const ir::Env& env, int block_head_group = 1,
+                         CallPositions positions = {});
 
 // Mods::Extents of a program whose mask reads tensors (what the tile-map builders clip their
 // index boxes to): each bound capture's size per dimension, in compiler::extents_layout's order.

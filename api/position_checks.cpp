@@ -28,11 +28,4 @@ void check_positions(std::int64_t q_offset, std::int64_t kv_offset, std::int64_t
   }
 }
 
-void refuse_positions_on_cuda(std::int64_t q_offset, std::int64_t kv_offset, Problems& problems) {
-  if (q_offset != 0 || kv_offset != 0)
-    problems.add(fmt::format("q_offset {} and kv_offset {}: CUDA kernels take no position offsets yet (cpu kernels "
-                             "do: Device::cpu())",
-                             q_offset, kv_offset));
-}
-
 }  // namespace flexjit::api

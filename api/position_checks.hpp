@@ -17,7 +17,4 @@ void check_positions(std::int64_t q_offset, std::int64_t kv_offset, const std::o
 void check_positions(std::int64_t q_offset, std::int64_t kv_offset, std::int64_t Tq, std::int64_t Tkv,
                      Problems& problems);
 
-// CUDA kernels take no offsets yet: a nonzero one is a problem naming where they run.
-void refuse_positions_on_cuda(std::int64_t q_offset, std::int64_t kv_offset, Problems& problems);
-
 }  // namespace flexjit::api

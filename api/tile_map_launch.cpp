@@ -8,6 +8,7 @@
 #include "compiler/param_layout.hpp"
 #include "api/binding_resolve.hpp"
 #include "api/forward_checks.hpp"
+#include "api/position_checks.hpp"
 #include "api/tile_map_geometry.hpp"
 
 namespace flexjit::api {
@@ -94,12 +95,13 @@ TileMapPlan plan_tile_map(const codegen::GeneratedKernel& kernel, const ir::Prog
                              have, shape.B, shape.Hq, shape.Tq, shape.Tkv, need));
   if (!contiguous(storage)) problems.add("storage must be contiguous (the map is written as one block)");
   ir::Env env = resolve_bindings(program, options.bind, device, problems);
+  check_positions(options.q_offset, options.kv_offset, shape.Tq, shape.Tkv, problems);
   problems.raise_if_any(context);
 
   const TileMapGeometry g = geometry(kernel, shape);
   TileMapPlan plan;
   plan.args = g.builder_args(static_cast<int*>(storage.data), shape.Tq, shape.Tkv);
-  plan.params = pack_params(kernel.params, env);
+  plan.params = pack_params(kernel.params, env, 1, {options.q_offset, options.kv_offset});
   plan.extents = pack_extents(program, env);
   plan.grid = g.builder_grid();
 
@@ -113,6 +115,8 @@ TileMapPlan plan_tile_map(const codegen::GeneratedKernel& kernel, const ir::Prog
   m.Hq = shape.Hq;
   m.Tq = shape.Tq;
   m.Tkv = shape.Tkv;
+  m.q_offset = options.q_offset;
+  m.kv_offset = options.kv_offset;
   m.per_batch = kernel.tile_map_per_batch;
   m.per_head = kernel.tile_map_per_head;
   m.q_tiles = g.q_tiles;
@@ -135,13 +139,23 @@ void launch_tile_map(const CompiledKernel& kernel, TileMapPlan& plan, void* stre
 }
 
 void check_block_mask(const codegen::GeneratedKernel& kernel, const BlockMask& m, const MaskShape& s,
-                      const Device& device, const ir::Env& env, Problems& problems) {
+                      CallPositions positions, const Device& device, const ir::Env& env, Problems& problems) {
   if (m.empty()) {
     problems.add("block_mask is empty (build it with Kernel::build_block_mask)");
     return;
   }
   if (!kernel.has_entry(codegen::EntryRole::tile_map)) {
     problems.add("block_mask given, but this kernel's mask reads no captured tensor and follows no block mask");
+    return;
+  }
+  auto same = [&](const char* what, long long built, long long now) {
+    if (built != now) problems.add(fmt::format("block_mask was built for {}={}, but this call has {}={}", what, built, what, now));
+  };
+  // First: a map for other positions was built by the kernel that adds them (or does not), whose
+  // source fingerprint differs too, and the offsets are what to tell.
+  if (m.q_offset != positions.q_offset || m.kv_offset != positions.kv_offset) {
+    same("q_offset", m.q_offset, positions.q_offset);
+    same("kv_offset", m.kv_offset, positions.kv_offset);
     return;
   }
   if (m.kernel != kernel.entry() || m.block_m != kernel.tile.block_m || m.block_n != kernel.tile.block_n) {
@@ -155,9 +169,6 @@ void check_block_mask(const codegen::GeneratedKernel& kernel, const BlockMask& m
   }
   if (m.bindings_id != block_mask_bindings_id(env))
     problems.add("block_mask was built with other scalar values or tensor shapes than this call binds; rebuild it");
-  auto same = [&](const char* what, int built, int now) {
-    if (built != now) problems.add(fmt::format("block_mask was built for {}={}, but this call has {}={}", what, built, what, now));
-  };
   same("Tq", m.Tq, s.Tq);
   same("Tkv", m.Tkv, s.Tkv);
   if (m.per_batch) same("B", m.B, s.B);

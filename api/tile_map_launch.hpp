@@ -44,10 +44,10 @@ TileMapPlan plan_tile_map(const codegen::GeneratedKernel& kernel, const ir::Prog
 LaunchPlan tile_map_launch_plan(const codegen::GeneratedKernel& kernel, TileMapPlan& plan);
 void launch_tile_map(const CompiledKernel& kernel, TileMapPlan& plan, void* stream);
 
-// A map passed to forward: built by this kernel, for this shape and these scalar values and
-// tensor shapes, on this device.
+// A map passed to forward: built by this kernel, for this shape, these positions and these scalar
+// values and tensor shapes, on this device.
 void check_block_mask(const codegen::GeneratedKernel& kernel, const BlockMask& mask, const MaskShape& shape,
-                      const Device& device, const ir::Env& env, Problems& problems);
+                      CallPositions positions, const Device& device, const ir::Env& env, Problems& problems);
 // The fingerprints a built map records (BlockMask::kernel_id, bindings_id).
 std::uint64_t block_mask_kernel_id(const codegen::GeneratedKernel& kernel);
 std::uint64_t block_mask_bindings_id(const ir::Env& env);

@@ -108,7 +108,8 @@ class ModsEmitter {
         case compiler::ParamFieldKind::BlockStride: what = fmt::format("stride of dimension {}, in elements", f.dim); break;
         case compiler::ParamFieldKind::BlockCount: what = "K, entries per query block"; break;
         case compiler::ParamFieldKind::BlockHeadGroup: what = "query heads per head of the list (Hq / its H)"; break;
-        case compiler::ParamFieldKind::Padding: what = "no parameters"; break;
+        case compiler::ParamFieldKind::QOffset: what = "global position of the call's first query row"; break;
+        case compiler::ParamFieldKind::KvOffset: what = "global position of the call's first key"; break;
       }
       w_.line(fmt::format("{} {};  // @{}: {}", f.c_type, f.c_name, f.offset, what));
     }
@@ -178,12 +179,25 @@ class ModsEmitter {
   void mod_preamble(const ir::Mod& mod, const Precomputed* cta) {
     w_.forget_comment();
     if (cta && !plan_.cta_values.empty()) w_.line("[[maybe_unused]] const Params& p = c.p;");
-    std::set<std::string> used = used_vars(mod.body, cta);
+    param_locals(mod, used_vars(mod.body, cta));
+  }
+
+  // A kernel for calls with position offsets (compiler::KernelTarget::positions) adds them to the
+  // template's rows and keys wherever the mods see q_idx and kv_idx; the others (offsets 0) do no
+  // such work, so their index arithmetic stays what it was. Null: no offset to add.
+  const char* q_offset() const { return plan_.target.positions ? "p.q_offset" : nullptr; }
+  const char* kv_offset() const { return plan_.target.positions ? "p.kv_offset" : nullptr; }
+  static std::string plus(const char* offset) { return offset ? fmt::format(" + {}", offset) : ""; }
+
+  // The locals of the mod's parameters that `used` names. q_idx and kv_idx are global positions:
+  // the template's row and key plus the call's offsets.
+  void param_locals(const ir::Mod& mod, const std::set<std::string>& used) {
     for (const auto& param : mod.params) {
       const ir::Var* v = param.as<ir::Var>();
       if (!used.count(v->name)) continue;
       const char* type = v->type == ir::Type::Float ? "float" : "long long";
-      w_.line(fmt::format("const {} v_{} = {}_;", type, v->name, v->name));
+      const std::string shift = v->name == ir::kParamQ ? plus(q_offset()) : v->name == ir::kParamKv ? plus(kv_offset()) : "";
+      w_.line(fmt::format("const {} v_{} = {}_{};", type, v->name, v->name, shift));
     }
   }
 
@@ -275,8 +289,11 @@ class ModsEmitter {
     std::set<std::string> used = used_vars(prog_.mask_mod->body);
     if (used.count(ir::kParamBatch)) w_.line("const flexjit::IntInterval iv_b = flexjit::iv_point(b_);");
     if (used.count(ir::kParamHead)) w_.line("const flexjit::IntInterval iv_h = flexjit::iv_point(h_);");
-    if (used.count(ir::kParamQ)) w_.line("const flexjit::IntInterval iv_q_idx = flexjit::iv_make(q0, q1 - 1);");
-    if (used.count(ir::kParamKv)) w_.line("const flexjit::IntInterval iv_kv_idx = flexjit::iv_make(k0, k1 - 1);");
+    // The tile's global positions, as the mask sees them.
+    if (used.count(ir::kParamQ))
+      w_.line(fmt::format("const flexjit::IntInterval iv_q_idx = flexjit::iv_make(q0{0}, q1 - 1{0});", plus(q_offset())));
+    if (used.count(ir::kParamKv))
+      w_.line(fmt::format("const flexjit::IntInterval iv_kv_idx = flexjit::iv_make(k0{0}, k1 - 1{0});", plus(kv_offset())));
     interval_scalars(used);
     w_.forget_comment();
     std::string m = emit_bool_bounds(prog_.mask_mod->body, w_, interval_spelling, loads);
@@ -308,7 +325,8 @@ class ModsEmitter {
     w_.line("// The keys [lo, hi) that queries [q0, q1) can attend to, in closed form from mask_mod.");
     w_.line("__device__ static void kv_range(const Params& p, int b_, int h_, int q0, int q1, int Tkv_, int* lo,");
     w_.line("                                int* hi) {");
-    range_body(plan_.kv_range, plan_.kv_range_full, compiler::kKvRangeAxes, "q0", "q1", "Tkv_");
+    range_body(plan_.kv_range, plan_.kv_range_full, compiler::kKvRangeAxes, {"q0", "q1", q_offset()},
+               {"Tkv_", kv_offset()});
   }
 
   // The transposed range, for the backward pass (optional in the Mods contract).
@@ -316,13 +334,25 @@ class ModsEmitter {
     w_.line();
     w_.line("// The queries [lo, hi) that attend to some key of [k0, k1), in closed form from mask_mod.");
     w_.line("__device__ static void q_range(const Params& p, int b_, int h_, int k0, int k1, int Tq_, int* lo, int* hi) {");
-    range_body(plan_.q_range, plan_.q_range_full, compiler::kQRangeAxes, "k0", "k1", "Tq_");
+    range_body(plan_.q_range, plan_.q_range_full, compiler::kQRangeAxes, {"k0", "k1", kv_offset()},
+               {"Tq_", q_offset()});
   }
 
-  // A closed-form range over the tile [t0, t1) of the other index, clipped to [0, extent]. Exact in
+  // How the template names the tile and the unknown's extent, with the call's offset of each axis
+  // (null: none to add).
+  struct RangeTile {
+    const char *t0, *t1, *offset;  // the tile [t0, t1) of the other index, in this call's rows
+  };
+  struct RangeExtent {
+    const char *extent, *offset;  // the unknown's extent in this call, and where its first row sits
+  };
+
+  // A closed-form range over the tile [t0, t1) of the other index, clipped to [0, extent]. The
+  // mask speaks of global positions: the tile is shifted by its offset, the range is solved over
+  // the positions up to offset + extent, then clipped to this call's and shifted back. Exact in
   // every math mode, like mask(): which scores exist must not hang on a rounding.
-  void range_body(const compiler::IndexRange& r, bool full, const compiler::RangeAxes& axes, const char* t0,
-                  const char* t1, const char* extent) {
+  void range_body(const compiler::IndexRange& r, bool full, const compiler::RangeAxes& axes, RangeTile tile,
+                  RangeExtent unknown) {
     w_.indent();
     if (!full) {
       std::set<std::string> used = used_vars(r.lo);
@@ -330,19 +360,21 @@ class ModsEmitter {
       const std::string v_extent = std::string("v_") + axes.extent;
       if (used.count(ir::kParamBatch)) w_.line("const long long v_b = b_;");
       if (used.count(ir::kParamHead)) w_.line("const long long v_h = h_;");
-      if (used.count(axes.tile_lo)) w_.line(fmt::format("const long long v_{} = {};", axes.tile_lo, t0));
-      if (used.count(axes.tile_hi)) w_.line(fmt::format("const long long v_{} = {} - 1;", axes.tile_hi, t1));
-      w_.line(fmt::format("const long long {} = {};", v_extent, extent));
+      if (used.count(axes.tile_lo)) w_.line(fmt::format("const long long v_{} = {}{};", axes.tile_lo, tile.t0, plus(tile.offset)));
+      if (used.count(axes.tile_hi))
+        w_.line(fmt::format("const long long v_{} = {} - 1{};", axes.tile_hi, tile.t1, plus(tile.offset)));
+      w_.line(fmt::format("const long long {} = {}{};", v_extent, unknown.extent, plus(unknown.offset)));
       w_.forget_comment();
       std::string lo = emit_value(r.lo, w_, range_spelling, plan_.int_ranges, kMaskMath);
       std::string hi = emit_value(r.hi, w_, range_spelling, plan_.int_ranges, kMaskMath);
-      w_.line(fmt::format("const long long lo_ = flexjit::ops::max(0LL, flexjit::ops::min({}, {}));", lo, v_extent));
-      w_.line(fmt::format("const long long hi_ = flexjit::ops::max(lo_, flexjit::ops::min({}, {}));", hi, v_extent));
+      const std::string back = unknown.offset ? fmt::format(" - {}", unknown.offset) : "";
+      w_.line(fmt::format("const long long lo_ = flexjit::ops::max(0LL, flexjit::ops::min({}, {}){});", lo, v_extent, back));
+      w_.line(fmt::format("const long long hi_ = flexjit::ops::max(lo_, flexjit::ops::min({}, {}){});", hi, v_extent, back));
       w_.line("*lo = static_cast<int>(lo_);");
       w_.line("*hi = static_cast<int>(hi_);");
     } else {
       w_.line("*lo = 0;");
-      w_.line(fmt::format("*hi = {};", extent));
+      w_.line(fmt::format("*hi = {};", unknown.extent));
     }
     w_.dedent();
     w_.line("}");
@@ -451,12 +483,7 @@ class ModsEmitter {
     if (cta && !plan_.cta_values.empty()) w_.line("[[maybe_unused]] const Params& p = c.p;");
     std::set<std::string> used;
     for (const auto& e : exprs) used.merge(used_vars(e, cta));
-    for (const auto& param : mod.params) {
-      const ir::Var* v = param.as<ir::Var>();
-      if (!used.count(v->name)) continue;
-      const char* type = v->type == ir::Type::Float ? "float" : "long long";
-      w_.line(fmt::format("const {} v_{} = {}_;", type, v->name, v->name));
-    }
+    param_locals(mod, used);
   }
 
   // One value in a block of its own (its Let locals stay there): `type name; { ...; name = e; }`.

@@ -40,7 +40,6 @@ class LayoutBuilder {
     layout_.alignment = std::max(layout_.alignment, align);
   }
   ParamLayout finish() {
-    if (layout_.fields.empty()) add(ParamFieldKind::Padding, "", 0, "unused_", "int", 4);
     layout_.size = (offset_ + layout_.alignment - 1) / layout_.alignment * layout_.alignment;
     return std::move(layout_);
   }
@@ -75,6 +74,11 @@ ParamLayout param_layout(const ir::Program& program) {
     b.add(ParamFieldKind::BlockCount, bi->name, 0, block_member(bi->name) + "_count", "int", 4);
     b.add(ParamFieldKind::BlockHeadGroup, bi->name, 0, block_member(bi->name) + "_head_group", "int", 4);
   }
+  // In every kernel's Params (so none is empty, and a call packs the same bytes for the kernel
+  // that adds them and the one that does not: compiler::KernelTarget::positions). Unprefixed
+  // names: every name that comes from the program has a prefix.
+  b.add(ParamFieldKind::QOffset, "q_offset", 0, "q_offset", "int", 4);
+  b.add(ParamFieldKind::KvOffset, "kv_offset", 0, "kv_offset", "int", 4);
   return b.finish();
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The layout of a generated kernel's `Mods::Params` struct: one field per runtime scalar,
-// captured tensor and block-index list, in a fixed order with C alignment rules. The code
+// captured tensor and block-index list, and the call's two position offsets, in a fixed order
+// with C alignment rules. The code
 // generator writes the struct (with static_asserts on every offset) and the runtime packs the
 // bound values into bytes by this same description, so the two can never disagree.
 #include <cstdint>
@@ -21,8 +22,14 @@ enum class ParamFieldKind : std::uint8_t {
   BlockStride,   // i64: stride of one dimension (b, h, q block) of the block-index list
   BlockCount,    // int: K, the number of entries per query block
   BlockHeadGroup,// int: query heads per head of the list (1: bound per Hq head, Hq / Hkv: per kv head)
-  Padding        // an unused int, so that an empty struct still has a size
+  QOffset,       // int: the call's q_offset (the mods see q_idx = row + q_offset)
+  KvOffset       // int: the call's kv_offset (kv_idx = key + kv_offset)
 };
+
+// The call's q_offset and kv_offset: in every Params, set by the runtime, declared by no program.
+inline bool is_position_offset(ParamFieldKind kind) {
+  return kind == ParamFieldKind::QOffset || kind == ParamFieldKind::KvOffset;
+}
 
 struct ParamField {
   ParamFieldKind kind;

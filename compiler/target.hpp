@@ -47,6 +47,10 @@ struct KernelTarget {
   // reads (asked for in BackwardOptions::grads); without, a call that asks for none compiles no
   // scatter code.
   bool score_grads = false;
+  // The mods see global positions: q_idx = row + q_offset, kv_idx = key + kv_offset, the offsets
+  // read from the Params at run time (calls with nonzero ForwardOptions::q_offset or kv_offset).
+  // Without, the offsets are in the Params but unused: no index arithmetic is added.
+  bool positions = false;
   MathMode math = MathMode::Fast;
 };
 

@@ -108,7 +108,7 @@ CudaRun run_on_cuda(const Program& program, AttentionData& d, const HostBindings
     const std::size_t bytes = attn.block_mask_bytes(d.B, d.Hq, d.Tq, d.Tkv);
     mask_storage = DeviceBuffer(bytes);
     const TensorView storage = mask_storage.view(DType::u8, {static_cast<std::int64_t>(bytes)});
-    const BlockMaskOptions mask_options{.bind = options.bind};
+    const BlockMaskOptions mask_options{.bind = options.bind, .q_offset = d.q_offset, .kv_offset = d.kv_offset};
     mask = attn.build_block_mask(storage, d.B, d.Hq, d.Tq, d.Tkv, mask_options);  // warm-up (module load)
     CudaTimer build;
     build.start();

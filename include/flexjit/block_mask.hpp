@@ -19,6 +19,7 @@ struct BlockMask {
   std::string kernel{};     // entry name of the kernel it was built for
   int block_m = 0, block_n = 0;  // that kernel's query and kv tile sizes
   int B = 0, Hq = 0, Tq = 0, Tkv = 0;  // the shape it was built for
+  std::int64_t q_offset = 0, kv_offset = 0;  // and the global positions (BlockMaskOptions)
   bool per_batch = false;   // the mask reads b: one map per batch entry (else shared)
   bool per_head = false;    // the mask reads h: one map per query head (else shared)
   int q_tiles = 0, kv_tiles = 0;

@@ -108,14 +108,14 @@ struct ForwardOptions {
   //   key j of sequence b is row j % page_size of page page_table[b, j / page_size]. Entries past
   //   a sequence's length are never read.
   // Either way the mods see positions within the sequence: 0 <= kv_idx < kv_lens[b] (the
-  // sequence's Tkv), and q_idx is the row of q, 0 <= q_idx < Tq.
+  // sequence's Tkv), and q_idx is the row of q, 0 <= q_idx < Tq (each plus its offset below).
   std::optional<TensorView> kv_lens{};
   std::optional<TensorView> page_table{};
 
   // Global positions, for a shard of a longer sequence (context parallelism): the mods see
   // q_idx = row + q_offset and kv_idx = key + kv_offset (block and token lists still name rows of
   // this call's k). Runtime values: a new offset compiles nothing. Each >= 0, with q_offset + Tq
-  // and kv_offset + Tkv below 2^31. cpu kernels only for now (CUDA kernels refuse a nonzero one).
+  // and kv_offset + Tkv below 2^31. A block_mask must have been built with the same offsets.
   std::int64_t q_offset = 0;
   std::int64_t kv_offset = 0;
 };
@@ -143,11 +143,14 @@ struct BackwardOptions {
   bool deterministic = false;
 };
 
-// Options of Kernel::build_block_mask: the same bindings a forward call gets (the mask reads
-// them) and the stream the build is enqueued on.
+// Options of Kernel::build_block_mask: the same bindings and global positions a forward call
+// gets (the mask reads them) and the stream the build is enqueued on.
 struct BlockMaskOptions {
   void* stream = nullptr;
   std::map<std::string, Binding> bind{};
+  // The forward calls' ForwardOptions::q_offset and kv_offset: a map serves calls with these only.
+  std::int64_t q_offset = 0;
+  std::int64_t kv_offset = 0;
 };
 
 }  // namespace flexjit

@@ -188,7 +188,7 @@ class Kernel:
                 page_table=None, q_offset=0, kv_offset=0):
         """out (or (out, lse) with return_lse) of attention under the program's mods. out and lse are
         new arrays of q's library and device unless given. q_offset, kv_offset: the global positions
-        of q's and k's first rows (a shard of a longer sequence; cpu kernels only for now)."""
+        of q's and k's first rows (a shard of a longer sequence)."""
         _require_arrays(q=q, k=k, v=v)
         B, Hq, Tq = q.shape[0], q.shape[1], q.shape[2]
         if out is None:

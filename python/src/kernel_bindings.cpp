@@ -80,7 +80,8 @@ void forward(const Kernel& kernel, py::handle q, py::handle k, py::handle v, py:
   if (storage && qv.rank() == 4 && kv.rank() == 4) {
     mask = kernel.build_block_mask(*storage, static_cast<int>(qv.shape[0]), static_cast<int>(qv.shape[1]),
                                    static_cast<int>(qv.shape[2]), static_cast<int>(kv.shape[2]),
-                                   {.stream = options.stream, .bind = options.bind});
+                                   {.stream = options.stream, .bind = options.bind, .q_offset = q_offset,
+                                    .kv_offset = kv_offset});
     options.block_mask = &mask;
   }
   kernel.forward(qv, kv, vv, ov, options);

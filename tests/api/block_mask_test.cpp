@@ -75,6 +75,19 @@ TEST(BlockMaskBuild, StorageAndShape) {
               HasSubstr("'doc_ids' is not bound"));
 }
 
+TEST(BlockMaskBuild, PositionsAreChecked) {
+  const TensorView doc = TensorView::contiguous(fake(2), i32, {1000});
+  const TensorView storage = TensorView::contiguous(fake(1), u8, {4096});
+  auto error = [&](std::int64_t q_offset, std::int64_t kv_offset) {
+    return error_of([&] {
+      compiled("document").build_block_mask(storage, 1, 2, 1000, 1000,
+                                            {.bind = {{"doc_ids", doc}}, .q_offset = q_offset, .kv_offset = kv_offset});
+    });
+  };
+  EXPECT_THAT(error(-5, 0), HasSubstr("q_offset is -5: positions start at 0 or later"));
+  EXPECT_THAT(error(0, 2147483000), HasSubstr("kv_offset + Tkv = 2147484000 passes the last int32 position 2^31 - 1"));
+}
+
 // forward with a map: fake tensors [2, 8, 128, 64] (k/v 4 heads), document bound.
 std::string forward_error(const std::string& name, const BlockMask& mask) {
   Args a = good_args();
@@ -121,6 +134,10 @@ TEST(BlockMaskForward, MustMatchTheCall) {
   EXPECT_THAT(forward_error("document", m),
               HasSubstr("block_mask was built by kernel flexjit_fwd_prefix_lm_d64_bf16 with 128x64 tiles, not by this "
                         "one (128x64 tiles)"));
+  m = document_mask();
+  m.kv_offset = 4096;  // a map of another shard's keys
+  EXPECT_THAT(forward_error("document", m),
+              HasSubstr("block_mask was built for kv_offset=4096, but this call has kv_offset=0"));
   EXPECT_THAT(forward_error("document", BlockMask{}), HasSubstr("block_mask is empty (build it with Kernel::build_block_mask)"));
   EXPECT_THAT(forward_error("causal", document_mask()),
               HasSubstr("block_mask given, but this kernel's mask reads no captured tensor and follows no block mask"));

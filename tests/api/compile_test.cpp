@@ -50,6 +50,36 @@ TEST(Compile, MathModesAreTwoKernels) {
   EXPECT_THAT(exact.cuda_source(), HasSubstr("tanhf("));
 }
 
+// A call with position offsets runs the kernel whose mods add them, compiled on the first such
+// call; other offsets compile nothing more, and calls without keep the kernel compiled first.
+// (Without a driver each call then fails at the launch.)
+TEST(Compile, PositionOffsetsCompileOneMoreKernelOnce) {
+  Engine jit(EngineOptions{.disk_cache = false});
+  const Kernel k = jit.compile(example("causal"), {.head_dim = 64, .arch = "sm_90a"});
+  EXPECT_EQ(jit.counters().compiles, 1u);
+  Args a = good_args();
+  auto call = [&](std::int64_t q_offset, std::int64_t kv_offset) {
+    ForwardOptions o{.lse = a.lse};
+    o.q_offset = q_offset, o.kv_offset = kv_offset;
+    return error_of([&] { k.forward(a.q, a.k, a.v, a.out, o); });
+  };
+  EXPECT_THAT(call(0, 0), ::testing::Not(HasSubstr("offset")));
+  EXPECT_EQ(jit.counters().compiles, 1u);
+  call(4096, 0);
+  EXPECT_EQ(jit.counters().compiles, 2u);
+  call(128, 8192);
+  call(0, 0);
+  EXPECT_EQ(jit.counters().compiles, 2u);
+  // Refused offsets are refused before anything compiles.
+  Engine fresh(EngineOptions{.disk_cache = false});
+  const Kernel f = fresh.compile(example("causal"), {.head_dim = 64, .arch = "sm_90a"});
+  ForwardOptions o{.lse = a.lse};
+  o.q_offset = -3;
+  EXPECT_THAT(error_of([&] { f.forward(a.q, a.k, a.v, a.out, o); }),
+              HasSubstr("q_offset is -3: positions start at 0 or later"));
+  EXPECT_EQ(fresh.counters().compiles, 1u);
+}
+
 TEST(Compile, BlockSparseWalksTheList) {
   // BlockIndices[64, 64]: a 64-row query tile (inside one query block) and the block-list hooks;
   // sm90_fwd wants whole 128 x 128 tiles per block, so sm80_fwd serves it.

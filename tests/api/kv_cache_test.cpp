@@ -23,6 +23,7 @@ DecodeOutputs run_on_cpu(const Kernel& kernel, const DecodeCase& c, const Decode
   DecodeOutputs r{std::vector<float>(c.q.size(), -1.f), std::vector<float>(c.rows(), -1.f)};
   ForwardOptions o{.lse = TensorView::contiguous(r.lse.data(), f32, c.lse_shape(), Device::cpu()), .bind = bound.bind};
   o.kv_lens = TensorView::contiguous(c.lens.data(), i32, {c.B}, Device::cpu());
+  o.q_offset = c.shape.q_offset, o.kv_offset = c.shape.kv_offset;
   if (c.paged()) o.page_table = TensorView::contiguous(c.table.data(), i32, {c.B, c.max_pages}, Device::cpu());
   const DType dtype = c.shape.dtype;
   if (dtype == f32) {
@@ -70,6 +71,28 @@ INSTANTIATE_TEST_SUITE_P(Decode, KvCache,
                                          layout(32, 8, 4, 64), layout(32, 8, 4, 256), layout(8, 1, 1, 256),
                                          layout(8, 1, 4, 64), layout(32, 8, 4, 0), layout(8, 1, 1, 0)),
                          shape_name);
+
+// A shard of a longer sequence (ForwardOptions::q_offset, kv_offset) on the programs that index
+// no tensor by position: the queries 20 past the keys' shard, and keys 20 past the queries (the
+// last keys of each sequence in every row's future).
+TEST(KvCacheDecode, GlobalPositions) {
+  for (const auto& [q_offset, kv_offset] : {std::pair{300, 280}, std::pair{0, 20}}) {
+    DecodeShape s = layout(8, 2, 4, 16);
+    s.q_offset = q_offset, s.kv_offset = kv_offset;
+    const DecodeCase c(s);
+    for (const char* name : {"causal", "sliding_window", "window_with_sink_tokens", "learned_sink", "alibi"}) {
+      const Program p = load_decode_program(decode_program(name));
+      const DecodeBindings bound(p, c);
+      const ReferenceOutputs ref = c.reference(p, bound.env);
+      expect_decode_matches(c, ref, run_on_cpu(cpu_kernel(p), c, bound), kTolerance,
+                            std::string(name) + " " + decode_layout_name(s));
+      // Not the answer without offsets: each row sees another number of keys.
+      DecodeShape plain = s;
+      plain.q_offset = plain.kv_offset = 0;
+      EXPECT_NE(DecodeCase(plain).reference(p, bound.env).visible, ref.visible) << name;
+    }
+  }
+}
 
 // The causal decode mask among Tq = 4 new tokens: the last token sees every key of its sequence,
 // the first one the keys before the other three.

@@ -1,7 +1,7 @@
 // Global positions (ForwardOptions::q_offset, kv_offset: a shard of a longer sequence, as context
 // parallelism runs it): cpu kernels give the mods global q_idx and kv_idx, forward and backward
 // against the float64 oracles (tests/api/merge_test.cpp merges kv shards called with offsets); the
-// offsets' checks; CUDA kernels refuse them by name.
+// offsets' checks, on cpu and CUDA kernels.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -54,14 +54,20 @@ TEST(Positions, OffsetsAreChecked) {
   EXPECT_EQ(forward_error(2147483639, 0), "");  // the last row at 2^31 - 2
 }
 
-TEST(Positions, CudaKernelsRefuseThem) {
+// CUDA kernels take the offsets (their runs: tests/gpu); planning checks them the same way, before
+// anything is launched.
+TEST(Positions, CudaKernelsCheckThemWhenPlanning) {
   const Kernel k = engine().compile(example("causal"), {.head_dim = 64, .dtype = bf16, .arch = "sm_90a"});
   Args a = good_args();
-  ForwardOptions o{.lse = a.lse};
-  o.kv_offset = 4096;
-  EXPECT_THAT(error_of([&] { k.forward(a.q, a.k, a.v, a.out, o); }),
-              HasSubstr("q_offset 0 and kv_offset 4096: CUDA kernels take no position offsets yet (cpu kernels do: "
-                        "Device::cpu())"));
+  auto error = [&](std::int64_t q_offset, std::int64_t kv_offset) {
+    ForwardOptions o{.lse = a.lse};
+    o.q_offset = q_offset, o.kv_offset = kv_offset;
+    return error_of([&] { k.forward(a.q, a.k, a.v, a.out, o); });
+  };
+  EXPECT_THAT(error(0, -1), HasSubstr("kv_offset is -1: positions start at 0 or later"));
+  EXPECT_THAT(error(2147483600, 0), HasSubstr("q_offset + Tq = 2147483728 passes the last int32 position 2^31 - 1"));
+  // A good offset passes the checks: without a driver the call then fails at the launch.
+  EXPECT_THAT(error(0, 4096), ::testing::Not(HasSubstr("offset")));
 }
 
 // Kernel::may_keep_any: false only where the call keeps nothing. Checked against cpu calls over

@@ -210,4 +210,36 @@ TEST(GeneratedKernel, UnsupportedHeadDimIsNamed) {
   }
 }
 
+// The kernels for calls with position offsets (KernelTarget::positions) compile for every kernel
+// form: the forward of both families, the tile-map builder (document), block lists (topk_causal),
+// the scatter into a captured tensor's gradient (relative_position_bias), the backward of both
+// families and decode. They are other kernels than those without: never one cache entry.
+TEST(GeneratedKernel, KernelsForPositionOffsetsCompile) {
+  for (const char* name : {"document", "topk_causal", "relative_position_bias", "alibi_softcap_window"}) {
+    dsl::SourceFile file("", "");
+    const ir::Program program = example_ir(name, file);
+    const compiler::KernelTarget targets[] = {
+        {.head_dim = 128, .arch = "sm_90a", .positions = true},
+        {.head_dim = 64, .arch = "sm_80", .positions = true},
+        {.head_dim = 64, .arch = "sm_90a", .pass = compiler::KernelPass::Backward, .score_grads = true, .positions = true},
+        {.head_dim = 64, .arch = "sm_90a", .family = "sm80_bwd", .pass = compiler::KernelPass::Backward,
+         .positions = true},
+        {.head_dim = 128, .arch = "sm_90a", .pass = compiler::KernelPass::Decode, .positions = true},
+    };
+    for (const compiler::KernelTarget& target : targets) {
+      compiler::KernelTarget plain = target;
+      plain.positions = false;
+      const codegen::GeneratedKernel k = codegen::generate_kernel(program, target, &file);
+      const codegen::GeneratedKernel without = codegen::generate_kernel(program, plain, &file);
+      const std::string what = std::string(name) + " " + k.entry() + " (" + k.family + ")";
+      EXPECT_NE(k.source.find("+ p.q_offset"), std::string::npos) << what;
+      EXPECT_EQ(without.source.find("+ p.q_offset"), std::string::npos) << what;
+      EXPECT_NE(jit::CompileJob(api::compile_request(k), k.entry()).key.str(),
+                jit::CompileJob(api::compile_request(without), without.entry()).key.str())
+          << what;
+      EXPECT_NO_THROW(jit::compile(api::compile_request(k))) << what;
+    }
+  }
+}
+
 }  // namespace

@@ -36,23 +36,33 @@ TEST(ParamLayout, ScalarsTensorsAndBlockIndices) {
   EXPECT_EQ(off(ParamFieldKind::ScalarFloat, "temp"), 64);
   EXPECT_EQ(off(ParamFieldKind::ScalarBool, "flag"), 68);
   EXPECT_EQ(off(ParamFieldKind::BlockCount, "sel"), 72);
-  EXPECT_EQ(l.size, 80);
+  EXPECT_EQ(off(ParamFieldKind::BlockHeadGroup, "sel"), 76);
+  EXPECT_EQ(off(ParamFieldKind::QOffset, "q_offset"), 80);
+  EXPECT_EQ(off(ParamFieldKind::KvOffset, "kv_offset"), 84);
+  EXPECT_EQ(l.size, 88);
   EXPECT_EQ(l.alignment, 8);
   for (const auto& f : l.fields) EXPECT_EQ(f.offset % f.size, 0) << f.c_name;
 }
 
-TEST(ParamLayout, EmptyProgramStillHasAField) {
+// A program without declarations still has the call's two position offsets.
+TEST(ParamLayout, ProgramWithoutDeclarationsHasThePositionOffsets) {
   auto l = compiler::param_layout(program_of("def mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n"));
-  ASSERT_EQ(l.fields.size(), 1u);
-  EXPECT_EQ(l.fields[0].kind, ParamFieldKind::Padding);
-  EXPECT_EQ(l.size, 4);
+  ASSERT_EQ(l.fields.size(), 2u);
+  EXPECT_EQ(l.fields[0].kind, ParamFieldKind::QOffset);
+  EXPECT_EQ(l.fields[0].c_name, "q_offset");
+  EXPECT_EQ(l.fields[1].kind, ParamFieldKind::KvOffset);
+  EXPECT_EQ(l.fields[1].offset, 4);
+  EXPECT_EQ(l.size, 8);
 }
 
 TEST(ParamLayout, MemberNamesAreNeverRawUserIdentifiers) {
   auto l = compiler::param_layout(program_of("int_: int\nclass_: Tensor[int32, 1]\n"
                                              "def mask_mod(b, h, q_idx, kv_idx):\n"
                                              "    return class_[q_idx] < int_\n"));
-  for (const auto& f : l.fields) EXPECT_TRUE(f.c_name.rfind("s_", 0) == 0 || f.c_name.rfind("c_", 0) == 0) << f.c_name;
+  for (const auto& f : l.fields) {
+    if (compiler::is_position_offset(f.kind)) continue;  // ours, no user name
+    EXPECT_TRUE(f.c_name.rfind("s_", 0) == 0 || f.c_name.rfind("c_", 0) == 0) << f.c_name;
+  }
 }
 
 // A shape value ("doc.shape[0]", read from the bound tensor) is an int scalar of the layout with

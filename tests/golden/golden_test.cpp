@@ -89,13 +89,15 @@ TEST_P(BadProgram, GivesExpectedDiagnostic) {
 INSTANTIATE_TEST_SUITE_P(Errors, BadProgram, testing::ValuesIn(programs_in(kRoot / "tests/golden/errors")), test_name);
 
 // One example per kernel form: the index-arithmetic forward on either family, a tensor-reading
-// mask (tile-map builder), block lists, a captured tensor's gradient (the grads entry), decode.
+// mask (tile-map builder), block lists, a captured tensor's gradient (the grads entry), decode;
+// and the kernels for calls with position offsets (KernelTarget::positions) of three of them.
 struct CudaCase {
   const char* example;
   compiler::KernelPass pass;
   const char* family;
   int head_dim;
   bool score_grads = false;  // the backward module whose main kernel scatters into captured tensors' gradients
+  bool positions = false;
 };
 
 const CudaCase kCudaCases[] = {
@@ -107,7 +109,14 @@ const CudaCase kCudaCases[] = {
     {"causal", compiler::KernelPass::Backward, "sm80_bwd", 128},
     {"document", compiler::KernelPass::Backward, "sm80_bwd", 64},
     {"relative_position_bias", compiler::KernelPass::Backward, "sm80_bwd", 64, true},
+    {"document", compiler::KernelPass::Forward, "sm90_fwd", 128, false, true},
+    {"relative_position_bias", compiler::KernelPass::Backward, "sm80_bwd", 64, true, true},
+    {"alibi_softcap_window", compiler::KernelPass::Decode, "decode", 128, false, true},
 };
+
+std::string case_name(const CudaCase& c) {
+  return fmt::format("{}.{}.d{}{}", c.example, c.family, c.head_dim, c.positions ? ".positions" : "");
+}
 
 class ExampleCuda : public testing::TestWithParam<CudaCase> {};
 
@@ -120,14 +129,16 @@ TEST_P(ExampleCuda, MatchesGolden) {
   target.pass = c.pass;
   target.family = c.family;
   target.score_grads = c.score_grads;
+  target.positions = c.positions;
   const codegen::GeneratedKernel k = codegen::generate_kernel(compiler::build_ir(file), target, &file);
-  compare_or_update(kRoot / "tests/golden/cuda" / fmt::format("{}.{}.d{}.cu", c.example, c.family, c.head_dim),
-                    k.source);
+  compare_or_update(kRoot / "tests/golden/cuda" / (case_name(c) + ".cu"), k.source);
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, ExampleCuda, testing::ValuesIn(kCudaCases),
                          [](const testing::TestParamInfo<CudaCase>& i) {
-                           return fmt::format("{}_{}_d{}", i.param.example, i.param.family, i.param.head_dim);
+                           std::string name = case_name(i.param);
+                           for (char& c : name) c = c == '.' ? '_' : c;
+                           return name;
                          });
 
 TEST(BadProgram, AtLeastFortyCases) { EXPECT_GE(programs_in(kRoot / "tests/golden/errors").size(), 40u); }

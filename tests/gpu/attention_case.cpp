@@ -47,10 +47,11 @@ std::string Case::name() const {
       tile ? fmt::format("_tile{}x{}x{}x{}{}", tile->block_m, tile->block_n, tile->warps, tile->stages,
                          tile->persistent ? "p" : "")
            : "";
-  return fmt::format("{}_{}_d{}_b{}_h{}x{}_t{}x{}_{}{}{}{}{}{}{}{}", program, dtype_name(dtype), D, B, Hq, Hkv, Tq,
+  const std::string at = q_offset || kv_offset ? fmt::format("_at{}x{}", q_offset, kv_offset) : "";
+  return fmt::format("{}_{}_d{}_b{}_h{}x{}_t{}x{}_{}{}{}{}{}{}{}{}{}", program, dtype_name(dtype), D, B, Hq, Hkv, Tq,
                      Tkv, layout_name(layout), scale ? "_scaled" : "", math == Math::fast ? "_fast" : "",
                      family.empty() ? "" : "_", family, tile_name, backward_family.empty() ? "" : "_",
-                     backward_family);
+                     backward_family, at);
 }
 
 // The device side: q, k, v uploaded once in the case's layout; out and lse poisoned per run.
@@ -76,7 +77,7 @@ AttentionRun::AttentionRun(const Case& c, std::uint64_t seed)
   if (kernel_.family() == "sm90_fwd") {
     EXPECT_EQ(report.spill_bytes, 0) << c.name();
   }
-  bindings_ = random_bindings(program_, {c.B, c.Hq, c.Tq, c.Tkv, c.Hkv}, rng_);
+  bindings_ = random_bindings(program_, {c.B, c.Hq, c.Tq, c.Tkv, c.Hkv, c.q_offset, c.kv_offset}, rng_);
   device_ = std::make_unique<DeviceSide>(c);
 
   // Inputs: normal(0, 1), rounded to the element type; the float copies are what the GPU reads.
@@ -158,6 +159,7 @@ CaseFigures AttentionRun::run_and_check() {
   options.scale = c.scale;
   options.bind = views.bind;
   options.lse = views.lse;
+  options.q_offset = c.q_offset, options.kv_offset = c.kv_offset;
 
   BlockMask mask;
   if (use_block_mask_ && kernel_.needs_block_mask()) {
@@ -165,7 +167,8 @@ CaseFigures AttentionRun::run_and_check() {
     dev.mask_storage = std::make_unique<DeviceBuffer>(bytes);
     dev.mask_storage->fill_bytes(0xFF);  // unwritten counts read as -1 and fail the decoder
     const TensorView storage = TensorView::contiguous(dev.mask_storage->get(), DType::u8, {static_cast<std::int64_t>(bytes)});
-    mask = kernel_.build_block_mask(storage, c.B, c.Hq, c.Tq, c.Tkv, {.bind = options.bind});
+    mask = kernel_.build_block_mask(storage, c.B, c.Hq, c.Tq, c.Tkv,
+                                    {.bind = options.bind, .q_offset = c.q_offset, .kv_offset = c.kv_offset});
     options.block_mask = &mask;
   }
 
@@ -188,6 +191,7 @@ CaseFigures AttentionRun::run_and_check() {
   if (options.block_mask) check_block_mask(mask, env);
   test::ReferenceInputs in{q_.data(), k_.data(), v_.data(), c.B, c.Hq, c.Hkv, c.Tq, c.Tkv, c.D, 0.0, &env};
   in.scale = c.scale ? static_cast<double>(*c.scale) : 1.0 / std::sqrt(static_cast<double>(c.D));
+  in.q_offset = c.q_offset, in.kv_offset = c.kv_offset;
   const auto t0 = std::chrono::steady_clock::now();
   const test::ReferenceOutputs ref = test::reference_attention(ir, in);
   const double ref_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -282,7 +286,7 @@ void AttentionRun::check_block_mask(const BlockMask& mask, const ir::Env& env) {
           bool any = false, all = true;
           for (int q = m * mask.block_m; q < std::min((m + 1) * mask.block_m, c.Tq); ++q)
             for (int kv = t * mask.block_n; kv < std::min((t + 1) * mask.block_n, c.Tkv); ++kv) {
-              const bool keep = ir::eval_mask(ir, env, b, h, q, kv);
+              const bool keep = ir::eval_mask(ir, env, b, h, q + c.q_offset, kv + c.kv_offset);
               any |= keep;
               all &= keep;
             }

@@ -51,8 +51,9 @@ struct Case {
   std::string family{};  // CompileOptions::family; empty: the automatic choice
   std::string backward_family{};  // CompileOptions::backward_family; empty: the automatic choice
   std::optional<TileShape> tile{};  // CompileOptions::tile; empty: the family's table
+  int q_offset = 0, kv_offset = 0;  // ForwardOptions' global positions (and BackwardOptions')
   // "alibi_bf16_d128_b2_h4x2_t1000x1000_bhsd", "..._fast", "..._sm80_fwd", "..._tile64x64x8x2",
-  // "..._sm90_bwd"
+  // "..._sm90_bwd", "..._at4096x0" (offsets)
   std::string name() const;
 };
 // How gtest (and so ctest's test names) print a case.

@@ -13,6 +13,7 @@
 #include "jit/cuda_driver.hpp"
 #include "templates/sm90/tiles.cuh"
 #include "tests/gpu/attention_case.hpp"
+#include "tests/gpu/position_cases.hpp"
 
 namespace flexjit::gpu_test {
 namespace {
@@ -125,6 +126,7 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) { return info.
 
 INSTANTIATE_TEST_SUITE_P(Examples, Attention, ::testing::ValuesIn(cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(FastMath, Attention, ::testing::ValuesIn(fast_math_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(GlobalPositions, Attention, ::testing::ValuesIn(forward_position_cases()), case_name);
 
 }  // namespace
 }  // namespace flexjit::gpu_test

@@ -117,7 +117,12 @@ BackwardFigures BackwardRun::run_and_check() {
   const ir::Program& ir = detail::ProgramAccess::impl(forward_.program()).ir;
 
   // The gradients asked for, each an f32 tensor of its binding's shape, poisoned.
-  BackwardOptions options{.stream = nullptr, .bind = in.bind, .scale = c.scale, .deterministic = deterministic_};
+  BackwardOptions options{.stream = nullptr,
+                          .bind = in.bind,
+                          .scale = c.scale,
+                          .q_offset = c.q_offset,
+                          .kv_offset = c.kv_offset,
+                          .deterministic = deterministic_};
   std::set<std::string> requested;
   if (request_captures_) requested = ir::gradient_captures(ir);
   for (const std::string& name : requested) {
@@ -193,6 +198,7 @@ BackwardFigures BackwardRun::run_and_check() {
   test::ReferenceInputs rin{forward_.host_q().data(), forward_.host_k().data(), forward_.host_v().data(),
                             c.B, c.Hq, c.Hkv, c.Tq, c.Tkv, c.D, 0.0, &env};
   rin.scale = c.scale ? static_cast<double>(*c.scale) : 1.0 / std::sqrt(static_cast<double>(c.D));
+  rin.q_offset = c.q_offset, rin.kv_offset = c.kv_offset;
   const auto t0 = std::chrono::steady_clock::now();
   test::ReferenceGradients ref;
   try {
@@ -249,7 +255,7 @@ BackwardFigures BackwardRun::run_and_check() {
             const std::size_t key = (static_cast<std::size_t>(b) * c.Hkv + h / group) * c.Tkv + j;
             const std::size_t row = (static_cast<std::size_t>(b) * c.Hq + h) * c.Tq + i;
             if (!empty_row[row] && !unseen_key[key]) continue;
-            if (ir::eval_mask(ir, env, b, h, i, j)) empty_row[row] = unseen_key[key] = false;
+            if (ir::eval_mask(ir, env, b, h, i + c.q_offset, j + c.kv_offset)) empty_row[row] = unseen_key[key] = false;
           }
     f.empty_rows = std::count(empty_row.begin(), empty_row.end(), true);
     f.unseen_keys = std::count(unseen_key.begin(), unseen_key.end(), true);

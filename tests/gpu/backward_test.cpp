@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tests/gpu/backward_run.hpp"
+#include "tests/gpu/position_cases.hpp"
 
 namespace flexjit::gpu_test {
 namespace {
@@ -108,6 +109,7 @@ std::vector<Case> on_hopper(std::vector<Case> v) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, Backward, ::testing::ValuesIn(cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(GlobalPositions, Backward, ::testing::ValuesIn(backward_position_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(FastMath, Backward, ::testing::ValuesIn(fast_math_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(Hopper, Backward, ::testing::ValuesIn(on_hopper(cases())), case_name);
 INSTANTIATE_TEST_SUITE_P(HopperFastMath, Backward, ::testing::ValuesIn(on_hopper(fast_math_cases())), case_name);

@@ -170,7 +170,9 @@ HostTensor random_token_indices(const CaseShape& s, int K, bool per_kv_head, std
 
 CaseBindings random_bindings(const Program& program, const CaseShape& s, std::mt19937_64& rng) {
   CaseBindings out;
-  const int T = std::max(s.Tq, s.Tkv);
+  CaseShape global = s;  // what tensors indexed by position must cover
+  global.Tq += s.q_offset, global.Tkv += s.kv_offset;
+  const int T = std::max(global.Tq, global.Tkv);
   for (const Parameter& p : program.parameters()) {
     switch (p.kind) {
       case Parameter::Kind::int_scalar: {
@@ -188,7 +190,7 @@ CaseBindings random_bindings(const Program& program, const CaseShape& s, std::mt
         out.scalars[p.name] = (rng() & 1) != 0;
         break;
       case Parameter::Kind::tensor:
-        out.tensors[p.name] = random_tensor(p.name, p, s, rng);
+        out.tensors[p.name] = random_tensor(p.name, p, global, rng);
         break;
       case Parameter::Kind::block_indices: {
         // K from 1 to 5; per kv head in about half the GQA cases.

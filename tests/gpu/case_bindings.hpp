@@ -30,6 +30,9 @@ struct CaseBindings {
 struct CaseShape {
   int B, Hq, Tq, Tkv;
   int Hkv = 0;  // 0: Hq
+  // The call's global positions (ForwardOptions): tensors the mods index by position cover
+  // q_offset + Tq and kv_offset + Tkv; block and token lists name this call's rows.
+  int q_offset = 0, kv_offset = 0;
 };
 
 // Throws std::runtime_error for a declaration it has no rule for.

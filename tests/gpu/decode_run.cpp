@@ -62,6 +62,7 @@ ForwardOptions DecodeOnGpu::options(const test::DecodeBindings& bound) {
     o.bind[name] = TensorView::contiguous(captured_.back()->get(), host->dtype, host->shape);
   }
   o.kv_lens = TensorView{lens_.get(), DType::i32, {c.B}, {placement_.lens_stride}, Device::cuda(0)};
+  o.q_offset = c.shape.q_offset, o.kv_offset = c.shape.kv_offset;
   if (c.paged())
     o.page_table =
         TensorView{table_.get(), DType::i32, {c.B, c.max_pages}, {table_pitch(c, placement_), 1}, Device::cuda(0)};

@@ -2,8 +2,9 @@
 // float64 oracle: the decode programs of tests/support/decode_case.hpp (which the cpu kernels run
 // in tests/api/kv_cache_test.cpp) under GQA and MQA, one and four new tokens, pages of 16, 64 and
 // 256 keys and contiguous caches, bf16 (one row fp16, one exact math) at head dims 128, 64 and
-// 256, with lengths that span several key chunks and splits. Then what the kernel must do with
-// values the host never reads: a bad length or page makes NaN rows of its own sequence only.
+// 256, with lengths that span several key chunks and splits, and at global positions (q_offset,
+// kv_offset). Then what the kernel must do with values the host never reads: a bad length or page
+// makes NaN rows of its own sequence only.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -35,6 +36,15 @@ test::DecodeTolerance tolerance(DType d) {
 DecodeShape shape(int Hq, int Hkv, int Tq, int page_size, int D = 128, DType dtype = DType::bf16) {
   return {.Hq = Hq, .Hkv = Hkv, .Tq = Tq, .page_size = page_size, .D = D, .lens = kLengths, .dtype = dtype};
 }
+
+// A shard of a longer sequence (ForwardOptions::q_offset, kv_offset), for the programs that index
+// no tensor by position.
+DecodeShape at(DecodeShape s, int q_offset, int kv_offset) {
+  s.q_offset = q_offset, s.kv_offset = kv_offset;
+  return s;
+}
+const std::vector<std::string> kPositionPrograms = {"causal", "sliding_window", "window_with_sink_tokens",
+                                                    "learned_sink", "alibi"};
 
 std::string shape_name(const DecodeShape& s, Math math = Math::fast) {
   return fmt::format("{}_{}_d{}{}", test::decode_layout_name(s), dtype_name(s.dtype), s.D,
@@ -103,6 +113,12 @@ INSTANTIATE_TEST_SUITE_P(Others, DecodePrograms,
                                          Row{shape(32, 8, 1, 256, 256), kFewPrograms},
                                          Row{shape(8, 1, 4, 64, 256), kFewPrograms},
                                          Row{shape(32, 8, 4, 16), {"softcap", "alibi"}, Math::exact}),
+                         row_name);
+
+INSTANTIATE_TEST_SUITE_P(GlobalPositions, DecodePrograms,
+                         testing::Values(Row{at(shape(32, 8, 4, 16), 300, 280), kPositionPrograms},
+                                         Row{at(shape(8, 1, 1, 0), 0, 20), kPositionPrograms},
+                                         Row{at(shape(32, 8, 1, 64, 64), 3000, 2990), kPositionPrograms}),
                          row_name);
 
 class Decode : public GpuTest {};

@@ -1,5 +1,5 @@
-// Runtime scalars and captured tensors are kernel parameters: changing them changes the results,
-// and never compiles anything.
+// Runtime scalars, captured tensors and position offsets are kernel parameters: changing them
+// changes the results, and never compiles anything (offsets: past the first call that has any).
 #include <gtest/gtest.h>
 
 #include "tests/gpu/attention_case.hpp"
@@ -38,6 +38,24 @@ TEST_F(RuntimeValues, WindowsAtAndPastThe32BitRange) {
       run.run_and_check();
     }
   }
+}
+
+// The first call with position offsets compiles the kernel that adds them; every other offset
+// (and the calls without) compiles nothing more.
+TEST_F(RuntimeValues, ChangingPositionOffsetsCompilesOnce) {
+  Case c{"sliding_window", bf16, 64, 1, 2, 1, 300, 300};
+  c.q_offset = 64;
+  AttentionRun run(c, 21);
+  run.bindings().scalars["window"] = 100LL;
+  run.run_and_check();
+  const auto compiles = engine().counters().compiles;
+  for (const auto& [q_offset, kv_offset] : {std::pair{0, 64}, std::pair{1000, 900}, std::pair{0, 0}}) {
+    c.q_offset = q_offset, c.kv_offset = kv_offset;
+    AttentionRun again(c, 21);
+    again.bindings().scalars["window"] = 100LL;
+    again.run_and_check();
+  }
+  EXPECT_EQ(engine().counters().compiles, compiles);
 }
 
 TEST_F(RuntimeValues, ChangingCapturedTensorValuesDoesNotRecompile) {

@@ -28,7 +28,8 @@ float round_to(DType dtype, float x) {
 
 std::string decode_layout_name(const DecodeShape& s) {
   return "Hq" + std::to_string(s.Hq) + "_Hkv" + std::to_string(s.Hkv) + "_Tq" + std::to_string(s.Tq) +
-         (s.page_size ? "_page" + std::to_string(s.page_size) : "_contiguous");
+         (s.page_size ? "_page" + std::to_string(s.page_size) : "_contiguous") +
+         (s.q_offset || s.kv_offset ? "_at" + std::to_string(s.q_offset) + "x" + std::to_string(s.kv_offset) : "");
 }
 
 void PrintTo(const DecodeShape& s, std::ostream* os) {
@@ -104,6 +105,7 @@ ReferenceOutputs DecodeCase::reference(const Program& p, const ir::Env& env) con
   in.scale = 1.0 / std::sqrt(static_cast<double>(D));
   in.env = &env;
   in.kv_lens = lens.data();
+  in.q_offset = shape.q_offset, in.kv_offset = shape.kv_offset;
   if (paged()) in.page_table = table.data(), in.page_size = page_size, in.max_pages = max_pages;
   return reference_attention(detail::ProgramAccess::impl(p).ir, in);
 }

@@ -29,8 +29,12 @@ struct DecodeShape {
   // f32, or bf16 / fp16: every input rounded to it, so the oracle sees what the kernel reads.
   DType dtype = DType::f32;
   int spare_keys = 5;  // contiguous: Tkv = the longest length + spare_keys (the spare keys are NaN)
+  // ForwardOptions' global positions: the mods see q_idx + q_offset and kv_idx + kv_offset (a
+  // shard of a longer sequence). Only for programs that index no tensor by position.
+  int q_offset = 0, kv_offset = 0;
 };
-// "Hq32_Hkv8_Tq1_page16", "Hq8_Hkv1_Tq4_contiguous": the layout, not D, dtype or lengths.
+// "Hq32_Hkv8_Tq1_page16", "Hq8_Hkv1_Tq4_contiguous", "..._at700x300" (offsets): the layout, not D,
+// dtype or lengths.
 std::string decode_layout_name(const DecodeShape& s);
 // How gtest prints a parameter.
 void PrintTo(const DecodeShape& s, std::ostream* os);

@@ -15,6 +15,8 @@ struct Mods {
     const void* c_alibi_slopes;  // @0: alibi_slopes: Tensor[float32, 1]
     long long c_alibi_slopes_stride0;  // @8: stride of dimension 0, in elements
     long long s_window;  // @16: window: int
+    int q_offset;  // @24: global position of the call's first query row
+    int kv_offset;  // @28: global position of the call's first key
   };
 
   static constexpr bool kHasMask = true;
@@ -113,7 +115,7 @@ struct Mods {
 };
 
 // The host packs Params by the same layout (compiler/param_layout.cpp).
-static_assert(sizeof(Mods::Params) == 24, "Params layout");
+static_assert(sizeof(Mods::Params) == 32, "Params layout");
 static_assert(alignof(Mods::Params) == 8, "Params layout");
 
 }  // namespace fj_generated

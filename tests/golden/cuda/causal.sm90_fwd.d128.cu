@@ -12,7 +12,8 @@ namespace fj_generated {
 struct Mods {
   // Runtime scalars and captured tensors, bound at call time. Byte offsets in comments.
   struct Params {
-    int unused_;  // @0: no parameters
+    int q_offset;  // @0: global position of the call's first query row
+    int kv_offset;  // @4: global position of the call's first key
   };
 
   static constexpr bool kHasMask = true;
@@ -83,7 +84,7 @@ struct Mods {
 };
 
 // The host packs Params by the same layout (compiler/param_layout.cpp).
-static_assert(sizeof(Mods::Params) == 4, "Params layout");
+static_assert(sizeof(Mods::Params) == 8, "Params layout");
 static_assert(alignof(Mods::Params) == 4, "Params layout");
 
 }  // namespace fj_generated

@@ -15,6 +15,8 @@ struct Mods {
   struct Params {
     const void* c_doc_ids;  // @0: doc_ids: Tensor[int32, 1]
     long long c_doc_ids_stride0;  // @8: stride of dimension 0, in elements
+    int q_offset;  // @16: global position of the call's first query row
+    int kv_offset;  // @20: global position of the call's first key
   };
 
   static constexpr bool kHasMask = true;
@@ -134,7 +136,7 @@ struct Mods {
 };
 
 // The host packs Params by the same layout (compiler/param_layout.cpp).
-static_assert(sizeof(Mods::Params) == 16, "Params layout");
+static_assert(sizeof(Mods::Params) == 24, "Params layout");
 static_assert(alignof(Mods::Params) == 8, "Params layout");
 
 static_assert(sizeof(Mods::Grads) == 8, "Grads layout");

@@ -15,6 +15,8 @@ struct Mods {
     const void* c_rel_bias;  // @0: rel_bias: Tensor[float32, 2]
     long long c_rel_bias_stride0;  // @8: stride of dimension 0, in elements
     long long c_rel_bias_stride1;  // @16: stride of dimension 1, in elements
+    int q_offset;  // @24: global position of the call's first query row
+    int kv_offset;  // @28: global position of the call's first key
   };
 
   static constexpr bool kHasMask = true;
@@ -149,7 +151,7 @@ struct Mods {
 };
 
 // The host packs Params by the same layout (compiler/param_layout.cpp).
-static_assert(sizeof(Mods::Params) == 24, "Params layout");
+static_assert(sizeof(Mods::Params) == 32, "Params layout");
 static_assert(alignof(Mods::Params) == 8, "Params layout");
 
 static_assert(sizeof(Mods::Grads) == 40, "Grads layout");

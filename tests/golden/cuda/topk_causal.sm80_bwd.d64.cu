@@ -19,6 +19,8 @@ struct Mods {
     long long bi_selected_stride2;  // @24: stride of dimension 2, in elements
     int bi_selected_count;  // @32: K, entries per query block
     int bi_selected_head_group;  // @36: query heads per head of the list (Hq / its H)
+    int q_offset;  // @40: global position of the call's first query row
+    int kv_offset;  // @44: global position of the call's first key
   };
 
   static constexpr bool kHasMask = true;
@@ -120,7 +122,7 @@ struct Mods {
 };
 
 // The host packs Params by the same layout (compiler/param_layout.cpp).
-static_assert(sizeof(Mods::Params) == 40, "Params layout");
+static_assert(sizeof(Mods::Params) == 48, "Params layout");
 static_assert(alignof(Mods::Params) == 8, "Params layout");
 
 static_assert(sizeof(Mods::Grads) == 8, "Grads layout");
