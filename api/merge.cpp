@@ -1,4 +1,5 @@
-// merge_attention (include/flexjit/merge.hpp): the log-sum-exp merge of partial attentions.
+// merge_attention (include/flexjit/merge.hpp): the log-sum-exp merge of partial attentions, on the
+// host here, on CUDA tensors by api/merge_launch.cpp.
 #include "flexjit/merge.hpp"
 
 #include <fmt/format.h>
@@ -11,7 +12,9 @@
 
 #include "api/argument_problems.hpp"
 #include "api/forward_checks.hpp"
+#include "api/boundary.hpp"
 #include "api/host_tensor_copy.hpp"
+#include "api/merge_launch.hpp"
 
 namespace flexjit {
 namespace {
@@ -20,8 +23,9 @@ constexpr std::int64_t kDimMax = std::numeric_limits<std::int32_t>::max();
 
 bool float_element(DType d) { return d == DType::bf16 || d == DType::fp16 || d == DType::f32; }
 
-// Rank, dims and placement of one tensor.
-void check_tensor(const std::string& what, const TensorView& t, int rank, bool any_float, api::Problems& problems) {
+// Rank, dims and placement of one tensor: on `device`, out's (the host, or one CUDA device).
+void check_tensor(const std::string& what, const TensorView& t, int rank, bool any_float, const Device& device,
+                  api::Problems& problems) {
   if (any_float ? !float_element(t.dtype) : t.dtype != DType::f32)
     problems.add(fmt::format("{}: dtype must be {}, got {}", what, any_float ? "bf16, fp16 or f32" : "f32",
                              dtype_name(t.dtype)));
@@ -34,18 +38,22 @@ void check_tensor(const std::string& what, const TensorView& t, int rank, bool a
     if (t.shape[static_cast<std::size_t>(d)] < 0 || t.shape[static_cast<std::size_t>(d)] > kDimMax)
       problems.add(fmt::format("{}: dimension {} is {}, outside 0..{}", what, d, t.shape[static_cast<std::size_t>(d)],
                                kDimMax));
-  if (t.device.is_cuda())
-    problems.add(fmt::format("{}: is on {}; merge_attention takes host tensors only for now", what, t.device.str()));
+  const int alignment = float_element(t.dtype) ? dtype_size(t.dtype) : 1;
+  if (t.device != device)
+    problems.add(fmt::format("{}: is on {}, but out is on {}: merge_attention takes tensors of one device", what,
+                             t.device.str(), device.str()));
+  else if (device.is_cuda())
+    api::check_placement(what, t, device, alignment, problems);
   else
-    api::check_host_placement(what, t, float_element(t.dtype) ? dtype_size(t.dtype) : 1, problems);
+    api::check_host_placement(what, t, alignment, problems);
 }
 
 // One (out, lse) pair, the result's or a part's: each tensor's own checks, then the shapes against
 // the result's out (`model`, when it has four dims).
 void check_pair(const std::string& o, const TensorView& out, const std::string& l, const TensorView& lse,
                 const TensorView& model, api::Problems& problems) {
-  check_tensor(o, out, 4, true, problems);
-  check_tensor(l, lse, 3, false, problems);
+  check_tensor(o, out, 4, true, model.device, problems);
+  check_tensor(l, lse, 3, false, model.device, problems);
   if (model.rank() != 4) return;
   if (out.rank() == 4 && out.shape != model.shape)
     problems.add(fmt::format("{}: expected out's shape {}, got {}", o, api::format_dims(model.shape),
@@ -68,8 +76,13 @@ void check_merge(std::span<const AttentionPart> parts, const TensorView& out, co
 
 }  // namespace
 
-void merge_attention(std::span<const AttentionPart> parts, const TensorView& out, const TensorView& lse) {
+void merge_attention(std::span<const AttentionPart> parts, const TensorView& out, const TensorView& lse,
+                     const MergeOptions& options) {
   check_merge(parts, out, lse);
+  if (out.device.is_cuda()) {
+    api::at_api_boundary("merge_attention", [&] { api::launch_merge(parts, out, lse, out.device.index, options.stream); });
+    return;
+  }
   const std::size_t n_rows = static_cast<std::size_t>(lse.numel());
   const std::size_t D = static_cast<std::size_t>(out.shape[3]);
   // Every part is read whole before anything is written, so out and lse may be a part's own.

@@ -14,6 +14,12 @@ struct AttentionPart {
   TensorView lse;
 };
 
+struct MergeOptions {
+  // CUDA tensors: the CUstream the merge is enqueued on (the call returns before it runs). Host
+  // tensors: not used (the call returns with out and lse written).
+  void* stream = nullptr;
+};
+
 // For every row, over the parts i:
 //   lse = log sum_i exp(lse_i)        out = sum_i exp(lse_i - lse) out_i
 // A part whose row kept no key (lse_i = -inf) adds nothing; a row that no part kept gets out = 0
@@ -26,7 +32,10 @@ struct AttentionPart {
 // and lse in place of the part's own and the same dout, returns that part's keys' dk and dv and
 // its share of dq (the parts' dq summed are the whole dq), exactly as one call over all the keys.
 //
-// Host tensors only for now (an ArgumentError names each problem, CUDA tensors included).
-void merge_attention(std::span<const AttentionPart> parts, const TensorView& out, const TensorView& lse);
+// Every tensor on the host, or every tensor on one CUDA device (out's), where one kernel launch per
+// 16 parts merges them (compiled with NVRTC on the first CUDA merge of the process, through the
+// kernel cache). An ArgumentError names each problem before anything runs.
+void merge_attention(std::span<const AttentionPart> parts, const TensorView& out, const TensorView& lse,
+                     const MergeOptions& options = {});
 
 }  // namespace flexjit

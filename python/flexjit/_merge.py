@@ -10,8 +10,9 @@ def merge_attention(parts, *, out=None, lse=None):
     pair as a forward call returns them (out_i [B, H, T, D] bf16, fp16 or f32; lse_i float32
     [B, H, T]): lse = log sum_i exp(lse_i), out = sum_i exp(lse_i - lse) out_i. out and lse are
     new arrays like the first part's unless given (a part's own may be given: merged in place).
-    Host arrays for now. The backward needs no merge: each part's backward given the merged out
-    and lse returns its keys' dk, dv and its share of dq."""
+    Host arrays, or CUDA arrays of one device (merged on the GPU, on torch's current stream). The
+    backward needs no merge: each part's backward given the merged out and lse returns its keys'
+    dk, dv and its share of dq."""
     parts = list(parts)
     if not parts:
         raise ArgumentError("merge_attention: no parts to merge")
@@ -28,5 +29,5 @@ def merge_attention(parts, *, out=None, lse=None):
     if lse is None:
         lse = _arrays.empty(first_lse, tuple(first_lse.shape), "f32")
     _flexjit.merge_attention([_arrays.capsule(o) for o, _ in parts], [_arrays.capsule(l) for _, l in parts],
-                             _arrays.capsule(out), _arrays.capsule(lse))
+                             _arrays.capsule(out), _arrays.capsule(lse), _arrays.stream(out))
     return out, lse

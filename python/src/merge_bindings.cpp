@@ -5,10 +5,12 @@
 
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "flexjit/error.hpp"
 #include "flexjit/merge.hpp"
+#include "python/src/call_arguments.hpp"
 #include "python/src/dlpack_view.hpp"
 #include "python/src/python_module.hpp"
 
@@ -19,7 +21,8 @@ namespace flexjit::python {
 void register_merge(py::module_& m) {
   m.def(
       "merge_attention",
-      [](const std::vector<py::handle>& outs, const std::vector<py::handle>& lses, py::handle out, py::handle lse) {
+      [](const std::vector<py::handle>& outs, const std::vector<py::handle>& lses, py::handle out, py::handle lse,
+         std::uintptr_t stream) {
         if (outs.size() != lses.size())
           throw ArgumentError(fmt::format("merge_attention: {} outs and {} lses", outs.size(), lses.size()));
         std::vector<AttentionPart> parts;
@@ -28,9 +31,9 @@ void register_merge(py::module_& m) {
                            view_of(lses[i], fmt::format("parts[{}].lse", i))});
         const TensorView ov = view_of(out, "out"), lv = view_of(lse, "lse");
         py::gil_scoped_release unlocked;
-        merge_attention(parts, ov, lv);
+        merge_attention(parts, ov, lv, {.stream = stream_of(stream)});
       },
-      py::arg("outs"), py::arg("lses"), py::arg("out"), py::arg("lse"));
+      py::arg("outs"), py::arg("lses"), py::arg("out"), py::arg("lse"), py::arg("stream") = 0);
 }
 
 }  // namespace flexjit::python

@@ -140,4 +140,35 @@ struct TileMapArgs {
   int Hm;  // heads in the map (1 when the mask ignores h), for the row index
 };
 
+// merge_attention's arguments (common/merge_attention.cuh). Element types of the outs (each part
+// and the result may differ).
+enum MergeElement : int { kMergeF32 = 0, kMergeBf16 = 1, kMergeFp16 = 2 };
+
+// out [B, H, T, D] of one element type, strides in elements.
+struct MergeOut {
+  void* data;
+  long long sb, sh, st, sd;
+  int element;
+};
+
+// lse float32 [B, H, T], strides in elements.
+struct MergeLse {
+  float* data;
+  long long sb, sh, st;
+};
+
+// Parts per launch; the host merges more in rounds, the result of one being a part of the next.
+constexpr int kMergeMaxParts = 16;
+constexpr int kMergeWarps = 4;  // rows per CTA
+
+struct MergeArgs {
+  MergeOut out;
+  MergeLse lse;
+  MergeOut part_out[kMergeMaxParts];
+  MergeLse part_lse[kMergeMaxParts];
+  int parts;
+  int H, T, D;
+  long long rows;  // B * H * T
+};
+
 }  // namespace flexjit

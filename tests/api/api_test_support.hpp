@@ -3,6 +3,7 @@
 // pointers are never dereferenced: every test that uses them expects an error raised on the host.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "flexjit/flexjit.hpp"
@@ -14,6 +15,9 @@ Program example(const std::string& name);  // examples/<name>.py
 
 // alibi_softcap_window.py, head dim 64, bf16, compiled for sm_90a (no driver needed).
 const Kernel& alibi_kernel();
+
+// A device address for checks that never dereference it: distinct per slot, 1 MiB apart, aligned.
+void* fake(std::uintptr_t slot);
 
 // Consistent arguments for alibi_kernel(): q/out [2, 8, 128, 64], k/v [2, 4, 128, 64], lse
 // [2, 8, 128], slopes f32 [8], window 64. Pointers are fake, 256-byte aligned, distinct.

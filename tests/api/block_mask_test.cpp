@@ -26,8 +26,6 @@ const Kernel& compiled(const std::string& name) {
   return it->second;
 }
 
-void* fake(int i) { return reinterpret_cast<void*>(static_cast<std::uintptr_t>(0x7f0000000000ULL + i * 0x100000ULL)); }
-
 TEST(BlockMask, OnlyMasksThatReadTensorsHaveABuilder) {
   for (const char* name : {"causal", "sliding_window", "sink_window", "two_sided_window", "dilated_window", "chunked",
                            "alibi", "alibi_softcap_window", "softcap", "learned_sink", "neighbourhood_2d",

@@ -1,5 +1,5 @@
-// The bytes the launcher hands the kernel: AttnArgs, TileMapArgs, DecodeArgs and BwdArgs laid out by NVRTC as by the
-// host compiler, and Params packed by the generator's layout.
+// The bytes the launcher hands the kernel: AttnArgs, TileMapArgs, DecodeArgs, BwdArgs and MergeArgs laid out by
+// NVRTC as by the host compiler, and Params packed by the generator's layout.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -11,6 +11,7 @@
 #include "jit/nvrtc_compiler.hpp"
 #include "api/param_packing.hpp"
 #include "api/tile_map_launch.hpp"
+#include "templates/common/kernel_args.cuh"
 #include "templates/embedded_templates.hpp"
 #include "tests/api/api_test_support.hpp"
 
@@ -45,6 +46,7 @@ TEST(Layout, KernelArgsMatchTheHost) {
   src += same_layout_as_host<TileMapArgs>("TileMapArgs");
   src += same_layout_as_host<DecodeArgs>("DecodeArgs");
   src += same_layout_as_host<BwdArgs>("BwdArgs");
+  src += same_layout_as_host<MergeArgs>("MergeArgs");
   expect_nvrtc_accepts(src);
   static_assert(offsetof(CommonArgs, B) == 40 && offsetof(CommonArgs, q_b) == 64 && offsetof(CommonArgs, scale) == 160);
   // Every family's block starts with CommonArgs, so the common templates read them alike.

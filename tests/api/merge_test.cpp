@@ -11,7 +11,10 @@
 #include <vector>
 
 #include "flexjit/half.hpp"
+#include "api/generated_kernel_compile.hpp"
+#include "api/merge_launch.hpp"
 #include "flexjit/merge.hpp"
+#include "jit/nvrtc_compiler.hpp"
 #include "tests/api/api_test_support.hpp"
 #include "tests/support/reference_attention.hpp"
 
@@ -186,7 +189,7 @@ TEST(MergeAttention, ArgumentsAreChecked) {
             "merge_attention: 4 problems:\n"
             "  parts[0].out: expected out's shape [2, 3, 4, 8], got [2, 3, 5, 8]\n"
             "  parts[1].lse: dtype must be f32, got i32\n"
-            "  parts[2].out: is on cuda:0; merge_attention takes host tensors only for now\n"
+            "  parts[2].out: is on cuda:0, but out is on cpu: merge_attention takes tensors of one device\n"
             "  parts[2].lse: expected 3 dims ([B, H, T]), got shape [2, 12]");
   const std::vector<AttentionPart> one{{out, lse}};
   const TensorView bytes = TensorView::contiguous(o.data(), i8, {2, 3, 4, 8}, Device::cpu());
@@ -195,6 +198,24 @@ TEST(MergeAttention, ArgumentsAreChecked) {
   const TensorView negative = TensorView::contiguous(l.data(), f32, {2, 3, -4}, Device::cpu());
   EXPECT_THAT(error_of([&] { merge_attention(one, out, negative); }),
               HasSubstr("lse: dimension 2 is -4, outside 0..2147483647"));
+}
+
+// CUDA tensors: every one on out's device, checked like the host's before anything runs (the
+// launch itself: tests/gpu/merge_test.cpp); and the kernel compiles for sm_80 and sm_90a.
+TEST(MergeAttention, CudaTensorsAreCheckedAndTheKernelCompiles) {
+  const TensorView out = TensorView::contiguous(fake(1), bf16, {2, 3, 4, 8}, Device::cuda(0));
+  const TensorView lse = TensorView::contiguous(fake(2), f32, {2, 3, 4}, Device::cuda(0));
+  const std::vector<AttentionPart> parts{{TensorView::contiguous(fake(3), f32, {2, 3, 4, 8}, Device::cuda(1)), lse},
+                                         {out, TensorView::contiguous(fake(4), f32, {2, 3, 4}, Device::cpu())}};
+  EXPECT_EQ(error_of([&] { merge_attention(parts, out, lse); }),
+            "merge_attention: 2 problems:\n"
+            "  parts[0].out: is on cuda:1, but out is on cuda:0: merge_attention takes tensors of one device\n"
+            "  parts[1].lse: is on cpu, but out is on cuda:0: merge_attention takes tensors of one device");
+  // Checked, then the launch: without a driver it fails there, not at the arguments.
+  const std::vector<AttentionPart> good{{out, lse}, {TensorView::contiguous(fake(3), fp16, {2, 3, 4, 8}), lse}};
+  EXPECT_THAT(error_of([&] { merge_attention(good, out, lse); }), ::testing::Not(HasSubstr("problem")));
+  for (const char* arch : {"sm_80", "sm_90a"})
+    EXPECT_NO_THROW(jit::compile(api::compile_request(api::merge_source(arch)))) << arch;
 }
 
 }  // namespace
