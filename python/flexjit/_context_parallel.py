@@ -1,0 +1,129 @@
+"""flexjit.torch.context_parallel_attention: flexjit.ring run with one process per rank, the key/value
+shards passed round the ring by torch.distributed point-to-point messages (NCCL for CUDA tensors,
+gloo for host ones). Each rank holds its chunks of the sequence (`shard_sequence`), concatenated;
+the ring's generators (flexjit.ring.rank_forward, rank_backward) do the attention, and this module
+drives them: what a rank's generator yields is sent to the next rank, and it is resumed with what
+the previous rank sent. Autograd runs the backward ring, dK and dV travelling home with their shard."""
+
+import torch
+import torch.distributed as dist
+
+from . import _attention, ring
+from .errors import ArgumentError, UnsupportedError
+
+
+def _ranks(group):
+    return dist.get_rank(group), dist.get_world_size(group)
+
+
+def _global_rank(group, rank):
+    return rank if group is None else dist.get_global_rank(group, rank)
+
+
+def shard_sequence(x, group=None, sharding="zigzag", dim=2):
+    """This rank's share of a whole sequence x (positions along `dim`): its chunks under `sharding`
+    (flexjit.ring.shard_chunks), concatenated, as context_parallel_attention takes them."""
+    rank, world = _ranks(group)
+    chunks = ring.shard_chunks(x.shape[dim], world, sharding)[rank]
+    return torch.cat([x.narrow(dim, a, b - a) for a, b in chunks], dim=dim)
+
+
+def _pieces(x, chunks):
+    """[(global offset, view)] of a rank's concatenated chunks of x (positions along dim 2)."""
+    out, at = [], 0
+    for a, b in chunks:
+        out.append((a, x[:, :, at:at + b - a]))
+        at += b - a
+    return out
+
+
+def _exchange(payload, send_to, recv_from, group):
+    """Sends payload (a list of tuples of ints and tensors) to rank send_to and returns rank
+    recv_from's, which has the same pattern and shapes (every rank holds chunks of one size)."""
+    ops, received = [], []
+    for item in payload:
+        tensors = [x.contiguous() for x in item if torch.is_tensor(x)]
+        ints = torch.tensor([x for x in item if not torch.is_tensor(x)], dtype=torch.int64, device=tensors[0].device)
+        buffers = [torch.empty_like(ints)] + [torch.empty_like(t) for t in tensors]
+        ops += [dist.P2POp(dist.isend, t, send_to, group) for t in [ints] + tensors]
+        ops += [dist.P2POp(dist.irecv, b, recv_from, group) for b in buffers]
+        received.append((item, buffers))
+    for request in dist.batch_isend_irecv(ops):
+        request.wait()
+    out = []
+    for item, buffers in received:
+        ints, tensors = iter(buffers[0].tolist()), iter(buffers[1:])
+        out.append(tuple(next(tensors) if torch.is_tensor(x) else next(ints) for x in item))
+    return out
+
+
+def _drive(generator, group):
+    """Runs one rank's ring generator against its neighbours; returns what it returns."""
+    rank, world = _ranks(group)
+    send_to, recv_from = _global_rank(group, (rank + 1) % world), _global_rank(group, (rank - 1) % world)
+    try:
+        sending = next(generator)
+        while True:
+            sending = generator.send(_exchange(sending, send_to, recv_from, group))
+    except StopIteration as stop:
+        return stop.value
+
+
+class _RingAttention(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, kernel, bind, scale, group, chunks):
+        world = _ranks(group)[1]
+        kv = [(a, kk, vv) for (a, kk), (_, vv) in zip(_pieces(k, chunks), _pieces(v, chunks))]
+        parts = _drive(ring.rank_forward(kernel, _pieces(q, chunks), kv, world, bind, scale), group)
+        out = torch.cat([o for o, _ in parts], dim=2)
+        lse = torch.cat([l for _, l in parts], dim=2)
+        ctx.save_for_backward(q, k, v, out, lse)
+        ctx.kernel, ctx.bind, ctx.scale, ctx.group, ctx.chunks = kernel, bind, scale, group, chunks
+        ctx.mark_non_differentiable(lse)
+        return out, lse
+
+    @staticmethod
+    def backward(ctx, dout, dlse):
+        q, k, v, out, lse = ctx.saved_tensors
+        chunks, world = ctx.chunks, _ranks(ctx.group)[1]
+        kv = [(a, kk, vv) for (a, kk), (_, vv) in zip(_pieces(k, chunks), _pieces(v, chunks))]
+        outs = [o for _, o in _pieces(out, chunks)]
+        lses = [l.contiguous() for _, l in _pieces(lse, chunks)]
+        douts = [d for _, d in _pieces(dout.contiguous(), chunks)]
+        dqs, dkvs = _drive(ring.rank_backward(ctx.kernel, _pieces(q, chunks), kv, outs, lses, douts, world, ctx.bind,
+                                              ctx.scale), ctx.group)
+        dq = torch.cat(dqs, dim=2)
+        dk = torch.cat([g for g, _ in dkvs], dim=2)
+        dv = torch.cat([g for _, g in dkvs], dim=2)
+        return dq, dk, dv, None, None, None, None, None
+
+
+def context_parallel_attention(query, key, value, group=None, score_mod=None, mask_mod=None, sharding="zigzag",
+                               scale=None, enable_gqa=False, return_lse=False, kernel_options=None):
+    """FlexAttention's attention over a sequence sharded across the ranks of `group` (a
+    torch.distributed process group; None: the default one). Each rank passes its own share of q,
+    k and v, [B, H, T / world, D]: the chunks of positions `sharding` gives it ("zigzag": chunks r
+    and 2 * world - 1 - r of 2 * world, which balances a causal mask; "contiguous": the r-th of
+    world runs), concatenated, as shard_sequence(x, group, sharding) cuts them. The mods see global
+    positions, so captured tensors are indexed by them (bind the whole sequence's). Returns this
+    rank's rows of out (and lse with return_lse), in the same order; gradients reach q, k and v.
+    The sequence length (world times the local one) must divide into the sharding's chunks."""
+    _attention._check_heads(query, key, value, enable_gqa)
+    rank, world = _ranks(group)
+    local = query.shape[2]
+    if key.shape[2] != local or value.shape[2] != local:
+        raise ArgumentError(f"context_parallel_attention shards one sequence: q holds {local} positions, k "
+                            f"{key.shape[2]} and v {value.shape[2]}")
+    chunks = ring.shard_chunks(local * world, world, sharding)[rank]
+    if sum(b - a for a, b in chunks) != local or len({b - a for c in ring.shard_chunks(local * world, world, sharding)
+                                                      for a, b in c}) != 1:
+        pieces = 2 * world if sharding == "zigzag" else world
+        raise ArgumentError(f"a sequence of {local * world} positions over {world} ranks does not cut into {pieces} "
+                            f"equal {sharding} chunks: make each rank's length a multiple of {pieces // world}")
+    kernel, bind = _attention.prepare(query, key, value, score_mod, mask_mod, None, kernel_options)
+    wanting = [name for name, x in bind.items() if torch.is_tensor(x) and x.requires_grad and x.is_floating_point()]
+    if wanting:
+        raise UnsupportedError(f"context_parallel_attention: gradients of captured tensors ({', '.join(wanting)}) are "
+                               "not computed across ranks yet; detach them")
+    out, lse = _RingAttention.apply(query, key, value, kernel, bind, scale, group, chunks)
+    return (out, lse) if return_lse else out

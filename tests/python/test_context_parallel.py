@@ -1,0 +1,86 @@
+"""flexjit.torch.context_parallel_attention with real processes: 2 and 4 ranks joined by gloo on the
+host (cpu kernels, float32 torch tensors), each holding its zigzag or contiguous share of one
+sequence. Every rank's out, lse and gradients equal its rows of one call over the whole sequence,
+for a causal mask, a sliding window and documents that span the shard boundaries. Skipped where
+torch is missing (CI); the GPU host runs it (scripts/gpu-test)."""
+
+import socket
+
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.distributed as dist  # noqa: E402
+import torch.multiprocessing as mp  # noqa: E402
+
+import flexjit  # noqa: E402
+import flexjit.torch as fj  # noqa: E402
+
+B, H, D, T = 1, 2, 16, 48
+DOCS = torch.repeat_interleave(torch.arange(4, dtype=torch.int32), torch.tensor([5, 17, 3, 23]))
+
+
+def causal(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx
+
+
+def window(b, h, q_idx, kv_idx):
+    return (q_idx >= kv_idx) & (q_idx - kv_idx < 7)
+
+
+def documents(b, h, q_idx, kv_idx):
+    return (DOCS[q_idx] == DOCS[kv_idx]) & (q_idx >= kv_idx)
+
+
+MASKS = {"causal": causal, "window": window, "documents": documents}
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _whole():
+    gen = torch.Generator().manual_seed(7)
+    q, k, v = (torch.randn(B, H, T, D, generator=gen) for _ in range(3))
+    dout = torch.randn(B, H, T, D, generator=gen)
+    return q, k, v, dout
+
+
+def _rank(rank, world, port, mask_name, sharding):
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    try:
+        mask = MASKS[mask_name]
+        q, k, v, dout = _whole()
+        # The reference: one call over the whole sequence, on every rank.
+        out, lse = flexjit.attention(q, k, v, mask_mod=mask, return_lse=True)
+        dq, dk, dv = flexjit.attention_backward(q, k, v, out, lse, dout, mask_mod=mask)
+        local = [fj.shard_sequence(x, sharding=sharding).clone().requires_grad_() for x in (q, k, v)]
+        got, got_lse = fj.context_parallel_attention(*local, mask_mod=mask, sharding=sharding, return_lse=True)
+        got.backward(fj.shard_sequence(dout, sharding=sharding))
+        want = [fj.shard_sequence(x, sharding=sharding) for x in (out, lse, dq, dk, dv)]
+        for name, g, w in zip(("out", "lse", "dq", "dk", "dv"), (got.detach(), got_lse, *[x.grad for x in local]), want):
+            err = (g - w).norm() / (w.norm() + 1e-12)
+            assert err < 1e-4, f"rank {rank} {name}: relative error {err:.2e}"
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.parametrize("mask_name", sorted(MASKS))
+@pytest.mark.parametrize("world,sharding", [(2, "zigzag"), (4, "zigzag"), (4, "contiguous")])
+def test_every_rank_gets_its_rows_of_one_call(world, sharding, mask_name):
+    # A rank that fails raises here with its traceback.
+    mp.start_processes(_rank, args=(world, _free_port(), mask_name, sharding), nprocs=world, start_method="fork")
+
+
+def test_lengths_that_do_not_cut_into_equal_chunks_are_refused():
+    port = _free_port()
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)
+    try:
+        q = torch.randn(1, 2, 7, 16)
+        with pytest.raises(flexjit.ArgumentError, match="does not cut into 2 equal zigzag chunks"):
+            fj.context_parallel_attention(q, q, q, mask_mod=causal)
+        out = fj.context_parallel_attention(q, q, q, mask_mod=causal, sharding="contiguous")
+        assert torch.allclose(out, flexjit.attention(q, q, q, mask_mod=causal), atol=1e-6)
+    finally:
+        dist.destroy_process_group()
