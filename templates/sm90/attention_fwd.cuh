@@ -291,11 +291,9 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
       if constexpr (Cfg::kPersistent) sm90::mbarrier_arrive(q_empty);
     };
 
-    // Per visited tile: S = Q K^T, then (the top of the loop) its logits, softmax and P; then the
-    // next tile's S = Q K^T issued with this tile's O += P V. The softmax has one call site, so the
-    // mods are inlined once per tile class (they are most of the compile time); the first tile's
-    // S is issued before the loop, and its rescale multiplies a zero O. r: the ring position of
-    // the tile whose S is in sacc.
+    // Per visited tile: S = Q K^T, its logits and softmax, P; then O += P V (peeled by one tile, so
+    // that the loop body ends with the next tile's P ready). r: the ring position of the tile
+    // whose P is in pa.
     sm90::mbarrier_wait(q_full, q_phase);
     if (kv.has_tile()) {
       // The last consumer hands the first turn to consumer 0; every warpgroup then takes one turn
@@ -307,13 +305,11 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
       issue_qk(ring % S);
       pass_turn();
       sm90::wgmma_wait<0>();
+      softmax(kv.tile() * BN, kv.tile_class());  // O is still zero: nothing to rescale
+      detail::pack_probabilities<kBf16>(sacc, pa);
       int r = ring;
 #pragma unroll 1
-      for (;;) {
-        if (softmax(kv.tile() * BN, kv.tile_class())) detail::rescale_output(o, corr);
-        detail::pack_probabilities<kBf16>(sacc, pa);
-        kv.pop();
-        if (!kv.has_tile()) break;
+      for (kv.pop(); kv.has_tile(); kv.pop(), ++r) {
         const int s = r % S, next = (r + 1) % S;
         sm90::mbarrier_wait(k_full(next), ((r + 1) / S) & 1);
         sm90::mbarrier_wait(v_full(s), (r / S) & 1);
@@ -324,7 +320,8 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
         pass_turn();
         sm90::wgmma_wait<0>();
         if (lane == 0) sm90::mbarrier_arrive(kv_empty(s));
-        ++r;
+        if (softmax(kv.tile() * BN, kv.tile_class())) detail::rescale_output(o, corr);
+        detail::pack_probabilities<kBf16>(sacc, pa);
       }
       release_q();
       // The last tile's P V.
