@@ -29,6 +29,12 @@ void require_cuda(const Kernel::Impl& k, const char* what) {
     throw Error(fmt::format("{}: runs on the cpu, so it has no {}", k.cpu_name, what));
 }
 
+// A call with position offsets runs the kernels that add them (Kernel::Impl::forward_kernel).
+template <class Options>
+bool has_offsets(const Options& o) {
+  return o.q_offset != 0 || o.kv_offset != 0;
+}
+
 TileShape tile_shape(const codegen::TileConfig& t) {
   return {t.block_m, t.block_n, t.warps, t.stages, t.q_in_registers, t.persistent};
 }
@@ -141,7 +147,7 @@ void Kernel::forward(const TensorView& q, const TensorView& k, const TensorView&
   api::at_api_boundary(entry_name(), [&] {
     if (!impl_->device.is_cuda()) return api::cpu_forward(*impl_, {q, k, v, out}, options);
     // Every check happens here, on the host, before the driver is touched.
-    const bool positions = options.q_offset != 0 || options.kv_offset != 0;
+    const bool positions = has_offsets(options);
     if (options.kv_lens || options.page_table) {
       // Every kernel of the program packs the same Params: the forward's layout plans the call.
       const codegen::GeneratedKernel& g = impl_->cuda->generated;
@@ -168,7 +174,7 @@ void Kernel::backward(const TensorView& q, const TensorView& k, const TensorView
     api::BackwardPlan plan = api::plan_backward(entry_name(), impl_->cuda->generated.params, impl_->program->ir,
                                                 impl_->cuda->generated.target.head_dim, impl_->dtype,
                                                 {q, k, v, out, lse, dout, dq, dk, dv}, options);
-    const bool positions = options.q_offset != 0 || options.kv_offset != 0;
+    const bool positions = has_offsets(options);
     api::launch_backward(impl_->backward_kernel(plan.scatter, options.deterministic, positions), plan,
                          options.stream);
   });
@@ -183,7 +189,7 @@ void Kernel::compile_backward(const BackwardOptions& like) const {
   require_cuda(*impl_, "backward kernel");
   api::at_api_boundary(entry_name(), [&] {
     impl_->backward_kernel(api::score_scatters(impl_->program->ir, like.grads), like.deterministic,
-                           like.q_offset != 0 || like.kv_offset != 0);
+                           has_offsets(like));
   });
 }
 
@@ -277,7 +283,7 @@ BlockMask Kernel::build_block_mask(const TensorView& storage, int B, int Hq, int
                                     "to build",
                                     impl_->cpu_name));
   return api::at_api_boundary(entry_name(), [&] {
-    const bool positions = options.q_offset != 0 || options.kv_offset != 0;
+    const bool positions = has_offsets(options);
     api::TileMapPlan plan =
         api::plan_tile_map(impl_->forward_source(positions), impl_->program->ir, storage, {B, Hq, Tq, Tkv}, options);
     api::launch_tile_map(impl_->forward_kernel(positions), plan, options.stream);

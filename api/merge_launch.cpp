@@ -66,9 +66,9 @@ MergeLse lse_of(const TensorView& t) { return {static_cast<float*>(t.data), t.st
 
 void launch_merge(std::span<const AttentionPart> parts, const TensorView& out, const TensorView& lse, int device,
                   void* stream) {
-  const CompiledKernel& kernel = merge_kernel(jit::device_arch(device));
   const long long rows = out.shape[0] * out.shape[1] * out.shape[2];
-  if (rows == 0 || out.shape[3] == 0) return;
+  if (rows == 0 || out.shape[3] == 0) return;  // nothing to merge: nothing to compile either
+  const CompiledKernel& kernel = merge_kernel(jit::device_arch(device));
   // Rounds of up to kMergeMaxParts: after the first, the result so far is the first part.
   std::vector<MergeArgs> rounds;
   for (std::size_t next = 0; next < parts.size();) {

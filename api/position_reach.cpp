@@ -1,5 +1,6 @@
 #include "api/position_reach.hpp"
 
+#include "compiler/plan.hpp"
 #include "ir/bounds.hpp"
 
 namespace flexjit::api {
@@ -8,10 +9,8 @@ bool may_keep_any(const ir::Program& program, const ir::Env& env, std::int64_t q
                   std::int64_t kv_offset, std::int64_t Tkv) {
   if (Tq < 1 || Tkv < 1) return false;
   if (!program.mask_mod) return true;
-  ir::BoundsEnv bounds;
   // b and h over the grid's range (a mask that reads them is analysed for every entry and head).
-  const IntInterval grid{0, 65534};
-  bounds.set(ir::kParamBatch, grid).set(ir::kParamHead, grid);
+  ir::BoundsEnv bounds = compiler::mod_param_ranges();
   bounds.set(ir::kParamQ, IntInterval{q_offset, q_offset + Tq - 1});
   bounds.set(ir::kParamKv, IntInterval{kv_offset, kv_offset + Tkv - 1});
   for (const ir::Scalar& s : program.scalars) {

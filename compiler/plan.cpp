@@ -116,10 +116,6 @@ TileMapNeeds tile_map_needs(const ir::Program& p) {
   return t;
 }
 
-namespace {
-
-// What the kernel knows of its mod parameters: positions are below a length, which is a
-// non-negative 32-bit int (so at most 2^31 - 2), b and h grid indices.
 const ir::BoundsEnv& mod_param_ranges() {
   static const ir::BoundsEnv env = [] {
     ir::BoundsEnv e;
@@ -129,6 +125,8 @@ const ir::BoundsEnv& mod_param_ranges() {
   }();
   return env;
 }
+
+namespace {
 
 // One map for every expression the kernel evaluates. A node reached from two roots gets the hull
 // of its two intervals, so the map stays conservative.

@@ -71,6 +71,10 @@ struct KernelPlan {
   ir::IntRanges int_ranges;
 };
 
+// What a kernel knows of its mod parameters: positions are below a length, which is a
+// non-negative 32-bit int (so at most 2^31 - 2), b and h grid indices.
+const ir::BoundsEnv& mod_param_ranges();
+
 KernelPlan make_plan(const ir::Program& program, const KernelTarget& target,
                      const dsl::SourceFile* source = nullptr);
 

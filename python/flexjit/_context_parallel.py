@@ -37,6 +37,11 @@ def _pieces(x, chunks):
     return out
 
 
+def _kv_pieces(k, v, chunks):
+    """[(global offset, k view, v view)] of a rank's key/value chunks, as the ring holds them."""
+    return [(a, kk, vv) for (a, kk), (_, vv) in zip(_pieces(k, chunks), _pieces(v, chunks))]
+
+
 def _exchange(payload, send_to, recv_from, group):
     """Sends payload (a list of tuples of ints and tensors) to rank send_to and returns rank
     recv_from's, which has the same pattern and shapes (every rank holds chunks of one size)."""
@@ -73,8 +78,8 @@ class _RingAttention(torch.autograd.Function):
     @staticmethod
     def forward(ctx, q, k, v, kernel, bind, scale, group, chunks):
         world = _ranks(group)[1]
-        kv = [(a, kk, vv) for (a, kk), (_, vv) in zip(_pieces(k, chunks), _pieces(v, chunks))]
-        parts = _drive(ring.rank_forward(kernel, _pieces(q, chunks), kv, world, bind, scale), group)
+        parts = _drive(ring.rank_forward(kernel, _pieces(q, chunks), _kv_pieces(k, v, chunks), world, bind, scale),
+                       group)
         out = torch.cat([o for o, _ in parts], dim=2)
         lse = torch.cat([l for _, l in parts], dim=2)
         ctx.save_for_backward(q, k, v, out, lse)
@@ -86,7 +91,7 @@ class _RingAttention(torch.autograd.Function):
     def backward(ctx, dout, dlse):
         q, k, v, out, lse = ctx.saved_tensors
         chunks, world = ctx.chunks, _ranks(ctx.group)[1]
-        kv = [(a, kk, vv) for (a, kk), (_, vv) in zip(_pieces(k, chunks), _pieces(v, chunks))]
+        kv = _kv_pieces(k, v, chunks)
         outs = [o for _, o in _pieces(out, chunks)]
         lses = [l.contiguous() for _, l in _pieces(lse, chunks)]
         douts = [d for _, d in _pieces(dout.contiguous(), chunks)]
