@@ -52,23 +52,33 @@ __device__ __forceinline__ void cp_async_4(unsigned dst, const void* src) {
 }  // namespace detail
 
 // ---------------------------------------------------------------------------------------------
+namespace detail {
+// Where a thread of the pre- or post-pass works: grid (row blocks, Hq, B), one warp per row.
+struct BwdPassThread {
+  int b, h, warp, lane;
+  i64 bh;  // b * Hq + h
+};
+__device__ __forceinline__ BwdPassThread bwd_pass_thread(const BwdArgs& args) {
+  const int b = blockIdx.z, h = blockIdx.y;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  return {b, h, warp, lane, static_cast<i64>(b) * args.Hq + h};
+}
+}  // namespace detail
+
 // The pre-pass: one warp per row of (b, h), rows [blockIdx.x * kBwdPassRows, +kBwdPassRows) of
 // Tq_pad. kScatter: the sink's gradient goes to the captured tensors it reads.
 template <class Mods, class Cfg, bool kScatter>
 __device__ __forceinline__ void bwd_prep(const BwdArgs& args, const typename Mods::Params& p,
                                          const typename Mods::Grads& grads) {
   constexpr int D = Cfg::kHeadDim;
-  constexpr int kWarps = sm80::kBwdPassThreads / 32;
   constexpr bool kBf16 = Cfg::kIsBf16;
-  const int b = blockIdx.z, h = blockIdx.y;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const i64 bh = static_cast<i64>(b) * args.Hq + h;
+  const auto [b, h, warp, lane, bh] = detail::bwd_pass_thread(args);
   const unsigned short* gO = static_cast<const unsigned short*>(args.o) + b * args.o_b + h * args.o_h;
   const unsigned short* gdO = static_cast<const unsigned short*>(args.dout) + b * args.do_b + h * args.do_h;
   float sink = 0.f;
   if constexpr (kScatter && Mods::kHasSink) sink = Mods::sink(p, b, h);
   float dsink = 0.f;
-  for (int r = warp; r < sm80::kBwdPassRows; r += kWarps) {
+  for (int r = warp; r < sm80::kBwdPassRows; r += sm80::kBwdPassWarps) {
     const int row = blockIdx.x * sm80::kBwdPassRows + r;
     float dot = 0.f;
     float lse = 0.f;
@@ -108,13 +118,10 @@ __device__ __forceinline__ void bwd_prep(const BwdArgs& args, const typename Mod
 template <class Mods, class Cfg>
 __device__ __forceinline__ void bwd_post(const BwdArgs& args) {
   constexpr int D = Cfg::kHeadDim;
-  constexpr int kWarps = sm80::kBwdPassThreads / 32;
   constexpr bool kBf16 = Cfg::kIsBf16;
-  const int b = blockIdx.z, h = blockIdx.y;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const i64 bh = static_cast<i64>(b) * args.Hq + h;
+  const auto [b, h, warp, lane, bh] = detail::bwd_pass_thread(args);
   unsigned short* gdQ = static_cast<unsigned short*>(args.dq) + b * args.dq_b + h * args.dq_h;
-  for (int r = warp; r < sm80::kBwdPassRows; r += kWarps) {
+  for (int r = warp; r < sm80::kBwdPassRows; r += sm80::kBwdPassWarps) {
     const int row = blockIdx.x * sm80::kBwdPassRows + r;
     if (row >= args.Tq) break;
     const float* acc = args.dq_accum + (bh * args.Tq_pad + row) * D;

@@ -57,6 +57,7 @@ constexpr int bwd_smem_bytes(int head_dim, int block_m, int block_n, int stages)
 // row at a time.
 constexpr int kBwdPassThreads = 128;
 constexpr int kBwdPassRows = 16;
+constexpr int kBwdPassWarps = kBwdPassThreads / 32;
 
 }  // namespace sm80
 }  // namespace flexjit
