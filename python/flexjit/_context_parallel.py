@@ -9,7 +9,7 @@ import torch
 import torch.distributed as dist
 
 from . import _attention, ring
-from .errors import ArgumentError, UnsupportedError
+from .errors import ArgumentError
 
 
 def _ranks(group):
@@ -75,15 +75,18 @@ def _drive(generator, group):
 
 
 class _RingAttention(torch.autograd.Function):
+    """captures: the bound float tensors that want gradients (names: their names in bind), inputs
+    of the Function so that autograd hands them their gradients."""
+
     @staticmethod
-    def forward(ctx, q, k, v, kernel, bind, scale, group, chunks):
+    def forward(ctx, q, k, v, kernel, bind, scale, group, chunks, names, *captures):
         world = _ranks(group)[1]
         parts = _drive(ring.rank_forward(kernel, _pieces(q, chunks), _kv_pieces(k, v, chunks), world, bind, scale),
                        group)
         out = torch.cat([o for o, _ in parts], dim=2)
         lse = torch.cat([l for _, l in parts], dim=2)
         ctx.save_for_backward(q, k, v, out, lse)
-        ctx.kernel, ctx.bind, ctx.scale, ctx.group, ctx.chunks = kernel, bind, scale, group, chunks
+        ctx.kernel, ctx.bind, ctx.scale, ctx.group, ctx.chunks, ctx.names = kernel, bind, scale, group, chunks, names
         ctx.mark_non_differentiable(lse)
         return out, lse
 
@@ -95,12 +98,14 @@ class _RingAttention(torch.autograd.Function):
         outs = [o for _, o in _pieces(out, chunks)]
         lses = [l.contiguous() for _, l in _pieces(lse, chunks)]
         douts = [d for _, d in _pieces(dout.contiguous(), chunks)]
-        dqs, dkvs = _drive(ring.rank_backward(ctx.kernel, _pieces(q, chunks), kv, outs, lses, douts, world, ctx.bind,
-                                              ctx.scale), ctx.group)
-        dq = torch.cat(dqs, dim=2)
-        dk = torch.cat([g for g, _ in dkvs], dim=2)
-        dv = torch.cat([g for _, g in dkvs], dim=2)
-        return dq, dk, dv, None, None, None, None, None
+        result = _drive(ring.rank_backward(ctx.kernel, _pieces(q, chunks), kv, outs, lses, douts, world, ctx.bind,
+                                           ctx.scale, ctx.names), ctx.group)
+        dq = torch.cat(result[0], dim=2)
+        dk = torch.cat([g for g, _ in result[1]], dim=2)
+        dv = torch.cat([g for _, g in result[1]], dim=2)
+        # This rank's queries' share of each captured tensor's gradient (flexjit.ring.rank_backward).
+        captures = [result[2][n].to(ctx.bind[n].dtype) for n in ctx.names]
+        return (dq, dk, dv, None, None, None, None, None, None, *captures)
 
 
 def context_parallel_attention(query, key, value, group=None, score_mod=None, mask_mod=None, sharding="zigzag",
@@ -111,7 +116,9 @@ def context_parallel_attention(query, key, value, group=None, score_mod=None, ma
     and 2 * world - 1 - r of 2 * world, which balances a causal mask; "contiguous": the r-th of
     world runs), concatenated, as shard_sequence(x, group, sharding) cuts them. The mods see global
     positions, so captured tensors are indexed by them (bind the whole sequence's). Returns this
-    rank's rows of out (and lse with return_lse), in the same order; gradients reach q, k and v.
+    rank's rows of out (and lse with return_lse), in the same order; gradients reach q, k and v,
+    and captured float tensors that require grad get this rank's queries' share of theirs (the
+    ranks' shares sum to the whole: reduce them across the group as any parameter's gradient).
     The sequence length (world times the local one) must divide into the sharding's chunks."""
     _attention._check_heads(query, key, value, enable_gqa)
     rank, world = _ranks(group)
@@ -126,9 +133,7 @@ def context_parallel_attention(query, key, value, group=None, score_mod=None, ma
         raise ArgumentError(f"a sequence of {local * world} positions over {world} ranks does not cut into {pieces} "
                             f"equal {sharding} chunks: make each rank's length a multiple of {pieces // world}")
     kernel, bind = _attention.prepare(query, key, value, score_mod, mask_mod, None, kernel_options)
-    wanting = [name for name, x in bind.items() if torch.is_tensor(x) and x.requires_grad and x.is_floating_point()]
-    if wanting:
-        raise UnsupportedError(f"context_parallel_attention: gradients of captured tensors ({', '.join(wanting)}) are "
-                               "not computed across ranks yet; detach them")
-    out, lse = _RingAttention.apply(query, key, value, kernel, bind, scale, group, chunks)
+    names = tuple(name for name, x in bind.items() if torch.is_tensor(x) and x.requires_grad and x.is_floating_point())
+    out, lse = _RingAttention.apply(query, key, value, kernel, bind, scale, group, chunks, names,
+                                    *(bind[n] for n in names))
     return (out, lse) if return_lse else out

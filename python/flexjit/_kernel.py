@@ -96,6 +96,16 @@ def bound_values(bind):
     return out
 
 
+def capture_gradient_arrays(bind, grads):
+    """{name: float32 array shaped like bind[name], uninitialised} for each name in grads."""
+    out = {}
+    for name in grads:
+        if name not in bind:
+            raise ArgumentError(f"grads: {name!r} is not bound; bind it to get its gradient")
+        out[name] = _arrays.empty(bind[name], tuple(bind[name].shape), "f32")
+    return out
+
+
 def _optional(x):
     return None if x is None else _arrays.capsule(x)
 
@@ -221,11 +231,7 @@ class Kernel:
         dk = _arrays.empty(k, tuple(k.shape), _arrays.dtype_name(k) or self.dtype)
         dv = _arrays.empty(v, tuple(v.shape), _arrays.dtype_name(v) or self.dtype)
         bind = bind or {}
-        capture_grads = {}
-        for name in grads:
-            if name not in bind:
-                raise ArgumentError(f"grads: {name!r} is not bound; bind it to get its gradient")
-            capture_grads[name] = _arrays.empty(bind[name], tuple(bind[name].shape), "f32")
+        capture_grads = capture_gradient_arrays(bind, grads)
         self._native.backward(_arrays.capsule(q), _arrays.capsule(k), _arrays.capsule(v), _arrays.capsule(out),
                               _arrays.capsule(lse), _arrays.capsule(dout), _arrays.capsule(dq), _arrays.capsule(dk),
                               _arrays.capsule(dv), bound_values(bind), scale,

@@ -6,7 +6,9 @@ queries to the shard it holds, with the chunks' global positions (`q_offset`, `k
 see global `q_idx` and `kv_idx`, so captured tensors are indexed by global positions), and merges
 the partial results by their lse (`flexjit.merge_attention`). The backward sends each shard's dk
 and dv along with it, so that they come home summed over every rank's queries; each step's
-backward is given the merged out and lse, which makes the sum exact. A chunk pair that the mask
+backward is given the merged out and lse, which makes the sum exact. The gradient of a captured tensor (bound to the
+whole sequence's on every rank) is a sum over (query, key) pairs, each pair one rank's: each rank
+returns its own queries' share, and the shares sum to the whole gradient. A chunk pair that the mask
 provably keeps nothing of (`Kernel.may_keep_any`: under a causal mask, keys after every query)
 costs no call, forward or backward. Programs with a sink are refused: every call would add it to
 its lse once more.
@@ -22,6 +24,7 @@ r chunks r and 2 * world - 1 - r, so that under a causal mask every rank has the
 """
 
 from . import _arrays
+from ._kernel import capture_gradient_arrays
 from ._merge import merge_attention
 from .errors import ArgumentError, UnsupportedError
 
@@ -84,11 +87,16 @@ def rank_forward(kernel, q_chunks, kv_chunks, world, bind=None, scale=None):
             for (_, q), (out, lse) in zip(q_chunks, acc)]
 
 
-def rank_backward(kernel, q_chunks, kv_chunks, outs, lses, douts, world, bind=None, scale=None):
+def rank_backward(kernel, q_chunks, kv_chunks, outs, lses, douts, world, bind=None, scale=None, grads=()):
     """One rank's backward, given its query chunks' merged out and lse (rank_forward's) and dout.
     The key/value shard travels with its dk and dv (f32); after world shifts each is home.
-    Returns ([dq per query chunk], [(dk, dv) per key chunk]) in the inputs' dtypes."""
+    Returns ([dq per query chunk], [(dk, dv) per key chunk]) in the inputs' dtypes; with grads (names
+    of captured float tensors, bound to the whole sequence's), also {name: f32 gradient} of this
+    rank's queries alone: every (query, key) pair is one rank's, so the ranks' gradients sum to the
+    whole sequence's."""
     _refuse_sink(kernel)
+    bind = bind or {}
+    capture_grads = _zero_capture_grads(bind, grads)
     dq = [_arrays.zeros(q, tuple(q.shape), "f32") for _, q in q_chunks]
     held = [(o, k, v, _arrays.zeros(k, tuple(k.shape), "f32"), _arrays.zeros(v, tuple(v.shape), "f32"))
             for o, k, v in kv_chunks]
@@ -97,15 +105,27 @@ def rank_backward(kernel, q_chunks, kv_chunks, outs, lses, douts, world, bind=No
             for kv_offset, k, v, dk, dv in held:
                 if not _keeps_any(kernel, q_offset, q, kv_offset, k, bind):
                     continue
-                dqi, dki, dvi = kernel.backward(q, k, v, outs[i], lses[i], douts[i], bind, scale, q_offset=q_offset,
-                                                kv_offset=kv_offset)
+                result = kernel.backward(q, k, v, outs[i], lses[i], douts[i], bind, scale, grads, q_offset=q_offset,
+                                         kv_offset=kv_offset)
+                dqi, dki, dvi = result[:3]
+                for name, g in (result[3] if grads else {}).items():
+                    capture_grads[name] += g
                 dq[i] += dqi
                 dk += dki
                 dv += dvi
         held = yield held
-    return ([_arrays.cast(x, _arrays.dtype_name(q)) for x, (_, q) in zip(dq, q_chunks)],
-            [(_arrays.cast(dk, _arrays.dtype_name(k)), _arrays.cast(dv, _arrays.dtype_name(v)))
-             for (_, k, v, dk, dv) in held])
+    result = ([_arrays.cast(x, _arrays.dtype_name(q)) for x, (_, q) in zip(dq, q_chunks)],
+              [(_arrays.cast(dk, _arrays.dtype_name(k)), _arrays.cast(dv, _arrays.dtype_name(v)))
+               for (_, k, v, dk, dv) in held])
+    return result + (capture_grads,) if grads else result
+
+
+def _zero_capture_grads(bind, grads):
+    """{name: f32 zeros shaped like the bound tensor} for each name in grads."""
+    out = capture_gradient_arrays(bind, grads)
+    for g in out.values():
+        g[...] = 0
+    return out
 
 
 def simulate(ranks):
@@ -159,19 +179,23 @@ def simulated_attention(kernel, q, k, v, world, sharding="zigzag", bind=None, sc
     return out, lse
 
 
-def simulated_backward(kernel, q, k, v, out, lse, dout, world, sharding="zigzag", bind=None, scale=None):
-    """(dq, dk, dv) of the whole sequence by `world` virtual ranks, given the whole out and lse."""
+def simulated_backward(kernel, q, k, v, out, lse, dout, world, sharding="zigzag", bind=None, scale=None, grads=()):
+    """(dq, dk, dv) of the whole sequence by `world` virtual ranks, given the whole out and lse; with
+    grads, (dq, dk, dv, {name: gradient}), each captured tensor's gradient summed over the ranks."""
     _check_sequence(q, k)
     chunks = shard_chunks(q.shape[2], world, sharding)
     ranks = [rank_backward(kernel, _rows(q, c), _kv_rows(k, v, c),
                            [out[:, :, a:b] for a, b in c], [_arrays.contiguous(lse[:, :, a:b]) for a, b in c],
-                           [dout[:, :, a:b] for a, b in c], world, bind, scale) for c in chunks]
+                           [dout[:, :, a:b] for a, b in c], world, bind, scale, grads) for c in chunks]
     dq = _arrays.empty(q, tuple(q.shape), _arrays.dtype_name(q))
     dk = _arrays.empty(k, tuple(k.shape), _arrays.dtype_name(k))
     dv = _arrays.empty(v, tuple(v.shape), _arrays.dtype_name(v))
-    for c, (dqs, dkvs) in zip(chunks, simulate(ranks)):
-        for (a, b), x, (y, z) in zip(c, dqs, dkvs):
+    capture_grads = _zero_capture_grads(bind or {}, grads)
+    for c, result in zip(chunks, simulate(ranks)):
+        for (a, b), x, (y, z) in zip(c, result[0], result[1]):
             dq[:, :, a:b] = x
             dk[:, :, a:b] = y
             dv[:, :, a:b] = z
-    return dq, dk, dv
+        for name, g in (result[2] if grads else {}).items():
+            capture_grads[name] += g
+    return (dq, dk, dv, capture_grads) if grads else (dq, dk, dv)

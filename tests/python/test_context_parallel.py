@@ -1,7 +1,8 @@
 """flexjit.torch.context_parallel_attention with real processes: 2 and 4 ranks joined by gloo on the
 host (cpu kernels, float32 torch tensors), each holding its zigzag or contiguous share of one
 sequence. Every rank's out, lse and gradients equal its rows of one call over the whole sequence,
-for a causal mask, a sliding window and documents that span the shard boundaries. Skipped where
+for a causal mask, a sliding window and documents that span the shard boundaries; a captured bias
+table's gradient shares sum over the ranks to one call's. Skipped where
 torch is missing (CI); the GPU host runs it (scripts/gpu-test)."""
 
 import socket
@@ -71,6 +72,42 @@ def _rank(rank, world, port, mask_name, sharding):
 def test_every_rank_gets_its_rows_of_one_call(world, sharding, mask_name):
     # A rank that fails raises here with its traceback.
     mp.start_processes(_rank, args=(world, _free_port(), mask_name, sharding), nprocs=world, start_method="fork")
+
+
+def _biased(table):
+    def score_mod(score, b, h, q_idx, kv_idx):
+        return score + table[h, kv_idx - q_idx + T]
+
+    return score_mod
+
+
+def _bias_rank(rank, world, port, sharding):
+    """A relative-position bias table that requires grad: each rank's share of its gradient,
+    summed over the group, is one call's gradient."""
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    try:
+        q, k, v, dout = _whole()
+        table = torch.randn(H, 2 * T + 1, generator=torch.Generator().manual_seed(11))
+        out, lse = flexjit.attention(q, k, v, score_mod=_biased(table), mask_mod=causal, return_lse=True)
+        *_, want = flexjit.attention_backward(q, k, v, out, lse, dout, score_mod=_biased(table), mask_mod=causal,
+                                              capture_grads=True)
+        param = table.clone().requires_grad_()
+        local = [fj.shard_sequence(x, sharding=sharding) for x in (q, k, v)]
+        got = fj.context_parallel_attention(*local, score_mod=_biased(param), mask_mod=causal, sharding=sharding)
+        got.backward(fj.shard_sequence(dout, sharding=sharding))
+        share = param.grad.clone()
+        dist.all_reduce(param.grad)
+        (whole,) = want.values()
+        err = (param.grad - whole).norm() / whole.norm()
+        assert err < 1e-4, f"rank {rank} table gradient: relative error {err:.2e}"
+        assert (share - whole).norm() / whole.norm() > 0.05, f"rank {rank} holds the whole gradient, not its share"
+    finally:
+        dist.destroy_process_group()
+
+
+@pytest.mark.parametrize("world,sharding", [(2, "zigzag"), (4, "contiguous")])
+def test_captured_tensor_gradients_are_shares_that_sum_to_one_call(world, sharding):
+    mp.start_processes(_bias_rank, args=(world, _free_port(), sharding), nprocs=world, start_method="fork")
 
 
 def test_lengths_that_do_not_cut_into_equal_chunks_are_refused():

@@ -153,3 +153,35 @@ def test_programs_with_a_sink_are_refused(rng):
     q, k, v = qkv(rng, B=1, Hq=2, Hkv=2, Tq=16, Tkv=16, D=8)
     with pytest.raises(flexjit.UnsupportedError, match="its sink would be counted once per key shard"):
         ring.simulated_attention(kernel, q, k, v, 2)
+
+
+@pytest.mark.parametrize("world,sharding", [(2, "zigzag"), (3, "contiguous"), (4, "zigzag")])
+def test_captured_tensor_gradients_sum_over_the_ranks(world, sharding, rng):
+    """A relative-position bias table indexed by global positions (kv_idx - q_idx): the ranks'
+    shares of its gradient sum to one call's, and a single rank's share is not the whole."""
+    kernel = flexjit.compile(os.path.join(EXAMPLES, "relative_position_bias.py"), 8, "float32", "cpu")
+    bind = {"rel_bias": rng.uniform(-1, 1, (4, 257)).astype(np.float32)}
+    q, k, v = qkv(rng, B=2, Hq=4, Hkv=2, Tq=T, Tkv=T, D=8)
+    out, lse = kernel.forward(q, k, v, bind, return_lse=True)
+    dout = rng.uniform(-1, 1, out.shape).astype(np.float32)
+    dq, dk, dv, want = kernel.backward(q, k, v, out, lse, dout, bind, grads=("rel_bias",))
+    rq, rk, rv, got = ring.simulated_backward(kernel, q, k, v, out, lse, dout, world, sharding, bind,
+                                              grads=("rel_bias",))
+    assert set(got) == {"rel_bias"} and got["rel_bias"].dtype == np.float32
+    assert relative_l2(got["rel_bias"], want["rel_bias"]) < 1e-4
+    assert relative_l2(rq, dq) < 1e-4 and relative_l2(rk, dk) < 1e-4 and relative_l2(rv, dv) < 1e-4
+    chunks = ring.shard_chunks(T, world, sharding)[0]
+    one = ring.simulate([ring.rank_backward(kernel, [(a, q[:, :, a:b]) for a, b in chunks],
+                                            [(a, k[:, :, a:b], v[:, :, a:b]) for a, b in chunks],
+                                            [out[:, :, a:b] for a, b in chunks],
+                                            [np.ascontiguousarray(lse[:, :, a:b]) for a, b in chunks],
+                                            [dout[:, :, a:b] for a, b in chunks], 1, bind, None, ("rel_bias",))])
+    assert relative_l2(one[0][2]["rel_bias"], want["rel_bias"]) > 0.05
+
+
+def test_unbound_gradient_names_are_refused(rng):
+    kernel, bind = kernel_and_bind("causal", rng)
+    q, k, v = qkv(rng, B=1, Hq=2, Hkv=2, Tq=16, Tkv=16, D=8)
+    out, lse = kernel.forward(q, k, v, return_lse=True)
+    with pytest.raises(flexjit.ArgumentError, match="grads: 'table' is not bound; bind it to get its gradient"):
+        ring.simulated_backward(kernel, q, k, v, out, lse, out, 2, grads=("table",))
