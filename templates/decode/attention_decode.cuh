@@ -183,6 +183,10 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
     tokens_of_head(h, qa, qb);
     int l = 0, e = len;
     Mods::kv_range(p, b, h, qa, qb, len, &l, &e);
+    // An empty asm hides the range from NVVM: a closed form of index arithmetic alone (causal:
+    // min(qb + ..., len)) otherwise costs 0.4-0.5 s of its optimisation, relating it to every
+    // loop bound of the kernel, for the same code (bench/NOTES.md, "Cold compile").
+    asm("" : "+r"(l), "+r"(e));
     lo = min2(lo, max2(l, 0));
     hi = max2(hi, min2(e, len));
   }
