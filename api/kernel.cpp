@@ -3,6 +3,8 @@
 // its kernels are compiled on the first call).
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "flexjit/error.hpp"
 #include "jit/cuda_driver.hpp"
 #include "api/boundary.hpp"
@@ -18,6 +20,7 @@
 #include "api/tile_map_launch.hpp"
 #include "api/binding_resolve.hpp"
 #include "api/position_checks.hpp"
+#include "api/mask_work.hpp"
 #include "api/position_reach.hpp"
 
 namespace flexjit {
@@ -264,6 +267,27 @@ bool Kernel::may_keep_any(int Tq, int Tkv, const ForwardOptions& options) const 
     const ir::Env env = api::resolve_bindings(impl_->program->ir, options.bind, std::nullopt, problems);
     problems.raise_if_any(entry_name() + ": may_keep_any");
     return api::may_keep_any(impl_->program->ir, env, options.q_offset, Tq, options.kv_offset, Tkv);
+  });
+}
+
+std::vector<double> Kernel::kept_pairs(const std::vector<std::int64_t>& bounds, int B, int H,
+                                       const ForwardOptions& options, std::int64_t budget) const {
+  return api::at_api_boundary(entry_name(), [&] {
+    api::Problems problems;
+    if (bounds.size() < 2 || bounds.front() != 0)
+      problems.add("bounds: expected chunk edges 0 = e_0 < e_1 < ... < e_n with n >= 1");
+    for (std::size_t i = 1; i < bounds.size(); ++i)
+      if (bounds[i] <= bounds[i - 1])
+        problems.add(fmt::format("bounds: edge {} ({}) is not after edge {} ({})", i, bounds[i], i - 1, bounds[i - 1]));
+    if (bounds.size() >= 2 && bounds.back() > std::numeric_limits<int>::max())
+      problems.add(fmt::format("bounds: the sequence ends at {}, past the largest position {}", bounds.back(),
+                               std::numeric_limits<int>::max()));
+    if (B < 1) problems.add(fmt::format("B must be >= 1, got {}", B));
+    if (H < 1) problems.add(fmt::format("H must be >= 1, got {}", H));
+    if (budget < 1) problems.add(fmt::format("budget must be >= 1, got {}", budget));
+    const ir::Env env = api::resolve_bindings(impl_->program->ir, options.bind, Device::cpu(), problems);
+    problems.raise_if_any(entry_name() + ": kept_pairs");
+    return api::kept_pairs(impl_->program->ir, env, bounds, B, H, budget);
   });
 }
 

@@ -39,6 +39,11 @@ def dtype_name(x):
     return _NUMPY_DTYPES.get(x.dtype.name)
 
 
+def on_host(x):
+    """x itself when it is in host memory; a host copy of a CUDA tensor."""
+    return x.detach().cpu() if is_torch(x) and x.is_cuda else x
+
+
 def device_name(x):
     """"cpu" or "cuda"."""
     if is_torch(x):

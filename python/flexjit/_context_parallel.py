@@ -28,6 +28,18 @@ def shard_sequence(x, group=None, sharding="zigzag", dim=2):
     return torch.cat([x.narrow(dim, a, b - a) for a, b in chunks], dim=dim)
 
 
+def balanced_sharding(query, key, value, group=None, score_mod=None, mask_mod=None, pieces_per_rank=4,
+                      kernel_options=None):
+    """Each rank's chunks of the whole sequence (query, key, value: [B, H, T, D], before sharding)
+    that even out the mask's work over the ranks of `group` (flexjit.ring.balanced_chunks, with
+    the mods' captured values): pass it as `sharding` to shard_sequence and
+    context_parallel_attention. T must divide into world * pieces_per_rank equal chunks."""
+    world = _ranks(group)[1]
+    kernel, bind = _attention.prepare(query, key, value, score_mod, mask_mod, None, kernel_options)
+    return ring.balanced_chunks(kernel, query.shape[2], world, bind, B=query.shape[0], H=query.shape[1],
+                                pieces_per_rank=pieces_per_rank)
+
+
 def _pieces(x, chunks):
     """[(global offset, view)] of a rank's concatenated chunks of x (positions along dim 2)."""
     out, at = [], 0
@@ -114,7 +126,9 @@ def context_parallel_attention(query, key, value, group=None, score_mod=None, ma
     torch.distributed process group; None: the default one). Each rank passes its own share of q,
     k and v, [B, H, T / world, D]: the chunks of positions `sharding` gives it ("zigzag": chunks r
     and 2 * world - 1 - r of 2 * world, which balances a causal mask; "contiguous": the r-th of
-    world runs), concatenated, as shard_sequence(x, group, sharding) cuts them. The mods see global
+    world runs; or each rank's chunks, all of one length, as flexjit.ring.balanced_chunks deals
+    them for masks whose work zigzag does not even out), concatenated, as
+    shard_sequence(x, group, sharding) cuts them. The mods see global
     positions, so captured tensors are indexed by them (bind the whole sequence's). Returns this
     rank's rows of out (and lse with return_lse), in the same order; gradients reach q, k and v,
     and captured float tensors that require grad get this rank's queries' share of theirs (the
@@ -126,9 +140,13 @@ def context_parallel_attention(query, key, value, group=None, score_mod=None, ma
     if key.shape[2] != local or value.shape[2] != local:
         raise ArgumentError(f"context_parallel_attention shards one sequence: q holds {local} positions, k "
                             f"{key.shape[2]} and v {value.shape[2]}")
-    chunks = ring.shard_chunks(local * world, world, sharding)[rank]
-    if sum(b - a for a, b in chunks) != local or len({b - a for c in ring.shard_chunks(local * world, world, sharding)
-                                                      for a, b in c}) != 1:
+    every = ring.shard_chunks(local * world, world, sharding)
+    chunks = every[rank]
+    lengths = {b - a for c in every for a, b in c}
+    if sum(b - a for a, b in chunks) != local or len(lengths) != 1:
+        if not isinstance(sharding, str):
+            raise ArgumentError(f"sharding: the ring passes shards of one shape, so every chunk needs one length "
+                                f"(got {sorted(lengths)}) and every rank {local} positions")
         pieces = 2 * world if sharding == "zigzag" else world
         raise ArgumentError(f"a sequence of {local * world} positions over {world} ranks does not cut into {pieces} "
                             f"equal {sharding} chunks: make each rank's length a multiple of {pieces // world}")

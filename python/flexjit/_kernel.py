@@ -164,6 +164,18 @@ class Kernel:
         it (flexjit.ring does). True may be conservative. Host analysis only: nothing compiles or runs."""
         return self._native.may_keep_any(int(Tq), int(Tkv), bound_values(bind), int(q_offset), int(kv_offset))
 
+    def kept_pairs(self, bounds, B=1, H=1, bind=None, *, budget=1 << 22):
+        """How many (query, key) pairs mask_mod keeps between chunks of one sequence: bounds are the
+        chunk edges [0, e_1, ..., T]; returns n rows of n numbers (query chunk, key chunk), summed
+        over batch entries [0, B) and heads [0, H) with bind's values (CUDA tensors are copied to
+        the host). Exact when T^2 * B * H <= budget, else estimated from about `budget` evenly
+        spaced samples; block and token lists are not consulted. Host evaluation of mask_mod only:
+        nothing compiles or runs. What flexjit.ring.balanced_chunks balances."""
+        host = {name: _arrays.on_host(x) for name, x in (bind or {}).items()}
+        flat = self._native.kept_pairs([int(e) for e in bounds], int(B), int(H), bound_values(host), int(budget))
+        n = len(bounds) - 1
+        return [flat[i * n:(i + 1) * n] for i in range(n)]
+
     def compile_backward(self, grads=(), deterministic=False):
         """Compiles now the backward kernels a backward(..., grads=grads, deterministic=...) call runs,
         rather than on its first call (CUDA kernels)."""

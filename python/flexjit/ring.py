@@ -20,7 +20,9 @@ rank per process with the same generators.
 
 Sharding: `shard_chunks(T, world, "zigzag")` cuts the sequence into 2 * world chunks and gives rank
 r chunks r and 2 * world - 1 - r, so that under a causal mask every rank has the same work;
-"contiguous" gives rank r the r-th of world equal runs.
+"contiguous" gives rank r the r-th of world equal runs; `balanced_chunks(kernel, T, world, bind)`
+deals smaller chunks by the pairs the mask keeps in each (documents, prefix LM: masks whose work
+zigzag does not even out), and any function taking a sharding takes its result.
 """
 
 from . import _arrays
@@ -32,19 +34,73 @@ SHARDINGS = ("zigzag", "contiguous")
 
 
 def shard_chunks(T, world, sharding="zigzag"):
-    """The [start, stop) chunks of positions 0..T-1 that each of `world` ranks holds."""
-    if sharding not in SHARDINGS:
-        raise ArgumentError(f"sharding: expected one of {', '.join(SHARDINGS)}, got {sharding!r}")
+    """The [start, stop) chunks of positions 0..T-1 that each of `world` ranks holds. sharding:
+    "zigzag", "contiguous", or the chunks themselves (as balanced_chunks gives them), checked."""
     if not (isinstance(world, int) and world >= 1):
         raise ArgumentError(f"world: expected a positive number of ranks, got {world!r}")
+    if isinstance(sharding, (list, tuple)):
+        return _checked_chunks(T, world, sharding)
+    if sharding not in SHARDINGS:
+        raise ArgumentError(f"sharding: expected one of {', '.join(SHARDINGS)} or the chunks of each rank, got "
+                            f"{sharding!r}")
     pieces = 2 * world if sharding == "zigzag" else world
     if T < pieces:
         raise ArgumentError(f"a sequence of {T} positions cannot be cut into {pieces} chunks for {world} ranks")
-    bounds = [T * i // pieces for i in range(pieces + 1)]
+    bounds = _edges(T, pieces)
     chunk = [(bounds[i], bounds[i + 1]) for i in range(pieces)]
     if sharding == "contiguous":
         return [[chunk[r]] for r in range(world)]
     return [[chunk[r], chunk[pieces - 1 - r]] for r in range(world)]
+
+
+def _edges(T, pieces):
+    """The edges of `pieces` chunks of 0..T-1 as equal as whole positions allow."""
+    return [T * i // pieces for i in range(pieces + 1)]
+
+
+def _checked_chunks(T, world, sharding):
+    """sharding as a list of each rank's [(start, stop)], when it covers 0..T-1 once."""
+    if len(sharding) != world:
+        raise ArgumentError(f"sharding: chunks for {len(sharding)} ranks, expected {world}")
+    chunks = [[(int(a), int(b)) for a, b in rank] for rank in sharding]
+    at = 0
+    for a, b in sorted(c for rank in chunks for c in rank):
+        if b <= a:
+            raise ArgumentError(f"sharding: the chunk [{a}, {b}) holds no position")
+        if a < at:
+            raise ArgumentError(f"sharding: the chunk [{a}, {b}) overlaps the one before it (to {at})")
+        if a > at:
+            raise ArgumentError(f"sharding: positions {at}..{a - 1} are in no chunk")
+        at = b
+    if at < T:
+        raise ArgumentError(f"sharding: positions {at}..{T - 1} are in no chunk")
+    if at > T:
+        raise ArgumentError(f"sharding: the chunks run to {at}, past the sequence's {T} positions")
+    return chunks
+
+
+def balanced_chunks(kernel, T, world, bind=None, *, B=1, H=1, pieces_per_rank=4, budget=1 << 22):
+    """Chunks of positions 0..T-1 for `world` ranks that even out the mask's work: T is cut into
+    world * pieces_per_rank equal chunks, the work of each (as queries) is the pairs mask_mod keeps
+    against every key (Kernel.kept_pairs, with bind's values over B batch entries and H heads), and
+    the costliest chunks are dealt first, each to the rank with the least work that still has room
+    for one, so that every rank holds pieces_per_rank chunks. The ring's steps are not balanced one
+    by one, only each rank's total. Pass the result as `sharding`."""
+    if not (isinstance(pieces_per_rank, int) and pieces_per_rank >= 1):
+        raise ArgumentError(f"pieces_per_rank: expected a positive number, got {pieces_per_rank!r}")
+    shard_chunks(T, world, "contiguous")  # names a bad world
+    pieces = world * pieces_per_rank
+    if T < pieces:
+        raise ArgumentError(f"a sequence of {T} positions cannot be cut into {pieces} chunks ({pieces_per_rank} for "
+                            f"each of {world} ranks)")
+    edges = _edges(T, pieces)
+    work = [sum(row) for row in kernel.kept_pairs(edges, B, H, bind, budget=budget)]
+    load, ranks = [0.0] * world, [[] for _ in range(world)]
+    for i in sorted(range(pieces), key=lambda i: (-work[i], i)):
+        r = min((r for r in range(world) if len(ranks[r]) < pieces_per_rank), key=lambda r: (load[r], r))
+        load[r] += work[i]
+        ranks[r].append((edges[i], edges[i + 1]))
+    return [sorted(c) for c in ranks]
 
 
 def _refuse_sink(kernel):

@@ -14,7 +14,7 @@ from typing import List, Tuple
 import torch
 
 from . import _attention
-from ._context_parallel import context_parallel_attention, shard_sequence
+from ._context_parallel import balanced_sharding, context_parallel_attention, shard_sequence
 from .errors import CompileError, UnsupportedError
 
 # Set to True to have calls flexjit cannot compile run on PyTorch's flex_attention instead (a
@@ -169,4 +169,4 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     return (out, lse) if return_lse else out
 
 
-__all__ = ["flex_attention", "fallback", "context_parallel_attention", "shard_sequence"]
+__all__ = ["flex_attention", "fallback", "context_parallel_attention", "shard_sequence", "balanced_sharding"]

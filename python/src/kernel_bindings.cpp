@@ -179,6 +179,12 @@ void register_kernel(py::module_& m) {
         o.q_offset = q_offset, o.kv_offset = kv_offset;
         return k.may_keep_any(Tq, Tkv, o);
       }, py::arg("Tq"), py::arg("Tkv"), py::arg("bind"), py::arg("q_offset") = 0, py::arg("kv_offset") = 0)
+      .def("kept_pairs", [](const Kernel& k, const std::vector<std::int64_t>& bounds, int B, int H,
+                            const py::dict& bind, std::int64_t budget) {
+        const ForwardOptions o{.bind = bindings_of(bind)};
+        py::gil_scoped_release unlocked;
+        return k.kept_pairs(bounds, B, H, o, budget);
+      }, py::arg("bounds"), py::arg("B"), py::arg("H"), py::arg("bind"), py::arg("budget"))
       .def("forward", &forward, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("out"), py::arg("lse"),
            py::arg("bind"), py::arg("scale"), py::arg("stream"), py::arg("kv_lens"), py::arg("page_table"),
            py::arg("block_mask_storage"), py::arg("q_offset") = 0, py::arg("kv_offset") = 0)

@@ -110,6 +110,33 @@ def test_captured_tensor_gradients_are_shares_that_sum_to_one_call(world, shardi
     mp.start_processes(_bias_rank, args=(world, _free_port(), sharding), nprocs=world, start_method="fork")
 
 
+def _prefix_lm(b, h, q_idx, kv_idx):
+    return (kv_idx < T // 2) | (q_idx >= kv_idx)
+
+
+def _balanced_rank(rank, world, port):
+    """Chunks dealt by flexjit.torch.balanced_sharding: the same on every rank, and each rank's
+    rows are still those of one call."""
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    try:
+        q, k, v, dout = _whole()
+        sharding = fj.balanced_sharding(q, k, v, mask_mod=_prefix_lm, pieces_per_rank=2)
+        gathered = [None] * world
+        dist.all_gather_object(gathered, sharding)
+        assert all(g == sharding for g in gathered)
+        out, lse = flexjit.attention(q, k, v, mask_mod=_prefix_lm, return_lse=True)
+        local = [fj.shard_sequence(x, sharding=sharding) for x in (q, k, v)]
+        got = fj.context_parallel_attention(*local, mask_mod=_prefix_lm, sharding=sharding)
+        want = fj.shard_sequence(out, sharding=sharding)
+        assert (got - want).norm() / want.norm() < 1e-4
+    finally:
+        dist.destroy_process_group()
+
+
+def test_balanced_sharding_gives_every_rank_its_rows_of_one_call():
+    mp.start_processes(_balanced_rank, args=(2, _free_port()), nprocs=2, start_method="fork")
+
+
 def test_lengths_that_do_not_cut_into_equal_chunks_are_refused():
     port = _free_port()
     dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1)

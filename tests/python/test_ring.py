@@ -67,7 +67,8 @@ def test_shardings_cover_the_sequence_once():
 
 
 def test_bad_ring_arguments_are_named(rng):
-    with pytest.raises(flexjit.ArgumentError, match="sharding: expected one of zigzag, contiguous, got 'round'"):
+    with pytest.raises(flexjit.ArgumentError,
+                       match="sharding: expected one of zigzag, contiguous or the chunks of each rank, got 'round'"):
         ring.shard_chunks(48, 2, "round")
     with pytest.raises(flexjit.ArgumentError, match="a sequence of 10 positions cannot be cut into 16 chunks for 8"):
         ring.shard_chunks(10, 8)
@@ -185,3 +186,89 @@ def test_unbound_gradient_names_are_refused(rng):
     out, lse = kernel.forward(q, k, v, return_lse=True)
     with pytest.raises(flexjit.ArgumentError, match="grads: 'table' is not bound; bind it to get its gradient"):
         ring.simulated_backward(kernel, q, k, v, out, lse, out, 2, grads=("table",))
+
+
+def kept_by_brute_force(mask, edges):
+    """Pairs kept per (query chunk, key chunk) by evaluating mask on the whole grid with numpy."""
+    q = np.arange(edges[-1])[:, None]
+    kv = np.arange(edges[-1])[None, :]
+    keep = mask(q, kv)
+    n = len(edges) - 1
+    return np.array([[keep[edges[i]:edges[i + 1], edges[j]:edges[j + 1]].sum() for j in range(n)] for i in range(n)])
+
+
+DOC_IDS = np.repeat(np.arange(4, dtype=np.int32), [5, 17, 3, 23])
+
+
+@pytest.mark.parametrize("name,bind,mask", [
+    ("causal", {}, lambda q, kv: q >= kv),
+    ("sliding_window", {"window": 7}, lambda q, kv: (q >= kv) & (q - kv < 7)),
+    ("document", {"doc_ids": DOC_IDS}, lambda q, kv: (DOC_IDS[q] == DOC_IDS[kv]) & (q >= kv)),
+])
+def test_kept_pairs_counts_what_the_mask_keeps(name, bind, mask, rng):
+    kernel, _ = kernel_and_bind(name, rng)
+    edges = [0, 5, 20, 21, 40, 48]
+    want = kept_by_brute_force(mask, edges)
+    assert np.array_equal(np.array(kernel.kept_pairs(edges, bind=bind)), want)
+    # Summed over batch entries and heads (this mask reads neither).
+    assert np.array_equal(np.array(kernel.kept_pairs(edges, B=2, H=3, bind=bind)), 6 * want)
+    # On a sample (each chunk's midpoints stand for it): close, not exact.
+    sampled = np.array(kernel.kept_pairs(edges, bind=bind, budget=1600))
+    assert abs(sampled.sum() - want.sum()) < 0.2 * want.sum()
+
+
+def test_a_program_without_a_mask_keeps_every_pair():
+    kernel = flexjit.compile("def score_mod(score, b, h, q_idx, kv_idx):\n    return score\n", 8, "float32", "cpu")
+    assert kernel.kept_pairs([0, 3, 10]) == [[9.0, 21.0], [21.0, 49.0]]
+
+
+def work_per_rank(chunks, mask, T):
+    keep = mask(np.arange(T)[:, None], np.arange(T)[None, :])
+    return [sum(int(keep[a:b].sum()) for a, b in rank) for rank in chunks]
+
+
+@pytest.mark.parametrize("world", [2, 4])
+def test_balanced_chunks_even_out_what_zigzag_does_not(world, rng):
+    """Prefix LM with a prefix of half the sequence: zigzag leaves the ranks' work uneven; the
+    balanced chunks are within 15% of each other, and the ring over them is still one call."""
+    kernel, _ = kernel_and_bind("prefix_lm", rng)
+    Tl = 96
+    bind = {"prefix_len": np.array([48], np.int32)}
+    mask = lambda q, kv: (kv < 48) | (q >= kv)  # noqa: E731
+    zigzag = work_per_rank(ring.shard_chunks(Tl, world, "zigzag"), mask, Tl)
+    chunks = ring.balanced_chunks(kernel, Tl, world, bind)
+    balanced = work_per_rank(chunks, mask, Tl)
+    assert [len(c) for c in chunks] == [4] * world
+    assert max(balanced) / min(balanced) < 1.15 < max(zigzag) / min(zigzag)
+    q, k, v = qkv(rng, B=1, Hq=2, Hkv=2, Tq=Tl, Tkv=Tl, D=8)
+    whole, whole_lse = kernel.forward(q, k, v, bind, return_lse=True)
+    out, lse = ring.simulated_attention(kernel, q, k, v, world, chunks, bind)
+    assert relative_l2(out, whole) < 1e-5 and np.abs(lse - whole_lse).max() < 1e-4
+    dout = rng.uniform(-1, 1, whole.shape).astype(np.float32)
+    dq, dk, dv = kernel.backward(q, k, v, whole, whole_lse, dout, bind)
+    rq, rk, rv = ring.simulated_backward(kernel, q, k, v, out, lse, dout, world, chunks, bind)
+    assert relative_l2(rq, dq) < 1e-4 and relative_l2(rk, dk) < 1e-4 and relative_l2(rv, dv) < 1e-4
+
+
+def test_bad_chunks_and_bounds_are_named(rng):
+    kernel, _ = kernel_and_bind("causal", rng)
+    with pytest.raises(flexjit.ArgumentError, match=r"sharding: chunks for 1 ranks, expected 2"):
+        ring.shard_chunks(8, 2, [[(0, 8)]])
+    with pytest.raises(flexjit.ArgumentError, match=r"sharding: positions 4..5 are in no chunk"):
+        ring.shard_chunks(8, 2, [[(0, 4)], [(6, 8)]])
+    with pytest.raises(flexjit.ArgumentError,
+                       match=r"sharding: the chunk \[2, 6\) overlaps the one before it \(to 4\)"):
+        ring.shard_chunks(8, 2, [[(0, 4)], [(2, 6), (6, 8)]])
+    with pytest.raises(flexjit.ArgumentError, match=r"sharding: positions 6..7 are in no chunk"):
+        ring.shard_chunks(8, 2, [[(0, 4)], [(4, 6)]])
+    with pytest.raises(flexjit.ArgumentError, match=r"sharding: the chunk \[4, 4\) holds no position"):
+        ring.shard_chunks(8, 2, [[(0, 4), (4, 4)], [(4, 8)]])
+    with pytest.raises(flexjit.ArgumentError, match=r"cannot be cut into 16 chunks \(4 for each of 4 ranks\)"):
+        ring.balanced_chunks(kernel, 10, 4)
+    with pytest.raises(flexjit.ArgumentError, match=r"bounds: edge 2 \(3\) is not after edge 1 \(5\)"):
+        kernel.kept_pairs([0, 5, 3])
+    with pytest.raises(flexjit.ArgumentError, match=r"bounds: expected chunk edges 0 = e_0"):
+        kernel.kept_pairs([1, 5])
+    document, _ = kernel_and_bind("document", rng)
+    with pytest.raises(flexjit.ArgumentError, match=r"mask_mod at b=0, h=0, q_idx=\d+, kv_idx=\d+: .*index"):
+        document.kept_pairs([0, 8, 16], bind={"doc_ids": DOC_IDS[:10]})
