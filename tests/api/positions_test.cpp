@@ -126,5 +126,32 @@ TEST(Positions, MayKeepAnyChecksItsArguments) {
   EXPECT_THAT(e, HasSubstr("'window' is not bound"));
 }
 
+// Kernel::kept_pairs (what flexjit.ring.balanced_chunks deals): exact under the budget, a sample
+// over it, summed over batch entries and heads, and its arguments checked.
+TEST(Positions, KeptPairsCountWhatTheMaskKeeps) {
+  const Kernel causal = engine().compile(example("causal"), {.head_dim = 16, .dtype = f32, .device = Device::cpu()});
+  // Chunks [0, 3), [3, 10): 6 pairs in the first diagonal block, 21 below it, 28 in the second.
+  EXPECT_EQ(causal.kept_pairs({0, 3, 10}, 1, 1), (std::vector<double>{6, 0, 21, 28}));
+  EXPECT_EQ(causal.kept_pairs({0, 3, 10}, 2, 3), (std::vector<double>{36, 0, 126, 168}));
+  // 4096 positions in 4 chunks on 4096 samples: each chunk's 16 midpoints stand for it.
+  const std::vector<double> sampled = causal.kept_pairs({0, 1024, 2048, 3072, 4096}, 1, 1, {}, 4096);
+  double total = 0;
+  for (double x : sampled) total += x;
+  EXPECT_NEAR(total, 4096.0 * 4097 / 2, 0.02 * 4096 * 4097 / 2);  // the diagonal blocks 6% over
+  EXPECT_EQ(sampled[1], 0.0);  // a key chunk after every query
+
+  std::vector<std::int32_t> doc(6, 0);
+  const Kernel document =
+      engine().compile(example("document"), {.head_dim = 16, .dtype = f32, .device = Device::cpu()});
+  const ForwardOptions o{.bind = {{"doc_ids", TensorView::contiguous(doc.data(), i32, {6}, Device::cpu())}}};
+  EXPECT_THAT(error_of([&] { document.kept_pairs({0, 4, 8}, 1, 1, o); }),
+              HasSubstr("mask_mod at b=0, h=0, q_idx=0, kv_idx=6: evaluate: index [6] is out of range"));
+  const std::string e = error_of([&] { causal.kept_pairs({0, 5, 5}, 0, 1, {}, 0); });
+  EXPECT_THAT(e, HasSubstr("bounds: edge 2 (5) is not after edge 1 (5)"));
+  EXPECT_THAT(e, HasSubstr("B must be >= 1, got 0"));
+  EXPECT_THAT(e, HasSubstr("budget must be >= 1, got 0"));
+  EXPECT_THAT(error_of([&] { causal.kept_pairs({0}, 1, 1); }), HasSubstr("bounds: expected chunk edges 0 = e_0"));
+}
+
 }  // namespace
 }  // namespace flexjit::test
