@@ -11,6 +11,29 @@
 namespace flexjit {
 namespace detail {
 
+// The m16n8k16 products of a backward tile of BM queries and head dim D: what both families'
+// kernels loop over.
+template <int D, int BM>
+struct BwdSteps {
+  static constexpr int KD = D / 16;   // k16 steps over the head dim (S^T, dP^T)
+  static constexpr int NQ = BM / 8;   // n8 tiles over the queries (S^T, dP^T)
+  static constexpr int KQ = BM / 16;  // k16 steps over the queries (dV, dK)
+  static constexpr int ND = D / 8;    // n8 tiles over the head dim (dV, dK)
+};
+
+// A main backward CTA's kv tile and (batch, kv head), from a 1-D grid with the kv tile slowest:
+// every (b, kv head) of kv tile 0 starts first. The low kv tiles carry the most query tiles under
+// causal-like masks (prefix, top-k too), so the longest CTAs start earliest and the wave's tail
+// is short ones.
+struct BwdKvTile {
+  int n_block, hk, b;
+};
+__device__ __forceinline__ BwdKvTile bwd_kv_tile(const BwdArgs& args) {
+  const int heads = args.B * args.Hkv;
+  const int bh = static_cast<int>(blockIdx.x % static_cast<unsigned>(heads));
+  return {static_cast<int>(blockIdx.x / static_cast<unsigned>(heads)), bh % args.Hkv, bh / args.Hkv};
+}
+
 // acc[0] += a, acc[1] += b, atomically (8-byte aligned): one vector reduction on sm_90, two
 // scalar ones before.
 __device__ __forceinline__ void red_add_2(float* acc, float a, float b) {

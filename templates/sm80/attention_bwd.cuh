@@ -152,10 +152,8 @@ __device__ __forceinline__ void attention_bwd_sm80(const BwdArgs& args, const ty
   constexpr int S = Cfg::kStages;
   constexpr bool kBf16 = Cfg::kIsBf16;
   constexpr int kThreads = Cfg::kThreads;
-  constexpr int KD = D / 16;   // k16 steps over the head dim (S^T, dP^T)
-  constexpr int NQ = BM / 8;   // n8 tiles over the queries (S^T, dP^T)
-  constexpr int KQ = BM / 16;  // k16 steps over the queries (dV, dK)
-  constexpr int ND = D / 8;    // n8 tiles over the head dim (dV, dK)
+  using Steps = detail::BwdSteps<D, BM>;
+  constexpr int KD = Steps::KD, NQ = Steps::NQ, KQ = Steps::KQ, ND = Steps::ND;
   constexpr int MQ = BM / 16;  // dQ: m16 query tiles ...
   constexpr int WQ = W / MQ;   // ... times head-dim slices, one per warp
   constexpr int NDQ = ND / WQ; // n8 tiles of a slice
@@ -180,14 +178,8 @@ __device__ __forceinline__ void attention_bwd_sm80(const BwdArgs& args, const ty
   const int lane = tid & 31;
   const int g = lane >> 2;
   const int t = lane & 3;
-  // A 1-D grid, kv tile slowest: every (b, kv head) of kv tile 0 starts first. The low kv tiles
-  // carry the most query tiles under causal-like masks (prefix, top-k too), so the longest CTAs
-  // start earliest and the wave's tail is short ones.
-  const int heads = args.B * args.Hkv;
-  const int n_block = static_cast<int>(blockIdx.x / static_cast<unsigned>(heads));
-  const int bh = static_cast<int>(blockIdx.x % static_cast<unsigned>(heads));
-  const int hk = bh % args.Hkv;
-  const int b = bh / args.Hkv;
+  const detail::BwdKvTile tile = detail::bwd_kv_tile(args);
+  const int n_block = tile.n_block, hk = tile.hk, b = tile.b;
   const int Tkv = args.Tkv;
   const int k0 = n_block * BN;
   const int k1 = min2(k0 + BN, Tkv);

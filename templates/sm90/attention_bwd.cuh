@@ -64,10 +64,8 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
   constexpr int BN = Cfg::kBlockN;
   constexpr int S = Cfg::kStages;
   constexpr bool kBf16 = Cfg::kIsBf16;
-  constexpr int KD = D / 16;   // k16 steps over the head dim (S^T, dP^T)
-  constexpr int NQ = BM / 8;   // n8 tiles over the queries (S^T, dP^T)
-  constexpr int KQ = BM / 16;  // k16 steps over the queries (dV, dK)
-  constexpr int ND = D / 8;    // n8 tiles over the head dim (dV, dK)
+  using Steps = detail::BwdSteps<D, BM>;
+  constexpr int KD = Steps::KD, NQ = Steps::NQ, KQ = Steps::KQ, ND = Steps::ND;
   constexpr unsigned kRow = sm90::kSwizzleBytes;  // one swizzled row of a 64-column block
   constexpr bool kSlope = Mods::kHasScoreMod && !Mods::kScoreSlopeConstant;
   static_assert(BM == 64, "one 64-query block per dS^T row (the swizzle atom)");
@@ -85,12 +83,8 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
 
   const int tid = threadIdx.x;
   const int warpgroup = tid / 128;
-  // A 1-D grid, kv tile slowest (as the sm80 kernel: the long CTAs of causal-like masks first).
-  const int heads = args.B * args.Hkv;
-  const int n_block = static_cast<int>(blockIdx.x / static_cast<unsigned>(heads));
-  const int bh = static_cast<int>(blockIdx.x % static_cast<unsigned>(heads));
-  const int hk = bh % args.Hkv;
-  const int b = bh / args.Hkv;
+  const detail::BwdKvTile tile = detail::bwd_kv_tile(args);
+  const int n_block = tile.n_block, hk = tile.hk, b = tile.b;
   const int Tkv = args.Tkv;
   const int k0 = n_block * BN;
   const int k1 = min2(k0 + BN, Tkv);
