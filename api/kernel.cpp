@@ -270,12 +270,18 @@ bool Kernel::may_keep_any(int Tq, int Tkv, const ForwardOptions& options) const 
   });
 }
 
+// n * n results and at least as many evaluations: 8 MB and a million at this bound.
+constexpr std::size_t kMaxKeptPairsChunks = 1024;
+
 std::vector<double> Kernel::kept_pairs(const std::vector<std::int64_t>& bounds, int B, int H,
                                        const ForwardOptions& options, std::int64_t budget) const {
   return api::at_api_boundary(entry_name(), [&] {
     api::Problems problems;
     if (bounds.size() < 2 || bounds.front() != 0)
       problems.add("bounds: expected chunk edges 0 = e_0 < e_1 < ... < e_n with n >= 1");
+    if (bounds.size() > kMaxKeptPairsChunks + 1)
+      problems.add(fmt::format("bounds: {} chunks, more than the {} whose blocks kept_pairs counts", bounds.size() - 1,
+                               kMaxKeptPairsChunks));
     for (std::size_t i = 1; i < bounds.size(); ++i)
       if (bounds[i] <= bounds[i - 1])
         problems.add(fmt::format("bounds: edge {} ({}) is not after edge {} ({})", i, bounds[i], i - 1, bounds[i - 1]));

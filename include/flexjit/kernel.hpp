@@ -128,9 +128,9 @@ class Kernel {
   // context-parallel sharding (flexjit.ring.balanced_chunks): `bounds` are the chunk edges
   // 0 = e_0 < e_1 < ... < e_n, and the result holds n * n numbers, row-major by (query chunk, key
   // chunk), each summed over batch entries [0, B) and heads [0, H) with options.bind's values
-  // (tensors in host memory). Counted by evaluating mask_mod on the host at about `budget`
-  // evenly spaced sample points (exactly when e_n^2 * B * H <= budget, else an estimate); block
-  // and token lists are not consulted. Nothing is compiled or launched.
+  // (tensors in host memory); n <= 1024. Counted by evaluating mask_mod on the host at about
+  // `budget` (at least n * n) evenly spaced sample points (exactly when e_n^2 * B * H <= budget,
+  // else an estimate); block and token lists are not consulted. Nothing is compiled or launched.
   std::vector<double> kept_pairs(const std::vector<std::int64_t>& bounds, int B, int H,
                                  const ForwardOptions& options = {}, std::int64_t budget = 1 << 22) const;
 

@@ -151,6 +151,22 @@ TEST(Positions, KeptPairsCountWhatTheMaskKeeps) {
   EXPECT_THAT(e, HasSubstr("B must be >= 1, got 0"));
   EXPECT_THAT(e, HasSubstr("budget must be >= 1, got 0"));
   EXPECT_THAT(error_of([&] { causal.kept_pairs({0}, 1, 1); }), HasSubstr("bounds: expected chunk edges 0 = e_0"));
+  std::vector<std::int64_t> many(1026);
+  for (std::size_t i = 0; i < many.size(); ++i) many[i] = static_cast<std::int64_t>(i);
+  EXPECT_THAT(error_of([&] { causal.kept_pairs(many, 1, 1); }),
+              HasSubstr("bounds: 1025 chunks, more than the 1024 whose blocks kept_pairs counts"));
+}
+
+// Bounded work whatever the shapes: a million (b, h) entries on a budget of 400 evaluate a few
+// entries at one sample per chunk, and still estimate the whole.
+TEST(Positions, KeptPairsStayWithinTheBudget) {
+  const Kernel causal = engine().compile(example("causal"), {.head_dim = 16, .dtype = f32, .device = Device::cpu()});
+  const std::vector<double> kept = causal.kept_pairs({0, 100, 200}, 1000, 1000, {}, 400);
+  EXPECT_EQ(kept[1], 0.0);
+  EXPECT_NEAR(kept[2], 1e6 * 100 * 100, 1.0);  // every key of the first chunk before every query of the second
+  // A diagonal block's one sample (its midpoint, q_idx = kv_idx) is kept: the whole block counts.
+  EXPECT_NEAR(kept[0], 1e6 * 100 * 100, 1.0);
+  EXPECT_NEAR(kept[3], 1e6 * 100 * 100, 1.0);
 }
 
 }  // namespace
