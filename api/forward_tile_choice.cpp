@@ -1,13 +1,10 @@
 #include "api/forward_tile_choice.hpp"
 
-#include <atomic>
-#include <future>
 #include <optional>
-#include <thread>
 
 #include "api/generate.hpp"
 #include "api/generated_kernel_compile.hpp"
-#include "jit/compile_workers.hpp"
+#include "api/speculative_compile.hpp"
 #include "jit/ptxas_report.hpp"
 
 namespace flexjit::api {
@@ -26,36 +23,6 @@ CompileOptions with_tile(CompileOptions options, const compiler::TileRequest& t)
   return options;
 }
 
-// A compile started ahead of knowing whether it is needed; cancelled (its worker stopped) unless
-// taken.
-class Speculation {
- public:
-  Speculation(const jit::KernelCache& cache, const jit::CompileJob& job)
-      : result_(std::async(std::launch::async, [&cache, &job, this] { return cache.compile_uncached(job.request, &cancel_); })) {}
-  ~Speculation() {
-    cancel_.store(true);
-    if (result_.valid()) {
-      try {
-        result_.get();
-      } catch (...) {  // cancelled, or an error nobody asked for
-      }
-    }
-  }
-  Speculation(const Speculation&) = delete;
-  Speculation& operator=(const Speculation&) = delete;
-  jit::CompileResult take() { return result_.get(); }  // rethrows the compile's error
-
- private:
-  std::atomic<bool> cancel_{false};
-  std::future<jit::CompileResult> result_;
-};
-
-// A core is free for a second compile.
-bool core_free() {
-  const unsigned cores = std::thread::hardware_concurrency();
-  return cores >= 2 && static_cast<unsigned>(jit::compiles_running()) + 2 <= cores;
-}
-
 }  // namespace
 
 CompiledForward compile_forward(const std::string& program_name, const Program::Impl& program,
@@ -71,7 +38,7 @@ CompiledForward compile_forward(const std::string& program_name, const Program::
     std::optional<codegen::GeneratedKernel> next;
     std::optional<jit::CompileJob> next_job;
     std::optional<Speculation> ahead;
-    if (core_free() && !cache.has(job.key)) {
+    if (core_free_for_speculation() && !cache.has(job.key)) {
       next = generate(program, next_options);
       next_job.emplace(compile_request(*next), next->entry());
       if (!cache.has(next_job->key)) ahead.emplace(cache, *next_job);

@@ -1,9 +1,11 @@
 #include "api/pass_kernels.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "api/generate.hpp"
 #include "api/generated_kernel_compile.hpp"
+#include "api/speculative_compile.hpp"
 #include "jit/ptxas_report.hpp"
 #include "templates/sm80/bwd_tiles.cuh"
 
@@ -41,15 +43,30 @@ codegen::GeneratedKernel generate_pass(const Program::Impl& program, const compi
 std::unique_ptr<CompiledKernel> compile_pass(const Program::Impl& program, const compiler::KernelTarget& forward_target,
                                              compiler::KernelPass pass, jit::KernelCache& cache) {
   codegen::GeneratedKernel generated = generate_pass(program, forward_target, pass);
-  jit::ArtifactPtr artifact = compile_or_explain(program.file.name(), generated, cache);
   const bool backward = pass == compiler::KernelPass::Backward;
   compiler::KernelTarget target = forward_target;
   // The Hopper backward, chosen by itself (not named), whose mods make ptxas spill in its fixed
-  // tile: the mma.sync family, whose tiles shrink to fit, runs those programs instead.
-  if (backward && generated.family == "sm90_bwd" && target.backward_family.empty() && spills(*artifact, generated, 0)) {
-    target.backward_family = "sm80_bwd";
-    generated = generate_pass(program, target, pass);
-    artifact = compile_or_explain(program.file.name(), generated, cache);
+  // tile: the mma.sync family, whose tiles shrink to fit, runs those programs instead. When a
+  // core is free and neither is cached, the fallback compiles beside it, stopped if unneeded.
+  const bool may_fall_back = backward && generated.family == "sm90_bwd" && target.backward_family.empty();
+  compiler::KernelTarget fallback_target = target;
+  fallback_target.backward_family = "sm80_bwd";
+  std::optional<codegen::GeneratedKernel> fallback;
+  std::optional<jit::CompileJob> fallback_job;
+  std::optional<Speculation> ahead;
+  if (may_fall_back && core_free_for_speculation() &&
+      !cache.has(jit::CompileJob(compile_request(generated), generated.entry()).key)) {
+    fallback = generate_pass(program, fallback_target, pass);
+    fallback_job.emplace(compile_request(*fallback), fallback->entry());
+    if (!cache.has(fallback_job->key)) ahead.emplace(cache, *fallback_job);
+  }
+  jit::ArtifactPtr artifact = compile_or_explain(program.file.name(), generated, cache);
+  if (may_fall_back && spills(*artifact, generated, 0)) {
+    target = fallback_target;
+    generated = fallback ? std::move(*fallback) : generate_pass(program, target, pass);
+    artifact = ahead ? compile_or_explain(program.file.name(), generated.entry(),
+                                          [&] { return cache.get_or_compile(fallback_job->key, [&] { return ahead->take(); }); })
+                     : compile_or_explain(program.file.name(), generated, cache);
   }
   // The backward table's tile spilled with these mods: its tile with fewer query rows (each
   // compile is cached, so this costs the extra compile once).
