@@ -54,18 +54,19 @@ std::unique_ptr<CompiledKernel> compile_pass(const Program::Impl& program, const
   std::optional<codegen::GeneratedKernel> fallback;
   std::optional<jit::CompileJob> fallback_job;
   std::optional<Speculation> ahead;
-  if (may_fall_back && core_free_for_speculation() &&
-      !cache.has(jit::CompileJob(compile_request(generated), generated.entry()).key)) {
+  const jit::CompileJob job(compile_request(generated), generated.entry());
+  if (may_fall_back && core_free_for_speculation() && !cache.has(job.key)) {
     fallback = generate_pass(program, fallback_target, pass);
     fallback_job.emplace(compile_request(*fallback), fallback->entry());
     if (!cache.has(fallback_job->key)) ahead.emplace(cache, *fallback_job);
   }
-  jit::ArtifactPtr artifact = compile_or_explain(program.file.name(), generated, cache);
+  jit::ArtifactPtr artifact =
+      compile_or_explain(program.file.name(), generated.entry(), [&] { return cache.get_or_compile(job); });
   if (may_fall_back && spills(*artifact, generated, 0)) {
     target = fallback_target;
     generated = fallback ? std::move(*fallback) : generate_pass(program, target, pass);
-    artifact = ahead ? compile_or_explain(program.file.name(), generated.entry(),
-                                          [&] { return cache.get_or_compile(fallback_job->key, [&] { return ahead->take(); }); })
+    const auto take_ahead = [&] { return cache.get_or_compile(fallback_job->key, [&] { return ahead->take(); }); };
+    artifact = ahead ? compile_or_explain(program.file.name(), generated.entry(), take_ahead)
                      : compile_or_explain(program.file.name(), generated, cache);
   }
   // The backward table's tile spilled with these mods: its tile with fewer query rows (each

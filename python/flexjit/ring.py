@@ -6,10 +6,10 @@ queries to the shard it holds, with the chunks' global positions (`q_offset`, `k
 see global `q_idx` and `kv_idx`, so captured tensors are indexed by global positions), and merges
 the partial results by their lse (`flexjit.merge_attention`). The backward sends each shard's dk
 and dv along with it, so that they come home summed over every rank's queries; each step's
-backward is given the merged out and lse, which makes the sum exact. The gradient of a captured tensor (bound to the
-whole sequence's on every rank) is a sum over (query, key) pairs, each pair one rank's: each rank
-returns its own queries' share, and the shares sum to the whole gradient. A chunk pair that the mask
-provably keeps nothing of (`Kernel.may_keep_any`: under a causal mask, keys after every query)
+backward is given the merged out and lse, which makes the sum exact. The gradient of a captured
+tensor (bound to the whole sequence's on every rank) is a sum over (query, key) pairs, each pair
+one rank's: each rank returns its own queries' share, and the shares sum to the whole gradient. A
+chunk pair that the mask provably keeps nothing of (`Kernel.may_keep_any`: under a causal mask, keys after every query)
 costs no call, forward or backward. Programs with a sink are refused: every call would add it to
 its lse once more.
 
@@ -36,8 +36,7 @@ SHARDINGS = ("zigzag", "contiguous")
 def shard_chunks(T, world, sharding="zigzag"):
     """The [start, stop) chunks of positions 0..T-1 that each of `world` ranks holds. sharding:
     "zigzag", "contiguous", or the chunks themselves (as balanced_chunks gives them), checked."""
-    if not (isinstance(world, int) and world >= 1):
-        raise ArgumentError(f"world: expected a positive number of ranks, got {world!r}")
+    _check_world(world)
     if isinstance(sharding, (list, tuple)):
         return _checked_chunks(T, world, sharding)
     if sharding not in SHARDINGS:
@@ -51,6 +50,11 @@ def shard_chunks(T, world, sharding="zigzag"):
     if sharding == "contiguous":
         return [[chunk[r]] for r in range(world)]
     return [[chunk[r], chunk[pieces - 1 - r]] for r in range(world)]
+
+
+def _check_world(world):
+    if not (isinstance(world, int) and world >= 1):
+        raise ArgumentError(f"world: expected a positive number of ranks, got {world!r}")
 
 
 def _edges(T, pieces):
@@ -88,7 +92,7 @@ def balanced_chunks(kernel, T, world, bind=None, *, B=1, H=1, pieces_per_rank=4,
     by one, only each rank's total. Pass the result as `sharding`."""
     if not (isinstance(pieces_per_rank, int) and pieces_per_rank >= 1):
         raise ArgumentError(f"pieces_per_rank: expected a positive number, got {pieces_per_rank!r}")
-    shard_chunks(T, world, "contiguous")  # names a bad world
+    _check_world(world)
     pieces = world * pieces_per_rank
     if T < pieces:
         raise ArgumentError(f"a sequence of {T} positions cannot be cut into {pieces} chunks ({pieces_per_rank} for "
