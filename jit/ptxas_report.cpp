@@ -42,7 +42,10 @@ PtxasReport parse_ptxas_report(std::string_view log) {
     const std::string_view line = log.substr(0, end);
     log = end == std::string_view::npos ? std::string_view{} : log.substr(end + 1);
 
-    if (line.find("warning") != std::string_view::npos && line.find("ptxas") != std::string_view::npos) {
+    // ptxas prints the wgmma serializations (C7508-C7515) as "info" lines under --verbose.
+    const bool warning = line.find("warning") != std::string_view::npos ||
+                         line.find("Potential Performance Loss") != std::string_view::npos;
+    if (warning && line.find("ptxas") != std::string_view::npos) {
       report.warnings.emplace_back(line);
     } else if (std::string_view name = quoted_after(line, "Compiling entry function '"); !name.empty()) {
       report.functions.push_back({.name = std::string(name)});

@@ -24,7 +24,8 @@ struct PtxasFunction {
 
 struct PtxasReport {
   std::vector<PtxasFunction> functions;
-  std::vector<std::string> warnings;  // each ptxas warning line, as printed
+  std::vector<std::string> warnings;  // each ptxas warning line, as printed (and the wgmma
+                                      // serializations, which it prints as info lines)
   // The entry function of that name, or nullptr when the log does not mention it.
   const PtxasFunction* function(std::string_view name) const;
 };
