@@ -8,10 +8,11 @@ slower than the median one; decode rows give TB/s.
     python3 bench/ab_table.py OUT NAME [NAME ...]
 """
 import glob
-import json
 import os
 import statistics
 import sys
+
+from compare import load  # attn_bench's JSON, an array of rows or {"rows": [...]}
 
 
 def figures(row):
@@ -31,19 +32,13 @@ def figures(row):
     return out
 
 
-def load_rows(path):
-    with open(path) as f:
-        doc = json.load(f)
-    return doc.get("rows", []) if isinstance(doc, dict) else doc
-
-
 def main(out, names):
     values = {}  # (cfg, label) -> name -> [value per round]
     order = []
     for name in names:
         for path in sorted(glob.glob(os.path.join(out, f"{name}.round*.json"))):
             try:
-                rows = load_rows(path)
+                rows = load(path).get("rows", [])
             except (OSError, ValueError) as e:
                 print(f"ab_table: {path}: {e}", file=sys.stderr)
                 continue
