@@ -265,7 +265,10 @@ TEST(KernelCache, RealCompileJobRoundTripsThroughDisk) {
   EXPECT_EQ(loaded->symbol("fill<3>"), "_Z4fillILi3EEvPi");
 }
 
-TEST(KernelCache, MemoryHitIsCheap) {
+// A memory hit is a probe on the key the job computed once: no compile, no disk, no copy of the
+// image, and no second hash of the source (a source changed after the job was built is not
+// re-read). Its cost in nanoseconds is jit_bench's to report, not a test's to assert.
+TEST(KernelCache, MemoryHitUsesTheJobsKeyAndSharesTheArtifact) {
   KernelCacheOptions o;
   o.use_disk = false;
   KernelCache cache(o);
@@ -273,17 +276,14 @@ TEST(KernelCache, MemoryHitIsCheap) {
   r.source = std::string(20000, ' ') + test::kSaxpySource;  // a realistic generated-source size
   CompileJob job(r, "saxpy");
   CacheKey key = job.key;
-  cache.get_or_compile(key, [&] { return fake_image(key); });
-  constexpr int kIterations = 200000;
-  auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < kIterations; ++i) cache.get_or_compile(job);
-  double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / kIterations;
-  std::printf("[          ] memory hit: %.0f ns per get_or_compile\n", ns);
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "timing is meaningless under a sanitizer";
-#endif
-  EXPECT_LT(ns, 2000.0);  // the design target for a memory hit
+  ArtifactPtr first = cache.get_or_compile(key, [&] { return fake_image(key); });
+  job.request.source = "not the source the key was computed from";
+  constexpr int kIterations = 1000;
+  for (int i = 0; i < kIterations; ++i) EXPECT_EQ(cache.get_or_compile(job).get(), first.get());
   EXPECT_EQ(cache.counters().memory_hits, static_cast<std::uint64_t>(kIterations));
+  EXPECT_EQ(cache.counters().compiles, 1u);
+  EXPECT_EQ(cache.counters().disk_hits, 0u);
+  EXPECT_EQ(cache.counters().disk_writes, 0u);
 }
 
 }  // namespace
