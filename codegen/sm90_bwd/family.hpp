@@ -1,8 +1,10 @@
 #pragma once
 // sm90_bwd: the training backward's main kernel on Hopper (sm_90a; templates/sm90/attention_bwd.cuh):
 // TMA loads, wgmma, a producer and two 64-key consumer warpgroups per 128 keys, query tiles of 64
-// rows; the pre- and post-passes are sm80_bwd's. Head dims 64 and 128, bf16 and fp16. Chosen only
-// by name (CompileOptions::backward_family) until its GPU figures are in bench/NOTES.md.
+// rows; the pre- and post-passes are sm80_bwd's. Head dims 64 and 128, bf16 and fp16, chosen
+// before sm80_bwd; head dim 256 in the wide form (templates/sm90/attention_bwd_wide.cuh: both
+// consumers on 64 keys, each with half the head dim), taken only by name
+// (CompileOptions::backward_family) until its GPU tests have run.
 #include "codegen/family.hpp"
 
 namespace flexjit::codegen::sm90_bwd {

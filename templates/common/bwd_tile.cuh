@@ -298,11 +298,11 @@ __device__ __forceinline__ void transposed_ds(float (&p)[NQ][4], const float (&d
   }
 }
 
-// dK = scale * acc and dV of this thread's keys key_row0 and key_row0 + 8 (columns 8 nd + 2 t, +1),
-// in the element type; rows past Tkv are not written.
+// dK = scale * acc and dV of this thread's keys key_row0 and key_row0 + 8 (columns d0 + 8 nd + 2 t,
+// +1), in the element type; rows past Tkv are not written.
 template <bool kBf16, int ND>
 __device__ __forceinline__ void store_dk_dv(const BwdArgs& args, const float (&dk)[ND][4], const float (&dv)[ND][4],
-                                            int b, int hk, int key_row0, int t) {
+                                            int b, int hk, int key_row0, int t, int d0 = 0) {
   unsigned short* gdK = static_cast<unsigned short*>(args.dk) + static_cast<i64>(b) * args.dk_b +
                         static_cast<i64>(hk) * args.dk_h;
   unsigned short* gdV = static_cast<unsigned short*>(args.dv) + static_cast<i64>(b) * args.dv_b +
@@ -313,7 +313,7 @@ __device__ __forceinline__ void store_dk_dv(const BwdArgs& args, const float (&d
     if (key >= args.Tkv) continue;
 #pragma unroll
     for (int nd = 0; nd < ND; ++nd) {
-      const int d = nd * 8 + 2 * t;
+      const int d = d0 + nd * 8 + 2 * t;
       *reinterpret_cast<unsigned*>(gdK + static_cast<i64>(key) * args.dk_t + d) =
           pack2<kBf16>(dk[nd][2 * hf] * args.scale, dk[nd][2 * hf + 1] * args.scale);
       *reinterpret_cast<unsigned*>(gdV + static_cast<i64>(key) * args.dv_t + d) =

@@ -46,6 +46,99 @@
 
 namespace flexjit {
 
+namespace detail {
+// A warpgroup's 64 keys x 64 queries of P^T or dS^T, packed 16-bit in each warp's m16n8 layout
+// (its keys 16 w .. + 16), stored as 64 rows of keys, 128 bytes of queries each, swizzled (chunk c
+// of row r at chunk c ^ (r % 8)): wgmma reads it as a K-major A (rows = keys: dV, dK) and as an
+// M-major A (dS with the queries as rows: dQ).
+template <int KQ>
+__device__ __forceinline__ void store_key_rows(unsigned base, const unsigned (&packed)[KQ][1][4], int warp_in_group,
+                                               int g, int t) {
+  static_assert(KQ == 4, "64 queries: one 128-byte row per key");
+#pragma unroll
+  for (int kq = 0; kq < KQ; ++kq)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {  // the n8 tiles 2 kq and 2 kq + 1
+      const int nt = 2 * kq + half;
+#pragma unroll
+      for (int hf = 0; hf < 2; ++hf) {  // keys g and g + 8 of the warp
+        const int key = warp_in_group * 16 + g + hf * 8;
+        sts_32(base + key * sm90::kSwizzleBytes + ((nt ^ (key & 7)) << 4) + 4 * t, packed[kq][0][2 * half + hf]);
+      }
+    }
+}
+
+// The producer's first loads: K and V of the CTA's BN keys (every 64-column block) on kv_full, and
+// the prefetch of the descriptors its query tiles load from.
+template <int D, int BN>
+__device__ __forceinline__ void load_kv_once(unsigned sK, unsigned sV, const BwdTmaMaps& maps, unsigned kv_full, int k0,
+                                             int hk, int b) {
+  sm90::tma_prefetch_descriptor(&maps.q);
+  sm90::tma_prefetch_descriptor(&maps.dout);
+  sm90::mbarrier_arrive_expect_tx(kv_full, 2 * BN * D * 2);
+#pragma unroll
+  for (int cb = 0; cb < D / 64; ++cb) {
+    sm90::tma_load_4d(sK + cb * BN * sm90::kSwizzleBytes, &maps.k, kv_full, cb * 64, k0, hk, b);
+    sm90::tma_load_4d(sV + cb * BN * sm90::kSwizzleBytes, &maps.v, kv_full, cb * 64, k0, hk, b);
+  }
+}
+
+// The rows' lse2 and delta of the query tile at q0 of (b, h), by bulk copies on `full`. Both are
+// padded to whole query tiles: BM floats from q0 always exist.
+template <int BM>
+__device__ __forceinline__ void load_row_stats(unsigned s_lse2, unsigned s_delta, const BwdArgs& args, int b, int h,
+                                               int q0, unsigned full) {
+  const i64 row = (static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0;
+  sm90::bulk_load(s_lse2, args.lse2 + row, BM * 4, full);
+  sm90::bulk_load(s_delta, args.delta + row, BM * 4, full);
+}
+
+// acc = rows^T cols over the head dim D: 64 keys (rows of K or V, BN rows per 64-column block)
+// against the tile's BM queries (Q or dO), both K-major; issued and committed, not waited for.
+template <bool kBf16, int D, int BM, int BN>
+__device__ __forceinline__ void transposed_product(float (&acc)[BM / 8][4], unsigned rows, unsigned cols) {
+  constexpr unsigned kRow = sm90::kSwizzleBytes;
+  sm90::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < D / 16; ++kk) {
+    const unsigned column = kk / 4, within = (kk % 4) * 32u;
+    const unsigned long long a = sm90::smem_descriptor(rows + column * BN * kRow + within, 16, 1024);
+    const unsigned long long bq = sm90::smem_descriptor(cols + column * BM * kRow + within, 16, 1024);
+    sm90::Wgmma<BM>::template ss<kBf16>(acc, a, bq, kk > 0);
+  }
+  sm90::wgmma_commit();
+}
+
+// A warpgroup's 64 queries x 64 columns of dQ (rows warp_row, warp_row + 8 of each thread) to its
+// staging buffer, swizzled as dq_accum's blocks are (detail::DqBlockedLayout), then added to `dst`
+// by one bulk reduce-add of the leader. The buffer must be free (its previous add read).
+__device__ __forceinline__ void add_dq_block(unsigned staging, const float (&dq)[8][4], int warp_row, int t,
+                                             int barrier, bool leader, float* dst) {
+#pragma unroll
+  for (int nd = 0; nd < 8; ++nd)
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {  // queries g and g + 8 of the warp
+      const int row = warp_row + hf * 8;
+      sts_64(staging + 4 * DqBlockedLayout::index(row, nd * 8 + 2 * t), dq[nd][2 * hf], dq[nd][2 * hf + 1]);
+    }
+  sm90::fence_async_shared();
+  sm90::named_barrier_sync(barrier, 128);
+  if (leader) sm90::bulk_reduce_add_f32(dst, staging, DqBlockedLayout::kBlockFloats * 4);
+}
+
+// Deterministic dQ: the leader's adds have landed (completed, then ordered) before it passes the
+// turn to the next kv tile (Turns: DqTurns).
+template <class Turns>
+__device__ __forceinline__ void pass_dq_turn(int* turns, bool leader) {
+  if (leader) {
+    sm90::bulk_wait<0>();
+    sm90::fence_async_global();
+    __threadfence();
+    Turns::pass(turns);
+  }
+}
+}  // namespace detail
+
 template <int kHeadDim_, int kBlockM_, int kBlockN_, int kStages_, class Element_>
 struct Sm90BwdConfig : TileConfigBase<kHeadDim_, kBlockM_, kBlockN_, kStages_, Element_> {
   static constexpr int kConsumers = kBlockN_ / 64;  // consumer warpgroups, 64 keys each
@@ -65,7 +158,7 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
   constexpr int S = Cfg::kStages;
   constexpr bool kBf16 = Cfg::kIsBf16;
   using Steps = detail::BwdSteps<D, BM>;
-  constexpr int KD = Steps::KD, NQ = Steps::NQ, KQ = Steps::KQ, ND = Steps::ND;
+  constexpr int NQ = Steps::NQ, KQ = Steps::KQ, ND = Steps::ND;
   constexpr unsigned kRow = sm90::kSwizzleBytes;  // one swizzled row of a 64-column block
   constexpr bool kSlope = Mods::kHasScoreMod && !Mods::kScoreSlopeConstant;
   static_assert(BM == 64, "one 64-query block per dS^T row (the swizzle atom)");
@@ -104,14 +197,7 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     // ---------------------------------------------------------------- producer
     sm90::registers_release<Cfg::kProducerRegisters>();
     if (tid != 0) return;
-    sm90::tma_prefetch_descriptor(&maps.q);
-    sm90::tma_prefetch_descriptor(&maps.dout);
-    sm90::mbarrier_arrive_expect_tx(kv_full, 2 * BN * D * 2);
-#pragma unroll
-    for (int cb = 0; cb < D / 64; ++cb) {
-      sm90::tma_load_4d(sK + cb * BN * kRow, &maps.k, kv_full, cb * 64, k0, hk, b);
-      sm90::tma_load_4d(sV + cb * BN * kRow, &maps.v, kv_full, cb * 64, k0, hk, b);
-    }
+    detail::load_kv_once<D, BN>(sK, sV, maps, kv_full, k0, hk, b);
     detail::QTileSchedule<Mods, BM, BN> sched(args, p, b, hk, k0, k1);
 #pragma unroll 1
     for (int i = 0; sched.has_tile(); sched.pop(), ++i) {
@@ -126,10 +212,7 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
         sm90::tma_load_4d(sQ + cb * BM * kRow, &maps.q, q_full(s), cb * 64, q0, h, b);
         sm90::tma_load_4d(smem0 + kSmem.dout(s) + cb * BM * kRow, &maps.dout, q_full(s), cb * 64, q0, h, b);
       }
-      // lse2 and delta are padded to whole query tiles: BM floats from q0 always exist.
-      const i64 row = (static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0;
-      sm90::bulk_load(smem0 + kSmem.lse2(s), args.lse2 + row, BM * 4, q_full(s));
-      sm90::bulk_load(smem0 + kSmem.delta(s), args.delta + row, BM * 4, q_full(s));
+      detail::load_row_stats<BM>(smem0 + kSmem.lse2(s), smem0 + kSmem.delta(s), args, b, h, q0, q_full(s));
     }
     return;
   }
@@ -147,20 +230,6 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
   const unsigned sDS = smem0 + kSmem.ds(w);
   const bool dq_leader = (tid & 127) == 0;  // issues and waits for the warpgroup's bulk dQ adds
   const bool kv_edge = k0 + BN > Tkv;
-
-  // acc = rows^T cols: 64 keys (rows of this warpgroup's K or V) against the tile's queries (Q or
-  // dO), both K-major; issued and committed, not waited for.
-  auto transposed_product = [&](float(&acc)[NQ][4], unsigned rows, unsigned cols) {
-    sm90::wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < KD; ++kk) {
-      const unsigned column = kk / 4, within = (kk % 4) * 32u;
-      const unsigned long long a = sm90::smem_descriptor(rows + column * BN * kRow + within, 16, 1024);
-      const unsigned long long bq = sm90::smem_descriptor(cols + column * BM * kRow + within, 16, 1024);
-      sm90::Wgmma<BM>::template ss<kBf16>(acc, a, bq, kk > 0);
-    }
-    sm90::wgmma_commit();
-  };
 
   // acc += A B: A the warpgroup's 64 keys x the tile's queries from registers (P^T or dS^T,
   // packed), B the tile's rows at `cols` (dO or Q, N-major); issued and committed, not waited for.
@@ -193,7 +262,7 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
 
     // ---- S^T = K_w Q^T (rows: this warpgroup's keys; both operands K-major).
     float sacc[NQ][4];
-    transposed_product(sacc, sKw, sQ);
+    detail::transposed_product<kBf16, D, BM, BN>(sacc, sKw, sQ);
     sm90::wgmma_wait<0>();
 
     // ---- P^T (and the slope, or the scores for the scatter), in the dP^T registers until dP^T.
@@ -219,7 +288,7 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     }
 
     // ---- dP^T = V_w dO^T.
-    transposed_product(dpacc, sVw, sdO);
+    detail::transposed_product<kBf16, D, BM, BN>(dpacc, sVw, sdO);
     sm90::wgmma_wait<0>();
 
     // ---- dS^T = P^T (dP^T - delta), times the slope: in sacc.
@@ -230,17 +299,7 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     unsigned da[KQ][1][4];
     detail::pack_probabilities<kBf16>(reinterpret_cast<float(&)[1][NQ][4]>(sacc), da);
     product_from_registers(dk, da, sQ);
-#pragma unroll
-    for (int kq = 0; kq < KQ; ++kq)
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {  // the n8 tiles 2 kq and 2 kq + 1
-        const int nt = 2 * kq + half;
-#pragma unroll
-        for (int hf = 0; hf < 2; ++hf) {  // keys g and g + 8 of the warp
-          const int key = warp_in_group * 16 + g + hf * 8;
-          sts_32(sDS + key * kRow + ((nt ^ (key & 7)) << 4) + 4 * t, da[kq][0][2 * half + hf]);
-        }
-      }
+    detail::store_key_rows(sDS, da, warp_in_group, g, t);
     // The previous tile's dQ adds must have read their staging buffers before they are rewritten
     // (a whole tile's products after they were issued: the wait rarely waits).
     if (dq_leader) sm90::bulk_wait_read<0>();
@@ -279,28 +338,10 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
         sm90::named_barrier_sync(1 + w, 128);
       }
       const unsigned staging = smem0 + kSmem.dq(w, cb);
-#pragma unroll
-      for (int nd = 0; nd < 8; ++nd)
-#pragma unroll
-        for (int hf = 0; hf < 2; ++hf) {  // queries g and g + 8 of the warp
-          const int row = warp_in_group * 16 + g + hf * 8;
-          sts_64(staging + 4 * detail::DqBlockedLayout::index(row, nd * 8 + 2 * t), dq[nd][2 * hf], dq[nd][2 * hf + 1]);
-        }
-      sm90::fence_async_shared();
-      sm90::named_barrier_sync(1 + w, 128);
-      if (dq_leader)
-        sm90::bulk_reduce_add_f32(dq_tile + cb * detail::DqBlockedLayout::kBlockFloats, staging,
-                                  detail::DqBlockedLayout::kBlockFloats * 4);
+      detail::add_dq_block(staging, dq, warp_in_group * 16 + g, t, 1 + w, dq_leader,
+                           dq_tile + cb * detail::DqBlockedLayout::kBlockFloats);
     }
-    if constexpr (kOrderedDq) {
-      // The warpgroup's adds land before the next turn: completed, then ordered before the pass.
-      if (dq_leader) {
-        sm90::bulk_wait<0>();
-        sm90::fence_async_global();
-        __threadfence();
-        Turns::pass(turns);
-      }
-    }
+    if constexpr (kOrderedDq) detail::pass_dq_turn<Turns>(turns, dq_leader);  // before the next kv tile's turn
     // (The next tile rewrites dS^T only after the barrier at its dS^T, which every warp of the
     // warpgroup reaches past this tile's dQ product.)
   }

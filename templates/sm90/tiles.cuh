@@ -156,6 +156,48 @@ constexpr int bwd_smem_bytes(int head_dim, int block_m, int block_n, int stages)
   return BwdSmemLayout(head_dim, block_m, block_n, stages).bytes();
 }
 
+// The wide backward's shared memory (templates/sm90/attention_bwd_wide.cuh, head dims whose dK
+// and dV are split between the two consumer warpgroups), from the CTA's 1024-byte aligned start:
+//   K and V of the CTA's block_n keys, loaded once;
+//   Q of each of the `stages` query tiles in flight, then one dO (released halfway through a tile);
+//   P^T and dS^T (block_n keys x block_m queries, 16-bit, swizzled), passed between the warpgroups;
+//   dP^T in fp32 (each thread's accumulators in place), passed the other way;
+//   each warpgroup's dQ staging buffer (block_m x 64 fp32);
+//   lse2 and delta of each stage (block_m floats each);
+//   the mbarriers: K/V full, Q full and Q empty per stage, dO full, dO empty.
+struct BwdWideSmemLayout {
+  int kv_bytes, q_bytes, stages, block_m, block_n;
+  FJ_SM90_TILES_FN constexpr BwdWideSmemLayout(int head_dim, int block_m_, int block_n_, int stages_)
+      : kv_bytes(fwd_tile_bytes(block_n_, head_dim)), q_bytes(fwd_tile_bytes(block_m_, head_dim)), stages(stages_),
+        block_m(block_m_), block_n(block_n_) {}
+
+  FJ_SM90_TILES_FN constexpr int k() const { return 0; }
+  FJ_SM90_TILES_FN constexpr int v() const { return kv_bytes; }
+  FJ_SM90_TILES_FN constexpr int q(int s) const { return 2 * kv_bytes + s * q_bytes; }
+  FJ_SM90_TILES_FN constexpr int dout() const { return q(stages); }
+  FJ_SM90_TILES_FN constexpr int p() const { return dout() + q_bytes; }
+  FJ_SM90_TILES_FN constexpr int ds() const { return p() + pair_bytes(); }
+  FJ_SM90_TILES_FN constexpr int dp() const { return ds() + pair_bytes(); }
+  FJ_SM90_TILES_FN constexpr int dq(int w) const { return dp() + 2 * pair_bytes() + w * 64 * block_m * 4; }
+  FJ_SM90_TILES_FN constexpr int lse2(int s) const { return dq(2) + s * 8 * block_m; }
+  FJ_SM90_TILES_FN constexpr int delta(int s) const { return lse2(s) + 4 * block_m; }
+  FJ_SM90_TILES_FN constexpr int kv_full() const { return barrier(0); }
+  FJ_SM90_TILES_FN constexpr int q_full(int s) const { return barrier(1 + s); }
+  FJ_SM90_TILES_FN constexpr int q_empty(int s) const { return barrier(1 + stages + s); }
+  FJ_SM90_TILES_FN constexpr int do_full() const { return barrier(1 + 2 * stages); }
+  FJ_SM90_TILES_FN constexpr int do_empty() const { return barrier(2 + 2 * stages); }
+  FJ_SM90_TILES_FN constexpr int end() const { return barrier(3 + 2 * stages); }
+  FJ_SM90_TILES_FN constexpr int bytes() const { return end() + kTileAlign; }
+
+ private:
+  FJ_SM90_TILES_FN constexpr int pair_bytes() const { return block_n * block_m * 2; }  // 16-bit keys x queries
+  FJ_SM90_TILES_FN constexpr int barrier(int i) const { return lse2(stages) + 8 * i; }
+};
+
+constexpr int bwd_wide_smem_bytes(int head_dim, int block_m, int block_n, int stages) {
+  return BwdWideSmemLayout(head_dim, block_m, block_n, stages).bytes();
+}
+
 }  // namespace sm90
 }  // namespace flexjit
 

@@ -4,6 +4,8 @@
 //     in shared memory, both K-major (Q K^T);
 //   Wgmma<N>::ss_mn<kBf16>(d, a_desc, b_desc, accumulate): the same with A M-major and B N-major
 //     (the backward's dQ = dS K from dS^T and K as stored);
+//   Wgmma<N>::ss_kn<kBf16>(d, a_desc, b_desc, accumulate): A K-major and B N-major (the wide
+//     backward's dV = P^T dO and dK = dS^T Q with P^T and dS^T from shared memory);
 //   Wgmma<N>::rs<kBf16>(d, a, b_desc, accumulate): A from registers (the m16k16 fragment of
 //     each warp's 16 rows), B N-major in shared memory (P V).
 // d[j][0..3] is the accumulator of columns 8j..8j+7 in the mma.sync m16n8 layout of each warp.
@@ -35,9 +37,9 @@ struct Wgmma;
   }
 
 // Wgmma<N>: ss with A and B from shared memory, both K-major; ss_mn with both transposed (A
-// M-major, B N-major: imm-trans-a = imm-trans-b = 1); rs with A from registers and B N-major in
-// shared memory (imm-trans-b = 1). *_OPERANDS and *_FLAG number the asm operands that follow
-// the N / 2 accumulators.
+// M-major, B N-major: imm-trans-a = imm-trans-b = 1); ss_kn with A K-major and B N-major
+// (imm-trans-b = 1); rs with A from registers and B N-major in shared memory (imm-trans-b = 1).
+// *_OPERANDS and *_FLAG number the asm operands that follow the N / 2 accumulators.
 #define FJ_WGMMA_WIDTH(N, SS_OPERANDS, SS_FLAG, RS_OPERANDS, RS_FLAG)                                              \
   template <>                                                                                                      \
   struct Wgmma<N> {                                                                                                \
@@ -50,6 +52,11 @@ struct Wgmma;
     static __device__ __forceinline__ void ss_mn(float (&d)[N / 8][4], unsigned long long a, unsigned long long b, \
                                                  int accumulate) {                                                 \
       FJ_WGMMA_FORM(N, SS_OPERANDS, "p, 1, 1, 1, 1", SS_FLAG, "l"(a), "l"(b), "r"(accumulate))                     \
+    }                                                                                                              \
+    template <bool kBf16>                                                                                          \
+    static __device__ __forceinline__ void ss_kn(float (&d)[N / 8][4], unsigned long long a, unsigned long long b, \
+                                                 int accumulate) {                                                 \
+      FJ_WGMMA_FORM(N, SS_OPERANDS, "p, 1, 1, 0, 1", SS_FLAG, "l"(a), "l"(b), "r"(accumulate))                     \
     }                                                                                                              \
     template <bool kBf16>                                                                                          \
     static __device__ __forceinline__ void rs(float (&d)[N / 8][4], const unsigned (&a)[4], unsigned long long b,  \

@@ -8,10 +8,9 @@
 // lengths 1, 17 and 1000 x 700 on causal and sliding window, the padded layout, custom scales, the
 // kernel without the gradient scatter (no grads asked for) on the programs that have one, and
 // math = fast on two score mods within the same tolerance. All with math = exact otherwise, as the
-// oracle's interpreter computes. Head dims 64 and 128 only: those the backward serves (it may
-// refuse 256 with UnsupportedError). Rows whose keys are all masked: masked_rows and
-// masked_rows_sink (the first 100 query rows see no key: dq exactly 0), and keys no row sees in
-// every causal case with Tq < Tkv (dk, dv exactly 0).
+// oracle's interpreter computes. Head dims 64 and 128 on both families, 256 on the Hopper one.
+// Rows whose keys are all masked: masked_rows and masked_rows_sink (the first 100 query rows see
+// no key: dq exactly 0), and keys no row sees in every causal case with Tq < Tkv (dk, dv exactly 0).
 //
 // KV caches have no backward, and BackwardOptions has no kv_lens to pass one: nothing to refuse.
 #include <gtest/gtest.h>
@@ -108,7 +107,24 @@ std::vector<Case> on_hopper(std::vector<Case> v) {
   return out;
 }
 
+// The Hopper family's wide form (D = 256, sm90_bwd by name; templates/sm90/attention_bwd_wide.cuh):
+// every program, block lists of 64 x 64 included, fp16 in PyTorch's layout, the lengths of (2),
+// the padded layout and a custom scale.
+std::vector<Case> on_hopper_wide() {
+  std::vector<Case> v;
+  for (const char* p : kPrograms) v.push_back({p, bf16, 256, 2, 4, 2, 300, 300, L::bhsd});
+  for (const char* p : {"causal", "alibi_softcap_window", "document", "topk_causal"})
+    v.push_back({p, fp16, 256, 1, 6, 3, 177, 300, L::bshd});
+  for (auto [tq, tkv] : {std::pair{1, 1}, {1, 300}, {17, 17}, {1000, 700}})
+    v.push_back({"causal", bf16, 256, 1, 2, 1, tq, tkv, L::bhsd});
+  v.push_back({"learned_sink", fp16, 256, 1, 2, 1, 333, 333, L::padded});
+  v.push_back({"relative_position_bias", bf16, 256, 2, 4, 4, 129, 129, L::bshd, 0.05f});
+  for (Case& c : v) c.backward_family = "sm90_bwd";
+  return v;
+}
+
 INSTANTIATE_TEST_SUITE_P(Examples, Backward, ::testing::ValuesIn(cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(HopperWide, Backward, ::testing::ValuesIn(on_hopper_wide()), case_name);
 INSTANTIATE_TEST_SUITE_P(GlobalPositions, Backward, ::testing::ValuesIn(backward_position_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(FastMath, Backward, ::testing::ValuesIn(fast_math_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(Hopper, Backward, ::testing::ValuesIn(on_hopper(cases())), case_name);
@@ -140,6 +156,11 @@ std::vector<Case> deterministic_cases() {
                          {"alibi_softcap_window", bf16, 64, 1, 2, 1, 333, 333, L::padded}};
   v = on_mma_sync(v);
   for (Case c : on_hopper(v)) v.push_back(c);
+  for (const char* p : {"causal", "document", "topk_causal"}) {
+    Case wide{p, bf16, 256, 2, 4, 2, 1000, 700, L::bhsd};
+    wide.backward_family = "sm90_bwd";
+    v.push_back(wide);
+  }
   return v;
 }
 
