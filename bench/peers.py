@@ -210,11 +210,12 @@ def run(cfg, rows):
     torch.cuda.empty_cache()
 
 
-# Forward + backward: the mission's masks at B = 4, H = 16, T = 4096, D = 128 and causal at D = 64
-# (attn_bench's fwdbwd_configs names the same), each a copy of its prefill config under the prefix.
+# Forward + backward: the mission's masks at B = 4, H = 16, T = 4096, D = 128, causal at D = 64 and
+# dense and causal at D = 256 (attn_bench's fwdbwd_configs names the same), each a copy of its
+# prefill config under the prefix.
 FWDBWD_PREFIX = "fwdbwd_"
 FWDBWD_OF = ("dense", "causal", "sliding_window_1024", "sink4_window1024", "alibi_causal", "softcap50_causal",
-             "prefix_lm_1024", "document_8docs", "topk8_blk128_causal", "causal_d64")
+             "prefix_lm_1024", "document_8docs", "topk8_blk128_causal", "causal_d64", "dense_d256", "causal_d256")
 
 
 def fwdbwd_configs(prefill):

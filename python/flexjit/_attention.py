@@ -48,12 +48,13 @@ def _compiled(translation, head_dim, dtype, device, options):
 # own business and are ignored, as FlexAttention ignores keys its template does not read.
 _TILE_OPTIONS = {"BLOCK_M": "block_m", "BLOCK_N": "block_n", "num_warps": "warps", "num_stages": "stages",
                  "q_in_registers": "q_in_registers", "persistent": "persistent"}
-_OTHER_OPTIONS = {"family": "family", "FAMILY": "family", "math": "math", "arch": "arch"}
+_OTHER_OPTIONS = {"family": "family", "FAMILY": "family", "backward_family": "backward_family",
+                  "BACKWARD_FAMILY": "backward_family", "math": "math", "arch": "arch"}
 
 
 def _kernel_options(kernel_options):
-    """FlexAttention's kernel_options as a hashable key of compile()'s options: family, math, arch,
-    and the tile fields given."""
+    """FlexAttention's kernel_options as a hashable key of compile()'s options: family,
+    backward_family, math, arch, and the tile fields given."""
     out, tile = [], []
     for key, value in (kernel_options or {}).items():
         if key in _OTHER_OPTIONS:
@@ -83,8 +84,8 @@ def prepare(q, k, v, score_mod, mask_mod, sink, kernel_options):
         raise ArgumentError(f"q has elements of type {getattr(q, 'dtype', '?')}; use bfloat16, float16 or float32")
     device = _arrays.device_name(q)
     options = _kernel_options(kernel_options)
-    if device == "cpu":  # the cpu kernels have no tile
-        options = tuple(o for o in options if o[0] != "tile")
+    if device == "cpu":  # the cpu kernels have no tile and one backward
+        options = tuple(o for o in options if o[0] not in ("tile", "backward_family"))
     if int(v.shape[-1]) != int(q.shape[-1]):  # a value head dim of its own (MLA shapes)
         options = options + (("head_dim_v", int(v.shape[-1])),)
     kernel = _compiled(translation, int(q.shape[-1]), dtype, device, options)

@@ -64,17 +64,19 @@ def load_program(source_or_path, name=None):
 
 
 def compile(source_or_path, head_dim=128, dtype="bf16", device="cuda", *, arch="", family="", math="fast",
-            tile=None, name=None, head_dim_v=0):
+            tile=None, name=None, head_dim_v=0, backward_family=""):
     """Compiles a program (its text, or a path to a .py file) for one head dim, element type ("bf16",
     "fp16"; "float32" too on the cpu) and device ("cuda" or "cpu"). tile: a dict of the fields of the
     CUDA tile to override (block_m, block_n, warps, stages, q_in_registers, persistent); the others
     are the table's. head_dim_v: the head dim of v and out when it differs from q's and k's (0: the
-    same; cpu kernels only for now). Raises flexjit.CompileError with diagnostics pointing into the
+    same; cpu kernels only for now). family / backward_family: the forward's / the backward's
+    kernel family by name ("" : the first that serves the target). Raises flexjit.CompileError with diagnostics pointing into the
     program, UnsupportedError for a shape the kernels do not serve."""
     program = load_program(source_or_path, name)
     device = "cpu" if str(device) == "cpu" else "cuda"
     native = engine().compile(program, head_dim, getattr(_flexjit.DType, kernel_dtype(dtype)), device, arch,
-                              family, math, tile=None if tile is None else dict(tile), head_dim_v=int(head_dim_v))
+                              family, math, tile=None if tile is None else dict(tile), head_dim_v=int(head_dim_v),
+                              backward_family=backward_family)
     return Kernel(native, program)
 
 

@@ -202,16 +202,18 @@ void register_kernel(py::module_& m) {
           "compile",
           [](Engine& engine, const Program& program, int head_dim, DType dtype, const std::string& device,
              const std::string& arch, const std::string& family, const std::string& math,
-             const std::string& cpu_backend, const py::object& tile, int head_dim_v) {
+             const std::string& cpu_backend, const py::object& tile, int head_dim_v,
+             const std::string& backward_family) {
             CompileOptions o = compile_options(head_dim, dtype, device, arch, family, math, cpu_backend);
             o.head_dim_v = head_dim_v;
+            o.backward_family = backward_family;
             o.tile = tile_override(program, o, tile);
             py::gil_scoped_release unlocked;
             return engine.compile(program, o);
           },
           py::arg("program"), py::arg("head_dim"), py::arg("dtype"), py::arg("device"), py::arg("arch") = "",
           py::arg("family") = "", py::arg("math") = "fast", py::arg("cpu_backend") = "automatic",
-          py::arg("tile") = py::none(), py::arg("head_dim_v") = 0)
+          py::arg("tile") = py::none(), py::arg("head_dim_v") = 0, py::arg("backward_family") = "")
       .def("counters", [](const Engine& e) {
         const EngineCounters c = e.counters();
         py::dict out;
