@@ -568,6 +568,36 @@ void launch_forward(Prefill& p, const Shape& s, std::size_t i, const flexjit::Fo
                    device_view(x.v, s.dtype, kv_shape(s)), device_view(x.out, s.dtype, q_shape(s)), o);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Host cost per call: a tiny causal forward (B = H = 1, T = 128, D = 64, bf16) enqueued kHostCalls
+// times back to back and synchronized once, the median of three such loops. The kernel takes a few
+// microseconds, less than the launch path, so the wall time per call is what the host spends.
+// bench/peers.py times flexjit.torch.flex_attention the same way: the difference is the Python
+// layer's cost.
+constexpr int kHostCalls = 2000;
+
+double measure_host_us_per_call(flexjit::Engine& jit) {
+  const Config c{"host_overhead", {1, 1, 1, 128, 64, DType::bf16}, "examples/causal.py", causal_setup};
+  const flexjit::Kernel kernel = jit.compile(load_program(c), {.head_dim = c.s.D, .dtype = c.s.dtype});
+  InputSet x = std::move(make_sets(c.s, 1).front());
+  const flexjit::ForwardOptions o{};
+  auto call = [&] {
+    kernel.forward(device_view(x.q, c.s.dtype, q_shape(c.s)), device_view(x.k, c.s.dtype, kv_shape(c.s)),
+                   device_view(x.v, c.s.dtype, kv_shape(c.s)), device_view(x.out, c.s.dtype, q_shape(c.s)), o);
+  };
+  for (int i = 0; i < 50; ++i) call();
+  synchronize();
+  std::vector<double> us;
+  for (int r = 0; r < 3; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kHostCalls; ++i) call();
+    synchronize();
+    us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+                 kHostCalls);
+  }
+  return median(us);
+}
+
 nlohmann::json prefill_row(const Config& c) {
   const Shape& s = c.s;
   nlohmann::json row = {{"cfg", c.name}, {"B", s.B}, {"Hq", s.Hq}, {"Hkv", s.Hkv},
@@ -1003,6 +1033,17 @@ int main(int argc, char** argv) {
   }
 
   flexjit::Engine jit;
+  std::optional<double> host_us;
+  if (g_gpu) {
+    try {
+      host_us = measure_host_us_per_call(jit);
+      fmt::print("host cost per call: {:.1f} us (causal forward, B = H = 1, T = 128, D = 64, {} calls back to "
+                 "back, median of 3)\n",
+                 *host_us, kHostCalls);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "attn_bench: host cost per call not measured: {}\n", e.what());
+    }
+  }
   nlohmann::json rows = nlohmann::json::array();
   int failures = 0;
   for (const Config& c : selected) {
@@ -1030,6 +1071,7 @@ int main(int argc, char** argv) {
     nlohmann::json doc = {{"device", dev.name}, {"reps", opt.reps}, {"dry_run", !g_gpu}, {"rows", rows}};
     if (copy) doc["copy_bandwidth"] = {{"tbps", copy->tbps}, {"bytes", copy->bytes}, {"reps", copy->reps}};
     if (read) doc["read_bandwidth"] = {{"tbps", read->tbps}, {"bytes", read->bytes}, {"reps", read->reps}};
+    if (host_us) doc["host_overhead"] = {{"us_per_call", *host_us}, {"calls", kHostCalls}};
     std::ofstream(opt.json_path) << doc.dump(1) << "\n";
   }
   if (failures) fmt::print(stderr, "attn_bench: {} config(s) failed\n", failures);

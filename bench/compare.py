@@ -22,12 +22,18 @@ Forward + backward (fwdbwd_*: the forward with lse, then the backward; TF/s = 3.
     most tiles): >= 1.0x FlexAttention
   - a head dim our backward does not serve counts as missed ("unsupported")
 
+Through Python (peers.py's "flexjit.torch" rows: flexjit.torch.flex_attention timed as the peers
+are), set against attn_bench's C++ figures of the same configs; and the host's cost per call of a
+tiny causal forward, C++ (attn_bench) and Python:
+  - flexjit.torch's cost per call at most 20 us over the C++ call's
+
     python3 bench/compare.py OURS.json [PEERS.json]
 """
 import json
 import sys
 
-FA2, CUDNN, FLEX = "FLASH_ATTENTION", "CUDNN_ATTENTION", "flex"
+FA2, CUDNN, FLEX, PYTHON = "FLASH_ATTENTION", "CUDNN_ATTENTION", "flex", "flexjit.torch"
+PYTHON_US_OVER_CPP = 20.0
 DECODE_X_FLEX, DECODE_X_SDPA, DECODE_COPY_FRACTION, PAGED_OVER_CONTIGUOUS = 4.0, 1.0, 0.70, 1.1
 LONG_KV = 65536
 
@@ -178,15 +184,37 @@ def decode_table(ours, ours_by_name, peers, checks_out, notes):
                              f"{p['block_mask_ms']:.2f} ms")
 
 
+def python_table(ours, peers, host, checks_out):
+    """flexjit through Python against the C++ call: the configs peers.py timed flexjit.torch on,
+    then the host's cost per call (host: peers.py's host_overhead rows by system, and attn_bench's
+    figure under "C++")."""
+    timed = [r for r in ours if (r["cfg"], PYTHON) in peers]
+    if timed:
+        print("| config | C++ TF/s | flexjit.torch TF/s | Python / C++ |")
+        print("|---|---|---|---|")
+        for r in timed:
+            tf, py = r.get("tflops"), peers[(r["cfg"], PYTHON)]["tflops"]
+            print(f"| {r['cfg']} | {fmt(tf, '.1f')} | {py:.1f} | {fmt(py / tf if tf else None, '.2f')} |")
+    cpp, py = host.get("C++"), host.get(PYTHON)
+    if cpp is not None or py is not None:
+        figures = ", ".join(f"{s} {us:.1f} us" for s, us in host.items())
+        print(f"\nHost cost per call (causal forward, B = H = 1, T = 128, D = 64, calls back to back): {figures}")
+    if cpp is not None and py is not None:
+        checks_out.append((py - cpp <= PYTHON_US_OVER_CPP, f"Python's cost per call +{py - cpp:.1f} us (<= 20)"))
+
+
 def main(argv):
     if len(argv) not in (2, 3):
         sys.exit(__doc__)
     doc = load(argv[1])
     ours = doc["rows"]
     peers = {}
+    host = {"C++": doc["host_overhead"]["us_per_call"]} if "host_overhead" in doc else {}
     for r in load(argv[2])["rows"] if len(argv) == 3 else []:
         if "ms" in r:
             peers[(r["cfg"], r["sys"])] = r
+        elif "us_per_call" in r:
+            host[r["sys"]] = r["us_per_call"]
 
     decode = [r for r in ours if r.get("kind") == "decode"]
     fwdbwd = [r for r in ours if r.get("kind") == "fwdbwd"]
@@ -214,6 +242,11 @@ def main(argv):
               "unmasked pairs / time, FlashAttention's count); bwd: the backward alone (2.5 * 4 * D * pairs / time)")
         print()
         fwdbwd_table(fwdbwd, peers, checks, notes)
+    if host or any(s == PYTHON for _, s in peers):
+        print()
+        print("Through Python: flexjit.torch.flex_attention, timed as the peers are, against the C++ call")
+        print()
+        python_table(prefill + fwdbwd, peers, host, checks)
     met = sum(ok for ok, _ in checks)
     own = ((["spills"] if prefill else []) + (["copy bandwidth", "paged / contiguous"] if decode else [])
            + (["gradients", "backward support"] if fwdbwd else []))

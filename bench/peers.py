@@ -1,6 +1,8 @@
 """The systems users would otherwise pick, on the configs of bench/attn_bench.cpp (same names,
 shapes and masks): torch FlexAttention (torch.compile, static shapes) and, where the pattern is
-plain dense or causal, SDPA with the FlashAttention-2 and cuDNN backends.
+plain dense or causal, SDPA with the FlashAttention-2 and cuDNN backends. And flexjit itself
+through Python (flexjit.torch.flex_attention, the drop-in, called as FlexAttention is) where the
+package imports (bench/run-gpu puts the build's on PYTHONPATH): rows of system "flexjit.torch".
 
     python3 bench/peers.py [--json FILE] [--only NAME[,NAME...]]
 
@@ -9,6 +11,10 @@ plain dense or causal, SDPA with the FlashAttention-2 and cuDNN backends.
 Times are triton.testing.do_bench medians (it clears the L2 cache before each call).
 TF/s = 4 * D * unmasked (q, kv) pairs / time, the pairs counted from the mask itself.
 block_mask_ms: create_block_mask for the config's mask, warm (what flex needs per new mask).
+
+host_overhead: the host's cost per call of a tiny causal forward (B = H = 1, T = 128, D = 64,
+bf16), HOST_CALLS calls enqueued back to back and one synchronize, median of three loops, for
+flex and flexjit.torch; attn_bench measures the C++ call the same way.
 
 Forward + backward configs (fwdbwd_*: a prefill config's name with that prefix, as attn_bench
 names them): the forward then autograd's backward, out.backward(dout) on q, k, v that require
@@ -44,6 +50,18 @@ DTYPE_NAMES = {torch.bfloat16: "bf16", torch.float16: "fp16"}
 torch._dynamo.config.recompile_limit = 1000
 torch._dynamo.config.cache_size_limit = 1000
 flex = torch.compile(flex_attention, dynamic=False)
+
+try:  # flexjit through Python, where the package is importable
+    from flexjit.torch import flex_attention as flexjit_attention
+except ImportError as e:
+    flexjit_attention = None
+    print(f"peers.py: no flexjit.torch rows ({e})", file=sys.stderr)
+
+
+def flexjit_options(D):
+    """flexjit.torch's kernel_options for a head dim: its Hopper backward at D = 256 is taken only
+    by name for now (attn_bench names it too)."""
+    return {"backward_family": "sm90_bwd"} if D == 256 else None
 
 
 # Masks and score mods, as FlexAttention users write them.
@@ -200,6 +218,10 @@ def run(cfg, rows):
         mask_ms = median_ms(make)
     record(rows, shape, "flex", lambda: flex(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=gqa),
            "tflops", flop, block_mask_ms=mask_ms)
+    if flexjit_attention is not None:
+        record(rows, shape, "flexjit.torch",
+               lambda: flexjit_attention(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=gqa),
+               "tflops", flop)
     if sdpa is not None:
         for backend in (SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION):
             with sdpa_kernel([backend]):  # only this backend, or the call fails
@@ -241,6 +263,10 @@ def run_fwdbwd(cfg, rows):
 
     record(rows, shape, "flex", step(lambda: flex(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=gqa)),
            "tflops", flop)
+    if flexjit_attention is not None:
+        record(rows, shape, "flexjit.torch",
+               step(lambda: flexjit_attention(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=gqa,
+                                              kernel_options=flexjit_options(D))), "tflops", flop)
     if sdpa is not None:
         for backend in (SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION):
             with sdpa_kernel([backend]):  # only this backend, or the call fails
@@ -318,6 +344,38 @@ def matches(pattern, name):
     return name.startswith(pattern[:-1]) if pattern.endswith("*") else name == pattern
 
 
+# The host's cost per call (see the top of this file).
+HOST_OVERHEAD = ("host_overhead",)
+HOST_CALLS = 2000
+
+
+def run_host_overhead(cfg, rows):
+    q, k, v = (torch.randn(1, 1, 128, 64, device=DEV, dtype=torch.bfloat16) for _ in range(3))
+    block_mask = create_block_mask(causal, None, None, 128, 128, device=DEV)
+    systems = [("flex", lambda: flex(q, k, v, block_mask=block_mask))]
+    if flexjit_attention is not None:
+        systems.append(("flexjit.torch", lambda: flexjit_attention(q, k, v, block_mask=block_mask)))
+    for system, fn in systems:
+        try:
+            for _ in range(50):
+                fn()
+            torch.cuda.synchronize()
+            loops = []
+            for _ in range(3):
+                t0 = time.perf_counter()
+                for _ in range(HOST_CALLS):
+                    fn()
+                torch.cuda.synchronize()
+                loops.append((time.perf_counter() - t0) / HOST_CALLS * 1e6)
+            row = dict(cfg=cfg[0], sys=system, us_per_call=sorted(loops)[1], calls=HOST_CALLS)
+            figures = f"{row['us_per_call']:8.1f} us per call"
+        except Exception as e:  # recorded; the other system still runs
+            row = dict(cfg=cfg[0], sys=system, error=f"{type(e).__name__}: {str(e)[:200]}")
+            figures = row["error"]
+        rows.append(row)
+        print(f"{cfg[0]:26s} {system:16s} {figures}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", help="write the rows here")
@@ -325,8 +383,8 @@ def main():
     args = ap.parse_args()
     prefill = configs()
     # Forward + backward last, as in attn_bench.
-    cfgs = ([(run, c) for c in prefill] + [(run_decode, c) for c in decode_configs()]
-            + [(run_fwdbwd, c) for c in fwdbwd_configs(prefill)])
+    cfgs = ([(run_host_overhead, HOST_OVERHEAD)] + [(run, c) for c in prefill]
+            + [(run_decode, c) for c in decode_configs()] + [(run_fwdbwd, c) for c in fwdbwd_configs(prefill)])
     if args.only:
         # A paged decode config is timed on its contiguous twin (see the top of this file).
         wanted = {n[: -len(PAGED_SUFFIX)] if n.startswith("decode_") and n.endswith(PAGED_SUFFIX) else n
