@@ -68,6 +68,29 @@ __device__ __forceinline__ void store_key_rows(unsigned base, const unsigned (&p
     }
 }
 
+// The CTA's keys: its kv tile's (batch, kv head) and keys [k0, k1) of BN (detail::bwd_kv_tile).
+struct BwdCtaKeys {
+  int n_block, hk, b, k0, k1;
+};
+template <int BN>
+__device__ __forceinline__ BwdCtaKeys bwd_cta_keys(const BwdArgs& args) {
+  const BwdKvTile tile = bwd_kv_tile(args);
+  const int k0 = tile.n_block * BN;
+  return {tile.n_block, tile.hk, tile.b, k0, min2(k0 + BN, args.Tkv)};
+}
+
+// One thread: the mbarriers of K/V and of the ring of S query tiles. kv_full and q_full(s) wait for
+// the producer's one arrival (with its bytes), q_empty(s) for one arrival per consumer warp.
+template <int S, int kConsumers, class QFull, class QEmpty>
+__device__ __forceinline__ void init_q_ring(unsigned kv_full, const QFull& q_full, const QEmpty& q_empty) {
+  sm90::mbarrier_init(kv_full, 1);
+#pragma unroll
+  for (int s = 0; s < S; ++s) {
+    sm90::mbarrier_init(q_full(s), 1);
+    sm90::mbarrier_init(q_empty(s), kConsumers * 4);
+  }
+}
+
 // The producer's first loads: K and V of the CTA's BN keys (every 64-column block) on kv_full, and
 // the prefetch of the descriptors its query tiles load from.
 template <int D, int BN>
@@ -176,19 +199,11 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
 
   const int tid = threadIdx.x;
   const int warpgroup = tid / 128;
-  const detail::BwdKvTile tile = detail::bwd_kv_tile(args);
-  const int n_block = tile.n_block, hk = tile.hk, b = tile.b;
+  const auto [n_block, hk, b, k0, k1] = detail::bwd_cta_keys<BN>(args);
   const int Tkv = args.Tkv;
-  const int k0 = n_block * BN;
-  const int k1 = min2(k0 + BN, Tkv);
 
   if (tid == 0) {
-    sm90::mbarrier_init(kv_full, 1);
-#pragma unroll
-    for (int s = 0; s < S; ++s) {
-      sm90::mbarrier_init(q_full(s), 1);
-      sm90::mbarrier_init(q_empty(s), Cfg::kConsumers * 4);  // one arrival per consumer warp
-    }
+    detail::init_q_ring<S, Cfg::kConsumers>(kv_full, q_full, q_empty);
     sm90::mbarrier_init_fence();
   }
   __syncthreads();

@@ -83,19 +83,11 @@ __device__ __forceinline__ void attention_bwd_sm90_wide(const BwdArgs& args, con
 
   const int tid = threadIdx.x;
   const int warpgroup = tid / 128;
-  const detail::BwdKvTile tile = detail::bwd_kv_tile(args);
-  const int n_block = tile.n_block, hk = tile.hk, b = tile.b;
+  const auto [n_block, hk, b, k0, k1] = detail::bwd_cta_keys<BN>(args);
   const int Tkv = args.Tkv;
-  const int k0 = n_block * BN;
-  const int k1 = min2(k0 + BN, Tkv);
 
   if (tid == 0) {
-    sm90::mbarrier_init(kv_full, 1);
-#pragma unroll
-    for (int s = 0; s < S; ++s) {
-      sm90::mbarrier_init(q_full(s), 1);
-      sm90::mbarrier_init(q_empty(s), Cfg::kConsumers * 4);  // one arrival per consumer warp
-    }
+    detail::init_q_ring<S, Cfg::kConsumers>(kv_full, q_full, q_empty);
     sm90::mbarrier_init(do_full, 1);
     sm90::mbarrier_init(do_empty, Cfg::kConsumers * 4);
     sm90::mbarrier_init_fence();

@@ -36,34 +36,31 @@ struct Wgmma;
     FJ_WGMMA_ASM(N, "f16", OPERANDS, TAIL, FLAG, __VA_ARGS__);  \
   }
 
+// One shared-memory form NAME of width N: A and B descriptors, transposed as TRANS_A, TRANS_B say
+// (0: K-major; 1: A M-major, B N-major).
+#define FJ_WGMMA_SS(N, NAME, TRANS_A, TRANS_B, SS_OPERANDS, SS_FLAG)                                            \
+  template <bool kBf16>                                                                                         \
+  static __device__ __forceinline__ void NAME(float (&d)[N / 8][4], unsigned long long a, unsigned long long b, \
+                                              int accumulate) {                                                 \
+    FJ_WGMMA_FORM(N, SS_OPERANDS, "p, 1, 1, " #TRANS_A ", " #TRANS_B, SS_FLAG, "l"(a), "l"(b), "r"(accumulate)) \
+  }
+
 // Wgmma<N>: ss with A and B from shared memory, both K-major; ss_mn with both transposed (A
-// M-major, B N-major: imm-trans-a = imm-trans-b = 1); ss_kn with A K-major and B N-major
-// (imm-trans-b = 1); rs with A from registers and B N-major in shared memory (imm-trans-b = 1).
-// *_OPERANDS and *_FLAG number the asm operands that follow the N / 2 accumulators.
-#define FJ_WGMMA_WIDTH(N, SS_OPERANDS, SS_FLAG, RS_OPERANDS, RS_FLAG)                                              \
-  template <>                                                                                                      \
-  struct Wgmma<N> {                                                                                                \
-    template <bool kBf16>                                                                                          \
-    static __device__ __forceinline__ void ss(float (&d)[N / 8][4], unsigned long long a, unsigned long long b,    \
-                                              int accumulate) {                                                    \
-      FJ_WGMMA_FORM(N, SS_OPERANDS, "p, 1, 1, 0, 0", SS_FLAG, "l"(a), "l"(b), "r"(accumulate))                     \
-    }                                                                                                              \
-    template <bool kBf16>                                                                                          \
-    static __device__ __forceinline__ void ss_mn(float (&d)[N / 8][4], unsigned long long a, unsigned long long b, \
-                                                 int accumulate) {                                                 \
-      FJ_WGMMA_FORM(N, SS_OPERANDS, "p, 1, 1, 1, 1", SS_FLAG, "l"(a), "l"(b), "r"(accumulate))                     \
-    }                                                                                                              \
-    template <bool kBf16>                                                                                          \
-    static __device__ __forceinline__ void ss_kn(float (&d)[N / 8][4], unsigned long long a, unsigned long long b, \
-                                                 int accumulate) {                                                 \
-      FJ_WGMMA_FORM(N, SS_OPERANDS, "p, 1, 1, 0, 1", SS_FLAG, "l"(a), "l"(b), "r"(accumulate))                     \
-    }                                                                                                              \
-    template <bool kBf16>                                                                                          \
-    static __device__ __forceinline__ void rs(float (&d)[N / 8][4], const unsigned (&a)[4], unsigned long long b,  \
-                                              int accumulate) {                                                    \
-      FJ_WGMMA_FORM(N, RS_OPERANDS, "p, 1, 1, 1", RS_FLAG, "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b),     \
-                    "r"(accumulate))                                                                               \
-    }                                                                                                              \
+// M-major, B N-major); ss_kn with A K-major and B N-major; rs with A from registers and B
+// N-major in shared memory (imm-trans-b = 1). *_OPERANDS and *_FLAG number the asm operands that
+// follow the N / 2 accumulators.
+#define FJ_WGMMA_WIDTH(N, SS_OPERANDS, SS_FLAG, RS_OPERANDS, RS_FLAG)                                             \
+  template <>                                                                                                     \
+  struct Wgmma<N> {                                                                                               \
+    FJ_WGMMA_SS(N, ss, 0, 0, SS_OPERANDS, SS_FLAG)                                                                \
+    FJ_WGMMA_SS(N, ss_mn, 1, 1, SS_OPERANDS, SS_FLAG)                                                             \
+    FJ_WGMMA_SS(N, ss_kn, 0, 1, SS_OPERANDS, SS_FLAG)                                                             \
+    template <bool kBf16>                                                                                         \
+    static __device__ __forceinline__ void rs(float (&d)[N / 8][4], const unsigned (&a)[4], unsigned long long b, \
+                                              int accumulate) {                                                   \
+      FJ_WGMMA_FORM(N, RS_OPERANDS, "p, 1, 1, 1", RS_FLAG, "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b),    \
+                    "r"(accumulate))                                                                              \
+    }                                                                                                             \
   };
 
 // The accumulator registers of each N and the accumulators they bind to.
@@ -80,6 +77,7 @@ FJ_WGMMA_WIDTH(256, "%128, %129", 130, "{%128, %129, %130, %131}, %132", 133)
 
 #undef FJ_WGMMA_ASM
 #undef FJ_WGMMA_FORM
+#undef FJ_WGMMA_SS
 #undef FJ_WGMMA_WIDTH
 #undef FJ_WGMMA_REGS_64
 #undef FJ_WGMMA_D_64
