@@ -183,6 +183,20 @@ Setup sink_window_setup(const Shape&, long long window) {
           {}};
 }
 
+// examples/neighbourhood_2d.py: the pixels of a grid of `width` columns (row by row) within
+// `radius` rows and columns of the query's pixel; T / width rows of pixels.
+Setup neighbourhood_2d_setup(const Shape& s, int width, int radius) {
+  return {{},
+          {},
+          [rows = s.T / width, width, radius](std::int64_t q) {
+            const auto span = [radius](std::int64_t at, std::int64_t n) {
+              return std::min<std::int64_t>(at + radius, n - 1) - std::max<std::int64_t>(at - radius, 0) + 1;
+            };
+            return span(q / width, rows) * span(q % width, width);
+          },
+          {}};
+}
+
 // examples/prefix_lm.py: keys before prefix_len[b] or not after the query. Every batch entry
 // gets the same prefix, as in the peers' script.
 Setup prefix_lm_setup(const Shape& s, int prefix) {
@@ -320,6 +334,9 @@ std::vector<Config> configs() {
       {"prefix_lm_1024", base, "examples/prefix_lm.py", [](const Shape& s) { return prefix_lm_setup(s, 1024); }},
       {"document_8docs", base, "examples/document.py", [](const Shape& s) { return document_setup(s, 8); }},
       {"topk8_blk128_causal", base, "bench/topk128_causal.py", [](const Shape& s) { return topk_setup(s, 8, 2); }},
+      // A 15 x 15 neighbourhood (radius 7) on a 64 x 64 grid: examples/neighbourhood_2d.py's constants.
+      {"neighbourhood_2d_r7", base, "examples/neighbourhood_2d.py",
+       [](const Shape& s) { return neighbourhood_2d_setup(s, 64, 7); }},
       {"causal_d64", d64, "examples/causal.py", causal_setup},
       {"causal_gqa_32q_8kv", {2, 32, 8, 4096, 128, bf16}, "examples/causal.py", causal_setup},
       {"causal_T32k", long_seq, "examples/causal.py", causal_setup},

@@ -4,9 +4,13 @@ plain dense or causal, SDPA with the FlashAttention-2 and cuDNN backends. And fl
 through Python (flexjit.torch.flex_attention, the drop-in, called as FlexAttention is) where the
 package imports (bench/run-gpu puts the build's on PYTHONPATH): rows of system "flexjit.torch".
 
-    python3 bench/peers.py [--json FILE] [--only NAME[,NAME...]]
+    python3 bench/peers.py [--json FILE] [--only NAME[,NAME...]] [--autotune]
 
 --only takes config names; a trailing * takes every name that starts with the rest (fwdbwd_*).
+
+--autotune also times FlexAttention compiled with mode="max-autotune-no-cudagraphs" (it picks
+its tile per mask; minutes of autotuning per config) on the configs with a mask or score mod, as
+system "flex_autotune"; compare.py then takes it as the FlexAttention figure of those configs.
 
 Times are triton.testing.do_bench medians (it clears the L2 cache before each call).
 TF/s = 4 * D * unmasked (q, kv) pairs / time, the pairs counted from the mask itself.
@@ -50,6 +54,7 @@ DTYPE_NAMES = {torch.bfloat16: "bf16", torch.float16: "fp16"}
 torch._dynamo.config.recompile_limit = 1000
 torch._dynamo.config.cache_size_limit = 1000
 flex = torch.compile(flex_attention, dynamic=False)
+flex_autotune = None  # main() sets it with --autotune
 
 try:  # flexjit through Python, where the package is importable
     from flexjit.torch import flex_attention as flexjit_attention
@@ -111,6 +116,13 @@ def topk_blocks(T, blk, k, gen):
     return lambda b, h, q, kv: sel[q // blk, kv // blk] & (q >= kv)
 
 
+def neighbourhood_2d(width, radius):
+    """The pixels of a grid of `width` columns within `radius` rows and columns (NATTEN-style)."""
+    def mask(b, h, q, k):
+        return ((q // width - k // width).abs() <= radius) & ((q % width - k % width).abs() <= radius)
+    return mask
+
+
 def alibi(H):
     slopes = torch.tensor([2.0 ** (-8.0 * (i + 1) / H) for i in range(H)], device=DEV)
     return lambda score, b, h, q, k: score + slopes[h] * (k - q)
@@ -138,6 +150,7 @@ def configs():
         ("prefix_lm_1024", *base, bf, prefix_lm(1024), None, None),
         ("document_8docs", *base, bf, documents(4096, 8, gen), None, None),
         ("topk8_blk128_causal", *base, bf, topk_blocks(4096, 128, 8, gen), None, None),
+        ("neighbourhood_2d_r7", *base, bf, neighbourhood_2d(64, 7), None, None),
         ("causal_d64", *d64, bf, causal, None, "causal"),
         ("causal_gqa_32q_8kv", 2, 32, 8, 4096, 128, bf, causal, None, "causal"),
         ("causal_T32k", *long, bf, causal, None, "causal"),
@@ -218,6 +231,10 @@ def run(cfg, rows):
         mask_ms = median_ms(make)
     record(rows, shape, "flex", lambda: flex(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=gqa),
            "tflops", flop, block_mask_ms=mask_ms)
+    if flex_autotune is not None and (mask_mod is not None or score_mod is not None):
+        record(rows, shape, "flex_autotune",
+               lambda: flex_autotune(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=gqa),
+               "tflops", flop)
     if flexjit_attention is not None:
         record(rows, shape, "flexjit.torch",
                lambda: flexjit_attention(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=gqa),
@@ -263,6 +280,10 @@ def run_fwdbwd(cfg, rows):
 
     record(rows, shape, "flex", step(lambda: flex(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=gqa)),
            "tflops", flop)
+    if flex_autotune is not None and (mask_mod is not None or score_mod is not None):
+        record(rows, shape, "flex_autotune",
+               step(lambda: flex_autotune(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=gqa)),
+               "tflops", flop)
     if flexjit_attention is not None:
         record(rows, shape, "flexjit.torch",
                step(lambda: flexjit_attention(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=gqa,
@@ -380,7 +401,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--only", help="comma-separated config names")
+    ap.add_argument("--autotune", action="store_true", help="also FlexAttention with max-autotune-no-cudagraphs")
     args = ap.parse_args()
+    if args.autotune:
+        global flex_autotune
+        flex_autotune = torch.compile(flex_attention, dynamic=False, mode="max-autotune-no-cudagraphs")
     prefill = configs()
     # Forward + backward last, as in attn_bench.
     cfgs = ([(run_host_overhead, HOST_OVERHEAD)] + [(run, c) for c in prefill]
