@@ -253,7 +253,8 @@ TEST(BackwardFamily, ServesHeadDim256OnlyByName) {
   } catch (const UnsupportedError& e) {
     EXPECT_NE(std::string(e.what()).find("sm80_bwd: head dim 256 is above 128"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("sm90_bwd: head dim 256 is taken only by name until the wide kernel's GPU "
-                                         "tests pass (--family sm90_bwd)"),
+                                         "tests pass (backward_family \"sm90_bwd\"; on the command line --backward "
+                                         "--family sm90_bwd)"),
               std::string::npos)
         << e.what();
   }
