@@ -8,7 +8,7 @@
 namespace flexjit::codegen::sm90_fwd {
 namespace {
 
-constexpr int kMaxSharedBytes = 227 * 1024;  // per CTA on sm_90
+constexpr int kMaxSharedBytes = sm90::kSmemPerCtaBytes;  // per CTA on sm_90
 
 // A warpgroup per 64 query rows, plus the producer warpgroup.
 int warps_for(int block_m) { return 4 * (block_m / 64 + 1); }

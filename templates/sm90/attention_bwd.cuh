@@ -167,6 +167,7 @@ struct Sm90BwdConfig : TileConfigBase<kHeadDim_, kBlockM_, kBlockN_, kStages_, E
   static constexpr int kConsumers = kBlockN_ / 64;  // consumer warpgroups, 64 keys each
   static constexpr int kThreads = (kConsumers + 1) * 128;
   static constexpr int kSmemBytes = sm90::bwd_smem_bytes(kHeadDim_, kBlockM_, kBlockN_, kStages_);
+  static_assert(kSmemBytes <= sm90::kSmemPerCtaBytes, "the backward's shared memory");
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = sm90::consumer_registers(kConsumers, kProducerRegisters, 1);
   static constexpr bool kDqBlocked = true;

@@ -53,6 +53,7 @@ struct Sm90FwdConfig : TileConfigBase<kHeadDim_, kBlockM_, kBlockN_, kStages_, E
   static constexpr int kConsumers = kBlockM_ / 64;  // consumer warpgroups
   static constexpr int kThreads = (kConsumers + 1) * 128;
   static constexpr int kSmemBytes = sm90::fwd_smem_bytes(kHeadDim_, kBlockM_, kBlockN_, kStages_);
+  static_assert(kSmemBytes <= sm90::kSmemPerCtaBytes, "the forward's shared memory");
   static constexpr unsigned kQBytes = sm90::fwd_tile_bytes(kBlockM_, kHeadDim_);
   static constexpr unsigned kKvBytes = sm90::fwd_tile_bytes(kBlockN_, kHeadDim_);
   static constexpr bool kServed = sm90::serves_head_dim(kHeadDim_);

@@ -51,6 +51,7 @@ constexpr FwdTile fwd_tile_for_blocks(int head_dim, int q_block) {
 
 constexpr int kSmemPerSmBytes = 228 * 1024;  // shared memory of one SM
 constexpr int kSmemReservedBytes = 1024;     // reserved by the system per resident CTA
+constexpr int kSmemPerCtaBytes = kSmemPerSmBytes - kSmemReservedBytes;  // the most a CTA may opt into
 
 // CTAs resident on one SM: two for a tile with one consumer warpgroup whose shared memory fits
 // twice (one CTA's prologue and epilogue then run under the other's products), else one.
