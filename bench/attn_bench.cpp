@@ -12,6 +12,13 @@
 // (cuMemcpyDtoD: bytes read + bytes written / time), and of the read bandwidth (a kernel that
 // only streams a buffer, as decode streams K and V: bench/read_probe.hpp), its roofline.
 //
+// Chunked-prefill configs (prefill_chunk_*): the last 2048 tokens of each sequence as new tokens
+// against its cache (contiguous with kv_lens, and paged), causal among themselves, in TF/s, beside
+// the same chunk as a plain forward call (the *_forward twin: q_offset, no cache).
+//
+// A host-cost figure opens every run on a GPU: the wall time per call of a tiny causal forward
+// enqueued back to back (bench/peers.py measures flexjit.torch the same way).
+//
 // Forward + backward configs (fwdbwd_*: a prefill config's name with that prefix, the same shape,
 // program and mask): the training step's attention, the forward (with lse) then Kernel::backward
 // (dq, dk, dv), timed together per iteration and the backward alone. Their TF/s count
@@ -137,6 +144,12 @@ struct KvCacheLayout {
   int page_size = 0;       // 0: k, v [B, Hkv, T, D]; else pages [num_pages, page_size, Hkv, D]
   bool ragged = false;     // lengths drawn from [1, T] (ragged_lengths); else every sequence has T keys
   std::string contiguous;  // the config of the same sequences in contiguous k, v: the peers' name
+  // Chunked prefill (prefill_chunk_*): the last `new_tokens` keys of each sequence are its new
+  // tokens, causal among themselves; `plain_forward`: the same chunk as a forward call without a
+  // cache (q of the new tokens, k and v of the whole sequence, q_offset placing the rows), the
+  // figure the cached calls are held to.
+  int new_tokens = 1;
+  bool plain_forward = false;
 };
 
 struct Config {
@@ -292,6 +305,12 @@ std::vector<Config> decode_configs() {
   add("decode_b64_kv4096", 64, 4096, false);
   add("decode_b1_kv131072", 1, 131072, false);
   add("decode_b8_ragged65536", 8, 65536, true);
+  // Chunked prefill: 2048 new tokens of each of 4 sequences of 8192 keys, 32 query heads over 8.
+  const Shape chunk{4, 32, 8, 8192, 128, flexjit::bf16};
+  const std::string name = "prefill_chunk2048_kv8192";
+  out.push_back({name, chunk, "examples/decode_causal.py", {}, KvCacheLayout{0, false, name, 2048}});
+  out.push_back({name + "_paged64", chunk, "examples/decode_causal.py", {}, KvCacheLayout{64, false, name, 2048}});
+  out.push_back({name + "_forward", chunk, "examples/causal.py", {}, KvCacheLayout{0, false, name, 2048, true}});
   return out;
 }
 
@@ -819,16 +838,19 @@ PageTable shuffled_page_table(const std::vector<std::int32_t>& lens, int max_len
 
 // One query token per sequence, its last (offsets[b] = kv_lens[b] - 1): examples/decode_causal.py
 // then keeps every key, as the peers' unmasked decode does. No block mask: a call with a KV cache
-// takes none (the decode kernel classifies its keys itself).
+// takes none (the decode kernel classifies its keys itself). A chunked-prefill config has
+// new_tokens rows per sequence instead (decode_causal.py: causal among them) and is reported in
+// TF/s; its plain-forward twin runs examples/causal.py with q_offset = kv_len - new_tokens.
 nlohmann::json run_decode_config(const Config& c, const Options& opt, const Device& dev,
                                  std::optional<double> copy_tbps, std::optional<double> read_tbps,
                                  flexjit::Engine& jit) {
   const Shape& s = c.s;
   const KvCacheLayout& cache = *c.decode;
-  constexpr int Tq = 1;
+  const int Tq = cache.new_tokens;
+  const bool chunk = Tq > 1;
   const bool paged = cache.page_size > 0;
   nlohmann::json row = {{"cfg", c.name},
-                        {"kind", "decode"},
+                        {"kind", chunk ? "prefill_chunk" : "decode"},
                         {"B", s.B},
                         {"Hq", s.Hq},
                         {"Hkv", s.Hkv},
@@ -850,7 +872,15 @@ nlohmann::json run_decode_config(const Config& c, const Options& opt, const Devi
   const std::int64_t element = flexjit::dtype_size(s.dtype);
   const std::int64_t bytes = element * (2 * keys * s.Hkv * s.D + 2ll * s.B * s.Hq * Tq * s.D);
   row["kv_keys"] = keys;
-  row["pairs"] = keys * s.Hq * Tq;
+  // Pairs kept: every key for decode's one row; new token i of a chunk sees the len - Tq + i + 1
+  // keys up to its own.
+  const std::int64_t pairs_per_head =
+      chunk ? std::accumulate(lens.begin(), lens.end(), std::int64_t{0},
+                              [&](std::int64_t sum, std::int32_t n) {
+                                return sum + std::int64_t{Tq} * (n - Tq) + std::int64_t{Tq} * (Tq + 1) / 2;
+                              })
+            : keys * Tq;
+  row["pairs"] = pairs_per_head * s.Hq;
   row["bytes"] = bytes;
 
   std::vector<DeviceBuffer> buffers;  // kv_lens, offsets, the page table
@@ -860,8 +890,13 @@ nlohmann::json run_decode_config(const Config& c, const Options& opt, const Devi
   };
   std::vector<std::int32_t> offsets = lens;
   for (std::int32_t& o : offsets) o -= Tq;
-  flexjit::ForwardOptions fwd{.bind = {{"offsets", upload_i32(offsets, {s.B})}}};
-  fwd.kv_lens = upload_i32(lens, {s.B});
+  flexjit::ForwardOptions fwd;
+  if (cache.plain_forward) {
+    fwd.q_offset = s.T - Tq;  // every sequence holds s.T keys
+  } else {
+    fwd.bind = {{"offsets", upload_i32(offsets, {s.B})}};
+    fwd.kv_lens = upload_i32(lens, {s.B});
+  }
   std::vector<std::int64_t> kv_shape = {s.B, s.Hkv, s.T, s.D};
   if (paged) {
     const PageTable table = shuffled_page_table(lens, s.T, cache.page_size);
@@ -895,6 +930,7 @@ nlohmann::json run_decode_config(const Config& c, const Options& opt, const Devi
   row["us"] = 1e3 * med;
   row["ms_min"] = *std::min_element(ms.begin(), ms.end());
   row["tbps"] = static_cast<double>(bytes) / med / 1e9;
+  if (chunk) row["tflops"] = 4.0 * s.D * static_cast<double>(row["pairs"].get<std::int64_t>()) / med / 1e9;
   if (copy_tbps) row["copy_fraction"] = static_cast<double>(bytes) / med / 1e9 / *copy_tbps;
   if (read_tbps) row["read_fraction"] = static_cast<double>(bytes) / med / 1e9 / *read_tbps;
   check_output(sets[0].out, nq, s.dtype, row);
@@ -931,7 +967,10 @@ bool matches(const std::string& pattern, const std::string& name) {
 }
 
 void print_row(const Config& c, const nlohmann::json& row) {
-  if (c.decode) {
+  if (c.decode && c.decode->new_tokens > 1) {
+    fmt::print("{:<36} {:>9} ms {:>7} TF/s  chunked prefill\n", c.name, cell(row, "ms", "{:.4f}"),
+               cell(row, "tflops", "{:.1f}"));
+  } else if (c.decode) {
     fmt::print("{:<29} {:>9} us {:>6} TB/s {:>5} of copy, {:>5} of read bandwidth\n", c.name,
                cell(row, "us", "{:.1f}"), cell(row, "tbps", "{:.2f}"), cell(row, "copy_fraction", "{:.2f}"),
                cell(row, "read_fraction", "{:.2f}"));
@@ -1071,7 +1110,7 @@ int main(int argc, char** argv) {
                      : run_config(c, opt, dev, jit);
     } catch (const std::exception& e) {
       row = {{"cfg", c.name}, {"ok", false}, {"error", e.what()}};
-      if (c.decode) row["kind"] = "decode";
+      if (c.decode) row["kind"] = c.decode->new_tokens > 1 ? "prefill_chunk" : "decode";
       if (c.fwdbwd) row["kind"] = "fwdbwd";
     }
     if (!row.value("ok", false)) ++failures;

@@ -24,6 +24,11 @@ Forward + backward (fwdbwd_*: the forward with lse, then the backward; TF/s = 3.
     most tiles): >= 1.0x FlexAttention
   - a head dim our backward does not serve counts as missed ("unsupported")
 
+Chunked prefill (prefill_chunk_*: new tokens of each sequence against its KV cache, contiguous
+and paged, in TF/s), set against the same chunk as a forward call without a cache (the *_forward
+twin):
+  - paged configs (page size >= 64): >= 0.9x the plain forward
+
 Through Python (peers.py's "flexjit.torch" rows: flexjit.torch.flex_attention timed as the peers
 are), set against attn_bench's C++ figures of the same configs; and the host's cost per call of a
 tiny causal forward, C++ (attn_bench) and Python:
@@ -37,6 +42,7 @@ import sys
 FA2, CUDNN, FLEX, PYTHON = "FLASH_ATTENTION", "CUDNN_ATTENTION", "flex", "flexjit.torch"
 FLEX_AUTOTUNE = "flex_autotune"  # peers.py --autotune: FlexAttention's own best tile per mask
 PYTHON_US_OVER_CPP = 20.0
+CHUNK_X_FORWARD = 0.9
 DECODE_X_FLEX, DECODE_X_SDPA, DECODE_COPY_FRACTION, PAGED_OVER_CONTIGUOUS = 4.0, 1.0, 0.70, 1.1
 LONG_KV = 65536
 
@@ -187,6 +193,29 @@ def decode_table(ours, ours_by_name, peers, checks_out, notes):
                              f"{p['block_mask_ms']:.2f} ms")
 
 
+def chunk_table(ours, checks_out):
+    """Chunked prefill against the plain forward of the same chunk (the *_forward twin)."""
+    forward = {r["cfg"][: -len("_forward")]: r for r in ours if r["cfg"].endswith("_forward")}
+    print("| config | ms | TF/s | x plain forward | targets |")
+    print("|---|---|---|---|---|")
+    for r in ours:
+        if r["cfg"].endswith("_forward"):
+            continue
+        twin = forward.get(r["cfg"].split("_paged")[0])
+        tf, base = r.get("tflops"), twin and twin.get("tflops")
+        ratio = tf / base if tf and base else None
+        checks = []
+        if "error" in r:
+            checks.append((False, "error: " + r["error"][:80]))
+        elif "_paged" in r["cfg"] and ratio is not None:
+            checks.append((ratio >= CHUNK_X_FORWARD, f"forward {ratio:.2f}x (>= {CHUNK_X_FORWARD})"))
+        checks_out += checks
+        target = flags(checks) if checks or tf is None else "- (no target)"
+        print(f"| {r['cfg']} | {fmt(r.get('ms'), '.3f')} | {fmt(tf, '.1f')} | {fmt(ratio, '.2f')} | {target} |")
+    for name, r in forward.items():
+        print(f"| {name}_forward | {fmt(r.get('ms'), '.3f')} | {fmt(r.get('tflops'), '.1f')} | 1.00 | - |")
+
+
 def take_autotuned_flex(peers):
     """Where peers.py timed FlexAttention with max-autotune too, that figure is the FlexAttention
     peer (the faster of the two: autotuning may pick the default tile). Returns 'name (default TF/s)'
@@ -235,7 +264,8 @@ def main(argv):
 
     decode = [r for r in ours if r.get("kind") == "decode"]
     fwdbwd = [r for r in ours if r.get("kind") == "fwdbwd"]
-    prefill = [r for r in ours if r.get("kind") not in ("decode", "fwdbwd")]
+    chunks = [r for r in ours if r.get("kind") == "prefill_chunk"]
+    prefill = [r for r in ours if r.get("kind") not in ("decode", "fwdbwd", "prefill_chunk")]
     checks, notes = [], []
     if prefill:
         prefill_table(prefill, peers, checks, notes)
@@ -259,6 +289,12 @@ def main(argv):
               "unmasked pairs / time, FlashAttention's count); bwd: the backward alone (2.5 * 4 * D * pairs / time)")
         print()
         fwdbwd_table(fwdbwd, peers, checks, notes)
+    if chunks:
+        print()
+        print("Chunked prefill: the new tokens of each sequence against its KV cache (causal among themselves), "
+              "TF/s = 4 * D * kept pairs / time; the plain forward is the same chunk without a cache")
+        print()
+        chunk_table(chunks, checks)
     if host or any(s == PYTHON for _, s in peers):
         print()
         print("Through Python: flexjit.torch.flex_attention, timed as the peers are, against the C++ call")
@@ -269,7 +305,7 @@ def main(argv):
                      "compile's TF/s in parentheses)")
     met = sum(ok for ok, _ in checks)
     own = ((["spills"] if prefill else []) + (["copy bandwidth", "paged / contiguous"] if decode else [])
-           + (["gradients", "backward support"] if fwdbwd else []))
+           + (["gradients", "backward support"] if fwdbwd else []) + (["chunked prefill"] if chunks else []))
     print()
     print(f"targets: {met} met, {len(checks) - met} missed"
           + ("" if peers else f" (no peer figures: only {', '.join(own)} checked)"))
