@@ -193,11 +193,13 @@ def decode_table(ours, ours_by_name, peers, checks_out, notes):
                              f"{p['block_mask_ms']:.2f} ms")
 
 
-def chunk_table(ours, checks_out):
+def chunk_table(ours, peers, checks_out):
     """Chunked prefill against the plain forward of the same chunk (the *_forward twin)."""
     forward = {r["cfg"][: -len("_forward")]: r for r in ours if r["cfg"].endswith("_forward")}
     print("| config | ms | TF/s | x plain forward | targets |")
     print("|---|---|---|---|---|")
+    flex = {name: p["tflops"] for (name, s), p in peers.items() if s == FLEX and name in
+            {r["cfg"] for r in ours}}
     for r in ours:
         if r["cfg"].endswith("_forward"):
             continue
@@ -213,7 +215,9 @@ def chunk_table(ours, checks_out):
         target = flags(checks) if checks or tf is None else "- (no target)"
         print(f"| {r['cfg']} | {fmt(r.get('ms'), '.3f')} | {fmt(tf, '.1f')} | {fmt(ratio, '.2f')} | {target} |")
     for name, r in forward.items():
-        print(f"| {name}_forward | {fmt(r.get('ms'), '.3f')} | {fmt(r.get('tflops'), '.1f')} | 1.00 | - |")
+        peer = flex.get(name + "_forward")
+        note = f"- (flex {peer:.1f} TF/s: {r['tflops'] / peer:.2f}x)" if peer and r.get("tflops") else "-"
+        print(f"| {name}_forward | {fmt(r.get('ms'), '.3f')} | {fmt(r.get('tflops'), '.1f')} | 1.00 | {note} |")
 
 
 def take_autotuned_flex(peers):
@@ -294,7 +298,7 @@ def main(argv):
         print("Chunked prefill: the new tokens of each sequence against its KV cache (causal among themselves), "
               "TF/s = 4 * D * kept pairs / time; the plain forward is the same chunk without a cache")
         print()
-        chunk_table(chunks, checks)
+        chunk_table(chunks, peers, checks)
     if host or any(s == PYTHON for _, s in peers):
         print()
         print("Through Python: flexjit.torch.flex_attention, timed as the peers are, against the C++ call")

@@ -367,6 +367,34 @@ def matches(pattern, name):
 
 CHUNK_PREFIX = "prefill_chunk"  # attn_bench's chunked-prefill configs
 
+
+def run_chunk(cfg, rows):
+    """A chunk of new tokens (the last Tq of each sequence of Tkv keys) as a plain call: q [B, Hq,
+    Tq, D] against k, v [B, Hkv, Tkv, D], causal with the rows placed at Tkv - Tq. FlexAttention
+    takes it with a block mask of that shape (SDPA's is_causal aligns the rows to the top, so it
+    does not run); attn_bench's *_forward twin is the same call. Its paged twins have no peer here:
+    FlexAttention's paged form is not in its core API."""
+    name, B, Hq, Hkv, Tq, Tkv, D, dtype = cfg
+    q = torch.randn(B, Hq, Tq, D, device=DEV, dtype=dtype)
+    k, v = (torch.randn(B, Hkv, Tkv, D, device=DEV, dtype=dtype) for _ in range(2))
+    start = Tkv - Tq
+
+    def chunk_causal(b, h, qi, ki):
+        return ki <= qi + start
+
+    block_mask = create_block_mask(chunk_causal, None, None, Tq, Tkv, device=DEV)
+    pairs = (Tq * start + Tq * (Tq + 1) // 2) * B * Hq
+    shape = dict(cfg=name, kind="prefill_chunk", B=B, Hq=Hq, Hkv=Hkv, T=Tkv, Tq=Tq, D=D, dtype=DTYPE_NAMES[dtype],
+                 pairs=pairs)
+    record(rows, shape, "flex", lambda: flex(q, k, v, block_mask=block_mask, enable_gqa=Hq != Hkv), "tflops",
+           4 * D * pairs)
+    del q, k, v, block_mask
+    torch.cuda.empty_cache()
+
+
+# attn_bench's prefill_chunk*_forward configs: (name, B, Hq, Hkv, Tq, Tkv, D, dtype).
+CHUNK_CONFIGS = [("prefill_chunk2048_kv8192_forward", 4, 32, 8, 2048, 8192, 128, torch.bfloat16)]
+
 # The host's cost per call (see the top of this file).
 HOST_OVERHEAD = ("host_overhead",)
 HOST_CALLS = 2000
@@ -411,13 +439,15 @@ def main():
     prefill = configs()
     # Forward + backward last, as in attn_bench.
     cfgs = ([(run_host_overhead, HOST_OVERHEAD)] + [(run, c) for c in prefill]
-            + [(run_decode, c) for c in decode_configs()] + [(run_fwdbwd, c) for c in fwdbwd_configs(prefill)])
+            + [(run_decode, c) for c in decode_configs()] + [(run_chunk, c) for c in CHUNK_CONFIGS]
+            + [(run_fwdbwd, c) for c in fwdbwd_configs(prefill)])
     if args.only:
         # A paged decode config is timed on its contiguous twin (see the top of this file).
         wanted = {n[: -len(PAGED_SUFFIX)] if n.startswith("decode_") and n.endswith(PAGED_SUFFIX) else n
                   for n in args.only.split(",") if n}
-        # attn_bench's chunked-prefill configs have no peer run (yet): not unknown, nothing to time.
-        wanted = {w for w in wanted if not w.startswith(CHUNK_PREFIX)}
+        # attn_bench's cached chunk configs are timed here as their plain-forward twin.
+        wanted = {w if not w.startswith(CHUNK_PREFIX) or w.endswith("*") else w.split("_paged")[0].removesuffix(
+            "_forward") + "_forward" for w in wanted}
         unknown = {w for w in wanted if not any(matches(w, c[0]) for _, c in cfgs)}
         if unknown:
             sys.exit(f"peers.py: unknown config(s): {', '.join(sorted(unknown))}")
