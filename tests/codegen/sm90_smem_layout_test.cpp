@@ -1,0 +1,116 @@
+// The sm90 kernels' shared-memory layouts (templates/sm90/tiles.cuh), the one copy of the offsets
+// that the kernels use and the host sizes: for every shipped tile, each region starts where its
+// readers need it (swizzled tiles on 1024 bytes for TMA and wgmma, bulk-copied row statistics on
+// 16, mbarriers on 8), no two regions overlap, all end by end(), and the CTA's bytes fit what a
+// CTA may opt into.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "templates/sm90/tiles.cuh"
+
+namespace {
+
+using flexjit::sm90::BwdSmemLayout;
+using flexjit::sm90::BwdWideSmemLayout;
+using flexjit::sm90::FwdSmemLayout;
+
+struct Region {
+  std::string name;
+  int offset, bytes, alignment;
+};
+
+// Every region aligned, pairwise disjoint and inside [0, end); end + the alignment slack fits.
+void expect_sound(const std::vector<Region>& regions, int end, int bytes, const std::string& layout) {
+  for (const Region& r : regions) {
+    EXPECT_EQ(r.offset % r.alignment, 0) << layout << ": " << r.name << " at " << r.offset;
+    EXPECT_GE(r.offset, 0) << layout << ": " << r.name;
+    EXPECT_LE(r.offset + r.bytes, end) << layout << ": " << r.name << " runs past the end";
+  }
+  for (std::size_t i = 0; i < regions.size(); ++i)
+    for (std::size_t j = i + 1; j < regions.size(); ++j) {
+      const Region &a = regions[i], &b = regions[j];
+      EXPECT_TRUE(a.offset + a.bytes <= b.offset || b.offset + b.bytes <= a.offset)
+          << layout << ": " << a.name << " [" << a.offset << ", +" << a.bytes << ") overlaps " << b.name << " ["
+          << b.offset << ", +" << b.bytes << ")";
+    }
+  EXPECT_EQ(bytes, end + flexjit::sm90::kTileAlign) << layout;
+  EXPECT_LE(bytes, flexjit::sm90::kSmemPerCtaBytes) << layout;
+}
+
+constexpr int kTile = flexjit::sm90::kTileAlign, kBulk = 16, kBarrier = 8;
+
+TEST(Sm90SmemLayout, ForwardTilesAreAlignedDisjointAndFit) {
+  for (int head_dim : {64, 128, 256}) {
+    const flexjit::sm90::FwdTile t = flexjit::sm90::default_fwd_tile(head_dim);
+    const FwdSmemLayout l(head_dim, t.block_m, t.block_n, t.stages);
+    const int q = t.block_m * head_dim * 2, kv = t.block_n * head_dim * 2;
+    std::vector<Region> r = {{"q", l.q(), q, kTile}, {"q_full", l.q_full(), 8, kBarrier},
+                             {"q_empty", l.q_empty(), 8, kBarrier}};
+    for (int s = 0; s < t.stages; ++s) {
+      r.push_back({"k" + std::to_string(s), l.k(s), kv, kTile});
+      r.push_back({"v" + std::to_string(s), l.v(s), kv, kTile});
+      r.push_back({"k_full" + std::to_string(s), l.k_full(s), 8, kBarrier});
+      r.push_back({"v_full" + std::to_string(s), l.v_full(s), 8, kBarrier});
+      r.push_back({"kv_empty" + std::to_string(s), l.kv_empty(s), 8, kBarrier});
+    }
+    for (int j = 0; j < 2; ++j) {
+      r.push_back({"tile_full" + std::to_string(j), l.tile_full(j), 8, kBarrier});
+      r.push_back({"tile_slot" + std::to_string(j), l.tile_slot(j), 4, 4});
+    }
+    expect_sound(r, l.end(), l.bytes(), "forward d" + std::to_string(head_dim));
+  }
+}
+
+TEST(Sm90SmemLayout, BackwardTilesAreAlignedDisjointAndFit) {
+  for (int head_dim : {64, 128}) {
+    constexpr int kBlockM = 64, kBlockN = 128, kStages = 2;  // codegen/sm90_bwd's narrow form
+    const BwdSmemLayout l(head_dim, kBlockM, kBlockN, kStages);
+    const int q = kBlockM * head_dim * 2, kv = kBlockN * head_dim * 2;
+    std::vector<Region> r = {{"k", l.k(), kv, kTile}, {"v", l.v(), kv, kTile}, {"kv_full", l.kv_full(), 8, kBarrier}};
+    for (int s = 0; s < kStages; ++s) {
+      const std::string n = std::to_string(s);
+      r.push_back({"q" + n, l.q(s), q, kTile});
+      r.push_back({"dout" + n, l.dout(s), q, kTile});
+      r.push_back({"lse2" + n, l.lse2(s), 4 * kBlockM, kBulk});
+      r.push_back({"delta" + n, l.delta(s), 4 * kBlockM, kBulk});
+      r.push_back({"q_full" + n, l.q_full(s), 8, kBarrier});
+      r.push_back({"q_empty" + n, l.q_empty(s), 8, kBarrier});
+    }
+    for (int w = 0; w < kBlockN / 64; ++w) {
+      r.push_back({"ds" + std::to_string(w), l.ds(w), 64 * kBlockM * 2, kTile});
+      for (int cb = 0; cb < head_dim / 64; ++cb)
+        r.push_back({"dq" + std::to_string(w) + "." + std::to_string(cb), l.dq(w, cb), 64 * kBlockM * 4, kBulk});
+    }
+    expect_sound(r, l.end(), l.bytes(), "backward d" + std::to_string(head_dim));
+  }
+}
+
+TEST(Sm90SmemLayout, WideBackwardTilesAreAlignedDisjointAndFit) {
+  constexpr int kHeadDim = 256, kBlockM = 64, kBlockN = 64, kStages = 2;  // codegen/sm90_bwd's wide form
+  const BwdWideSmemLayout l(kHeadDim, kBlockM, kBlockN, kStages);
+  const int q = kBlockM * kHeadDim * 2, kv = kBlockN * kHeadDim * 2, pair = kBlockN * kBlockM * 2;
+  std::vector<Region> r = {{"k", l.k(), kv, kTile},
+                           {"v", l.v(), kv, kTile},
+                           {"dout", l.dout(), q, kTile},
+                           {"p", l.p(), pair, kTile},
+                           {"ds", l.ds(), pair, kTile},
+                           {"dp", l.dp(), 2 * pair, kBulk},
+                           {"kv_full", l.kv_full(), 8, kBarrier},
+                           {"do_full", l.do_full(), 8, kBarrier},
+                           {"do_empty", l.do_empty(), 8, kBarrier}};
+  for (int s = 0; s < kStages; ++s) {
+    const std::string n = std::to_string(s);
+    r.push_back({"q" + n, l.q(s), q, kTile});
+    r.push_back({"lse2" + n, l.lse2(s), 4 * kBlockM, kBulk});
+    r.push_back({"delta" + n, l.delta(s), 4 * kBlockM, kBulk});
+    r.push_back({"q_full" + n, l.q_full(s), 8, kBarrier});
+    r.push_back({"q_empty" + n, l.q_empty(s), 8, kBarrier});
+  }
+  for (int w = 0; w < 2; ++w) r.push_back({"dq" + std::to_string(w), l.dq(w), 64 * kBlockM * 4, kBulk});
+  expect_sound(r, l.end(), l.bytes(), "wide backward d256");
+}
+
+}  // namespace
