@@ -132,6 +132,22 @@ __device__ __forceinline__ void transposed_product(float (&acc)[BM / 8][4], unsi
   sm90::wgmma_commit();
 }
 
+// dq = dS K for 64 queries x 64 head-dim columns over 64 keys: A = dS^T at `ds` read M-major
+// (store_key_rows' layout), B = the keys' rows of one 64-column block of K at `k_rows` (BN rows a
+// block), N-major. Issued and committed, not waited for.
+template <bool kBf16, int BN>
+__device__ __forceinline__ void dq_block_product(float (&dq)[8][4], unsigned ds, unsigned k_rows) {
+  constexpr unsigned kRow = sm90::kSwizzleBytes;
+  sm90::wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk) {  // k16 steps over the 64 keys
+    const unsigned long long a = sm90::smem_descriptor(ds + kk * 16 * kRow, 64 * kRow, 1024);
+    const unsigned long long bk = sm90::smem_descriptor(k_rows + kk * 16 * kRow, BN * kRow, 1024);
+    sm90::Wgmma<64>::template ss_mn<kBf16>(dq, a, bk, kk > 0);
+  }
+  sm90::wgmma_commit();
+}
+
 // A warpgroup's 64 queries x 64 columns of dQ (rows warp_row, warp_row + 8 of each thread) to its
 // staging buffer, swizzled as dq_accum's blocks are (detail::DqBlockedLayout), then added to `dst`
 // by one bulk reduce-add of the leader. The buffer must be free (its previous add read).
@@ -333,14 +349,7 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
 #pragma unroll
     for (int cb = 0; cb < D / 64; ++cb) {
       float dq[8][4];
-      sm90::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < 4; ++kk) {  // k16 steps over the warpgroup's 64 keys
-        const unsigned long long a = sm90::smem_descriptor(sDS + kk * 16 * kRow, 64 * kRow, 1024);
-        const unsigned long long bk = sm90::smem_descriptor(sKw + cb * BN * kRow + kk * 16 * kRow, BN * kRow, 1024);
-        sm90::Wgmma<64>::template ss_mn<kBf16>(dq, a, bk, kk > 0);
-      }
-      sm90::wgmma_commit();
+      detail::dq_block_product<kBf16, BN>(dq, sDS, sKw + cb * BN * kRow);  // the warpgroup's 64 keys
       sm90::wgmma_wait<0>();  // also dK's product: Q and dS^T are free after the last column block
       if (cb == D / 64 - 1) {
         __syncwarp();  // the warp's reads of lse2 and delta come before its arrival releases the slot

@@ -266,14 +266,7 @@ __device__ __forceinline__ void attention_bwd_sm90_wide(const BwdArgs& args, con
     for (int c = 0; c < CB; ++c) {
       const int cb = w * CB + c;
       float dq[8][4];
-      sm90::wgmma_fence();
-#pragma unroll
-      for (int kk = 0; kk < BN / 16; ++kk) {  // k16 steps over the CTA's keys
-        const unsigned long long a = sm90::smem_descriptor(sDS + kk * 16 * kRow, 64 * kRow, 1024);
-        const unsigned long long bk = sm90::smem_descriptor(sK + cb * BN * kRow + kk * 16 * kRow, BN * kRow, 1024);
-        sm90::Wgmma<64>::template ss_mn<kBf16>(dq, a, bk, kk > 0);
-      }
-      sm90::wgmma_commit();
+      detail::dq_block_product<kBf16, BN>(dq, sDS, sK + cb * BN * kRow);  // the CTA's 64 keys
       sm90::wgmma_wait<0>();  // also dK's product: the Q stage is free after the first block
       if (c == 0) {
         __syncwarp();  // the warp's reads of lse2 and delta come before its arrival releases the slot

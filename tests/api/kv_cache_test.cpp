@@ -72,14 +72,11 @@ INSTANTIATE_TEST_SUITE_P(Decode, KvCache,
                                          layout(8, 1, 4, 64), layout(32, 8, 4, 0), layout(8, 1, 1, 0)),
                          shape_name);
 
-// Chunked prefill: a chunk of 100 new tokens per sequence, the last 100 of its cache (one
-// sequence is the chunk alone), paged and contiguous.
-DecodeShape chunk(int page_size) {
-  DecodeShape s = layout(8, 2, 100, page_size);
-  s.lens = {137, 100, 300, 229};
-  return s;
-}
-INSTANTIATE_TEST_SUITE_P(PrefillChunk, KvCache, testing::Values(chunk(16), chunk(256), chunk(0)), shape_name);
+// Chunked prefill (prefill_chunk: 100 new tokens per sequence), paged and contiguous.
+INSTANTIATE_TEST_SUITE_P(PrefillChunk, KvCache,
+                         testing::Values(prefill_chunk(layout(8, 2, 1, 16)), prefill_chunk(layout(8, 2, 1, 256)),
+                                         prefill_chunk(layout(8, 2, 1, 0))),
+                         shape_name);
 
 // A shard of a longer sequence (ForwardOptions::q_offset, kv_offset) on the programs that index
 // no tensor by position: the queries 20 past the keys' shard, and keys 20 past the queries (the

@@ -115,15 +115,13 @@ INSTANTIATE_TEST_SUITE_P(Others, DecodePrograms,
                                          Row{shape(32, 8, 4, 16), {"softcap", "alibi"}, Math::exact}),
                          row_name);
 
-// Chunked prefill through the decode kernel: 100 new tokens per sequence, the last 100 of its
-// cache (row groups of 16 per kv head), paged and contiguous.
-DecodeShape chunk(int page_size) {
-  DecodeShape s = shape(8, 2, 100, page_size);
-  s.lens = {137, 100, 300, 229};
-  return s;
-}
+// Chunked prefill through the decode kernel (test::prefill_chunk: 100 new tokens per sequence, in
+// row groups of 16 per kv head), paged and contiguous.
 INSTANTIATE_TEST_SUITE_P(PrefillChunk, DecodePrograms,
-                         testing::Values(Row{chunk(16)}, Row{chunk(256)}, Row{chunk(0), kFewPrograms}), row_name);
+                         testing::Values(Row{test::prefill_chunk(shape(8, 2, 1, 16))},
+                                         Row{test::prefill_chunk(shape(8, 2, 1, 256))},
+                                         Row{test::prefill_chunk(shape(8, 2, 1, 0)), kFewPrograms}),
+                         row_name);
 
 INSTANTIATE_TEST_SUITE_P(GlobalPositions, DecodePrograms,
                          testing::Values(Row{at(shape(32, 8, 4, 16), 300, 280), kPositionPrograms},

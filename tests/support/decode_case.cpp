@@ -26,6 +26,12 @@ float round_to(DType dtype, float x) {
 
 }  // namespace
 
+DecodeShape prefill_chunk(DecodeShape s) {
+  s.Tq = 100;
+  s.lens = {137, 100, 300, 229};
+  return s;
+}
+
 std::string decode_layout_name(const DecodeShape& s) {
   return "Hq" + std::to_string(s.Hq) + "_Hkv" + std::to_string(s.Hkv) + "_Tq" + std::to_string(s.Tq) +
          (s.page_size ? "_page" + std::to_string(s.page_size) : "_contiguous") +

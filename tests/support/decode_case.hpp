@@ -38,6 +38,9 @@ struct DecodeShape {
 std::string decode_layout_name(const DecodeShape& s);
 // How gtest prints a parameter.
 void PrintTo(const DecodeShape& s, std::ostream* os);
+// Chunked prefill: `s` with 100 new tokens per sequence, the last 100 of its cache (one sequence
+// is the chunk alone).
+DecodeShape prefill_chunk(DecodeShape s);
 
 struct DecodeCase {
   DecodeShape shape;
