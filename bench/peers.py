@@ -392,6 +392,12 @@ def run_chunk(cfg, rows):
     torch.cuda.empty_cache()
 
 
+def chunk_twin(name):
+    """The plain-forward config of an attn_bench chunk config: its name without the layout suffix,
+    then _forward."""
+    return name.split("_paged")[0].removesuffix("_forward") + "_forward"
+
+
 # attn_bench's prefill_chunk*_forward configs: (name, B, Hq, Hkv, Tq, Tkv, D, dtype).
 CHUNK_CONFIGS = [("prefill_chunk2048_kv8192_forward", 4, 32, 8, 2048, 8192, 128, torch.bfloat16)]
 
@@ -445,9 +451,8 @@ def main():
         # A paged decode config is timed on its contiguous twin (see the top of this file).
         wanted = {n[: -len(PAGED_SUFFIX)] if n.startswith("decode_") and n.endswith(PAGED_SUFFIX) else n
                   for n in args.only.split(",") if n}
-        # attn_bench's cached chunk configs are timed here as their plain-forward twin.
-        wanted = {w if not w.startswith(CHUNK_PREFIX) or w.endswith("*") else w.split("_paged")[0].removesuffix(
-            "_forward") + "_forward" for w in wanted}
+        # attn_bench's chunk configs (cached or plain) are timed here as the plain one.
+        wanted = {chunk_twin(w) if w.startswith(CHUNK_PREFIX) and not w.endswith("*") else w for w in wanted}
         unknown = {w for w in wanted if not any(matches(w, c[0]) for _, c in cfgs)}
         if unknown:
             sys.exit(f"peers.py: unknown config(s): {', '.join(sorted(unknown))}")
