@@ -6,6 +6,7 @@
 #include "api/generate.hpp"
 #include "api/generated_kernel_compile.hpp"
 #include "api/speculative_compile.hpp"
+#include "codegen/sm80_bwd/family.hpp"
 #include "jit/ptxas_report.hpp"
 #include "templates/sm80/bwd_tiles.cuh"
 
@@ -46,11 +47,14 @@ std::unique_ptr<CompiledKernel> compile_pass(const Program::Impl& program, const
   const bool backward = pass == compiler::KernelPass::Backward;
   compiler::KernelTarget target = forward_target;
   // The Hopper backward, chosen by itself (not named), whose mods make ptxas spill in its fixed
-  // tile: the mma.sync family, whose tiles shrink to fit, runs those programs instead. When a
-  // core is free and neither is cached, the fallback compiles beside it, stopped if unneeded.
-  const bool may_fall_back = backward && generated.family == "sm90_bwd" && target.backward_family.empty();
+  // tile: the mma.sync family, whose tiles shrink to fit, runs those programs instead, where it
+  // serves the target at all (not at head dim 256). When a core is free and neither is cached,
+  // the fallback compiles beside it, stopped if unneeded.
   compiler::KernelTarget fallback_target = target;
   fallback_target.backward_family = "sm80_bwd";
+  const bool may_fall_back =
+      backward && generated.family == "sm90_bwd" && target.backward_family.empty() &&
+      codegen::sm80_bwd::family().refusal(pass_target(fallback_target, pass), program.ir).empty();
   std::optional<codegen::GeneratedKernel> fallback;
   std::optional<jit::CompileJob> fallback_job;
   std::optional<Speculation> ahead;

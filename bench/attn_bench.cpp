@@ -473,10 +473,11 @@ struct Device {
 };
 
 flexjit::Kernel compile_config(const Config& c, const Options& opt, flexjit::Engine& jit) {
-  // At D = 256 sm90_bwd is taken only by name (its wide form awaits its GPU tests): the bench names it.
-  const std::string backward_family = opt.backward_family.empty() && c.s.D == 256 ? "sm90_bwd" : opt.backward_family;
-  const flexjit::CompileOptions compile_options{
-      .head_dim = c.s.D, .dtype = c.s.dtype, .tile = opt.tile, .family = opt.family, .backward_family = backward_family};
+  const flexjit::CompileOptions compile_options{.head_dim = c.s.D,
+                                                .dtype = c.s.dtype,
+                                                .tile = opt.tile,
+                                                .family = opt.family,
+                                                .backward_family = opt.backward_family};
   return jit.compile(load_program(c), compile_options);
 }
 

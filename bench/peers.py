@@ -63,12 +63,6 @@ except ImportError as e:
     print(f"peers.py: no flexjit.torch rows ({e})", file=sys.stderr)
 
 
-def flexjit_options(D):
-    """flexjit.torch's kernel_options for a head dim: its Hopper backward at D = 256 is taken only
-    by name for now (attn_bench names it too)."""
-    return {"backward_family": "sm90_bwd"} if D == 256 else None
-
-
 # Masks and score mods, as FlexAttention users write them.
 def causal(b, h, q, k):
     return q >= k
@@ -286,8 +280,8 @@ def run_fwdbwd(cfg, rows):
                "tflops", flop)
     if flexjit_attention is not None:
         record(rows, shape, "flexjit.torch",
-               step(lambda: flexjit_attention(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=gqa,
-                                              kernel_options=flexjit_options(D))), "tflops", flop)
+               step(lambda: flexjit_attention(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=gqa)),
+               "tflops", flop)
     if sdpa is not None:
         for backend in (SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION):
             with sdpa_kernel([backend]):  # only this backend, or the call fails

@@ -35,10 +35,6 @@ class Sm90Backward final : public KernelFamily {
     if (t.arch != "sm_90a") return fmt::format("architecture {} is not sm_90a (wgmma, TMA)", dsl::quoted(t.arch));
     if (t.head_dim != 64 && t.head_dim != 128 && t.head_dim != 256)
       return fmt::format("head dim {} is not 64, 128 or 256", t.head_dim);
-    // The wide form has been compiled and checked for spills, not yet run on a GPU.
-    if (t.head_dim == 256 && t.backward_family != name())
-      return "head dim 256 is taken only by name until the wide kernel's GPU tests pass (backward_family "
-             "\"sm90_bwd\"; on the command line --backward --family sm90_bwd)";
     const Form& f = form_for(t.head_dim);
     if (t.tile) return fmt::format("its tile is fixed ({} queries x {} keys)", f.block_m, f.block_n);
     if (program.block_indices) {

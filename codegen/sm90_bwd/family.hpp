@@ -3,8 +3,7 @@
 // TMA loads, wgmma, a producer and two 64-key consumer warpgroups per 128 keys, query tiles of 64
 // rows; the pre- and post-passes are sm80_bwd's. Head dims 64 and 128, bf16 and fp16, chosen
 // before sm80_bwd; head dim 256 in the wide form (templates/sm90/attention_bwd_wide.cuh: both
-// consumers on 64 keys, each with half the head dim), taken only by name
-// (CompileOptions::backward_family) until its GPU tests have run.
+// consumers on 64 keys, each with half the head dim).
 #include "codegen/family.hpp"
 
 namespace flexjit::codegen::sm90_bwd {

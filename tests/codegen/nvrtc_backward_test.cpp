@@ -240,25 +240,22 @@ TEST(BackwardFamily, ScatterEntryOnlyWhereScoreModReadsAFloatCapture) {
   EXPECT_EQ(generated("learned_sink").grads.fields.size(), 1u);
 }
 
-// The backward families serve the backward pass only: on sm_90a the Hopper one at head dims 64
-// and 128 (and 256 when named: its wide form has not run on a GPU yet), the mma.sync one elsewhere
-// up to 128, each saying why it cannot serve a target.
-TEST(BackwardFamily, ServesHeadDim256OnlyByName) {
+// The backward families serve the backward pass only: on sm_90a the Hopper one at head dims 64,
+// 128 and 256 (its wide form), the mma.sync one elsewhere up to 128, each saying why it cannot
+// serve a target.
+TEST(BackwardFamily, ServesHeadDim256OnHopperOnly) {
   const Program program = read_example("causal");
-  compiler::KernelTarget t{256, compiler::ElementType::BF16, "sm_90a"};
+  compiler::KernelTarget t{256, compiler::ElementType::BF16, "sm_80"};
   t.pass = compiler::KernelPass::Backward;
   try {
     codegen::select_family(t, detail::ProgramAccess::impl(program).ir);
-    FAIL() << "head dim 256 was served without naming the family";
+    FAIL() << "head dim 256 was served on sm_80";
   } catch (const UnsupportedError& e) {
     EXPECT_NE(std::string(e.what()).find("sm80_bwd: head dim 256 is above 128"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("sm90_bwd: head dim 256 is taken only by name until the wide kernel's GPU "
-                                         "tests pass (backward_family \"sm90_bwd\"; on the command line --backward "
-                                         "--family sm90_bwd)"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("sm90_bwd: architecture 'sm_80' is not sm_90a"), std::string::npos)
         << e.what();
   }
-  t.backward_family = "sm90_bwd";
+  t.arch = "sm_90a";
   EXPECT_EQ(codegen::select_family(t, detail::ProgramAccess::impl(program).ir).name(), std::string("sm90_bwd"));
   t.head_dim = 192;
   try {

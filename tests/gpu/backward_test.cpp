@@ -107,9 +107,9 @@ std::vector<Case> on_hopper(std::vector<Case> v) {
   return out;
 }
 
-// The Hopper family's wide form (D = 256, sm90_bwd by name; templates/sm90/attention_bwd_wide.cuh):
-// every program, block lists of 64 x 64 included, fp16 in PyTorch's layout, the lengths of (2),
-// the padded layout and a custom scale.
+// The Hopper family's wide form (D = 256; templates/sm90/attention_bwd_wide.cuh): every program,
+// block lists of 64 x 64 included, fp16 in PyTorch's layout, the lengths of (2), the padded layout
+// and a custom scale, with sm90_bwd named; and one case where the engine chooses it.
 std::vector<Case> on_hopper_wide() {
   std::vector<Case> v;
   for (const char* p : kPrograms) v.push_back({p, bf16, 256, 2, 4, 2, 300, 300, L::bhsd});
@@ -120,6 +120,7 @@ std::vector<Case> on_hopper_wide() {
   v.push_back({"learned_sink", fp16, 256, 1, 2, 1, 333, 333, L::padded});
   v.push_back({"relative_position_bias", bf16, 256, 2, 4, 4, 129, 129, L::bshd, 0.05f});
   for (Case& c : v) c.backward_family = "sm90_bwd";
+  v.push_back({"document", bf16, 256, 1, 4, 2, 250, 400, L::bhsd});
   return v;
 }
 

@@ -26,6 +26,14 @@ using test::DecodeShape;
 const std::vector<std::int32_t> kLengths = {37, 0, 1000, 129, 4099};
 const std::vector<std::string> kFewPrograms = {"causal", "learned_sink", "documents"};
 
+// Every decode program but one.
+std::vector<std::string> programs_but(const std::string& left_out) {
+  std::vector<std::string> names;
+  for (const test::DecodeProgram& p : test::kDecodePrograms)
+    if (p.name != left_out) names.push_back(p.name);
+  return names;
+}
+
 // attention_case.cpp's: the relative L2 error of out by dtype, 1e-2 on each row's lse.
 test::DecodeTolerance tolerance(DType d) {
   return {.out_rel_l2 = d == DType::bf16 ? 2e-2 : 5e-3,
@@ -116,10 +124,11 @@ INSTANTIATE_TEST_SUITE_P(Others, DecodePrograms,
                          row_name);
 
 // Chunked prefill through the decode kernel (test::prefill_chunk: 100 new tokens per sequence, in
-// row groups of 16 per kv head), paged and contiguous.
+// row groups of 16 per kv head), paged and contiguous. Block lists need the chunk in one query
+// block (Decode.ChunkPastOneQueryBlockOfBlockListsIsRefused).
 INSTANTIATE_TEST_SUITE_P(PrefillChunk, DecodePrograms,
-                         testing::Values(Row{test::prefill_chunk(shape(8, 2, 1, 16))},
-                                         Row{test::prefill_chunk(shape(8, 2, 1, 256))},
+                         testing::Values(Row{test::prefill_chunk(shape(8, 2, 1, 16)), programs_but("top_k_blocks")},
+                                         Row{test::prefill_chunk(shape(8, 2, 1, 256)), programs_but("top_k_blocks")},
                                          Row{test::prefill_chunk(shape(8, 2, 1, 0)), kFewPrograms}),
                          row_name);
 
@@ -143,6 +152,22 @@ TEST_F(Decode, NewTokensAreCausalAmongThemselves) {
       ASSERT_EQ(ref.visible[static_cast<std::size_t>(b) * c.Hq * c.Tq + i], std::max(0, c.lens[b] - c.Tq + i + 1));
   DecodeOnGpu gpu(c);
   check_program(c, gpu, "causal");
+}
+
+// 100 new tokens against block lists of 16-row query blocks: refused by name, before any launch.
+TEST_F(Decode, ChunkPastOneQueryBlockOfBlockListsIsRefused) {
+  const DecodeCase c(test::prefill_chunk(shape(8, 2, 1, 16)));
+  const Program p = test::load_decode_program(test::decode_program("top_k_blocks"));
+  const test::DecodeBindings bound(p, c);
+  DecodeOnGpu gpu(c);
+  try {
+    gpu.run(decode_kernel(p, c.shape, Math::fast), bound);
+    FAIL() << "Tq=100 against 16-row query blocks ran";
+  } catch (const UnsupportedError& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("decode against a KV cache with block lists needs every new token in "
+                                             "one query block: Tq=100 is more than the 16 rows of a block of "
+                                             "'selected'"));
+  }
 }
 
 // A length below 0 or past what k and v hold gives that sequence NaN rows, out and lse; the

@@ -26,17 +26,17 @@ def test_flexattention_keys_become_compile_options():
     assert _attention._kernel_options({"BACKWARD_FAMILY": "sm90_bwd"}) == (("backward_family", "sm90_bwd"),)
 
 
-def test_the_backward_family_is_chosen_by_name_at_head_dim_256():
-    """At head dim 256 the Hopper backward (its wide form) runs only when named: unnamed, the
-    backward's error says how to name it; named, its module compiles (NVRTC, no GPU)."""
-    unnamed = flexjit.compile(CAUSAL, 256, "bf16", "cuda", arch="sm_90a")
-    with pytest.raises(UnsupportedError, match=r'head dim 256 is taken only by name .* \(backward_family "sm90_bwd";'):
-        unnamed.compile_report("backward")
-    named = flexjit.compile(CAUSAL, 256, "bf16", "cuda", arch="sm_90a", backward_family="sm90_bwd")
-    report = named.compile_report("backward")
+def test_the_backward_at_head_dim_256_is_hoppers_wide_form():
+    """At head dim 256 the backward is the Hopper family's wide form (64 keys a CTA), chosen
+    unnamed on sm_90a (NVRTC, no GPU); on sm_80 no family serves it, and the error says why."""
+    kernel = flexjit.compile(CAUSAL, 256, "bf16", "cuda", arch="sm_90a")
+    report = kernel.compile_report("backward")
     assert (report["family"], report["entry"]) == ("sm90_bwd", "flexjit_bwd_causal_d256_bf16")
     assert report["tile"]["block_n"] == 64 and report["spill_bytes"] == 0
-    assert named.family == unnamed.family == "sm90_fwd"  # the forward's own choice either way
+    assert kernel.family == "sm90_fwd"
+    ampere = flexjit.compile(CAUSAL, 256, "bf16", "cuda", arch="sm_80")
+    with pytest.raises(UnsupportedError, match=r"sm80_bwd: head dim 256 is above 128"):
+        ampere.compile_report("backward")
 
 
 def test_given_tile_fields_override_the_tables_tile():
