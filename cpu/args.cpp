@@ -40,6 +40,16 @@ class UseCollector : public ir::IRVisitor {
 
 [[noreturn]] void fail(const std::string& msg) { throw std::runtime_error("cpu binding: " + msg); }
 
+// The binding of a declaration, or null where the call gives none (an error if the mods use it).
+template <class Map>
+const typename Map::mapped_type* binding(const Map& bindings, const std::string& kind, const std::string& name,
+                                         bool used) {
+  auto it = bindings.find(name);
+  if (it != bindings.end()) return &it->second;
+  if (used) fail(kind + " '" + name + "' is not bound");
+  return nullptr;
+}
+
 }  // namespace
 
 UsedDecls used_declarations(const ir::Program& p) {
@@ -56,19 +66,15 @@ CpuBinding::CpuBinding(const ir::Program& p, const ir::Env& env) {
   scalar_slots_.assign(p.scalars.size(), 0);
   for (std::size_t k = 0; k < p.scalars.size(); ++k) {
     const ir::Scalar& s = p.scalars[k];
-    auto it = env.scalars.find(s.name);
-    if (it == env.scalars.end()) {
-      if (used.scalars[k]) fail("scalar '" + s.name + "' is not bound");
-      continue;
-    }
-    const ir::Value& v = it->second;
-    if (v.type != s.type)
-      fail("scalar '" + s.name + "' is bound to a " + ir::type_name(v.type) + " value but declared " +
+    const ir::Value* v = binding(env.scalars, "scalar", s.name, used.scalars[k]);
+    if (!v) continue;
+    if (v->type != s.type)
+      fail("scalar '" + s.name + "' is bound to a " + ir::type_name(v->type) + " value but declared " +
            ir::type_name(s.type));
     switch (s.type) {
-      case ir::Type::Int: scalar_slots_[k] = v.i; break;
-      case ir::Type::Bool: scalar_slots_[k] = v.b ? 1 : 0; break;
-      case ir::Type::Float: std::memcpy(&scalar_slots_[k], &v.f, sizeof v.f); break;
+      case ir::Type::Int: scalar_slots_[k] = v->i; break;
+      case ir::Type::Bool: scalar_slots_[k] = v->b ? 1 : 0; break;
+      case ir::Type::Float: std::memcpy(&scalar_slots_[k], &v->f, sizeof v->f); break;
     }
   }
 
@@ -83,12 +89,9 @@ CpuBinding::CpuBinding(const ir::Program& p, const ir::Env& env) {
     shapes_[k].assign(c.rank, 0);
     strides_[k].assign(c.rank, 0);
     tensors_[k] = {nullptr, shapes_[k].data(), strides_[k].data()};
-    auto it = env.tensors.find(c.name);
-    if (it == env.tensors.end()) {
-      if (used.captures[k]) fail("tensor '" + c.name + "' is not bound");
-      continue;
-    }
-    const ir::TensorBinding& t = it->second;
+    const ir::TensorBinding* bound = binding(env.tensors, "tensor", c.name, used.captures[k]);
+    if (!bound) continue;
+    const ir::TensorBinding& t = *bound;
     if (t.dtype != c.dtype)
       fail("tensor '" + c.name + "' is bound with dtype " + ir::dtype_name(t.dtype) + " but declared " +
            ir::dtype_name(c.dtype));

@@ -1,6 +1,7 @@
 #include "ir/bounds.hpp"
 
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -25,6 +26,13 @@ IntInterval load_range(ir::DType d) {
     case ir::DType::UInt8: return iv_uint8();
     default: return iv_full();  // int64 (and anything else) may be any value
   }
+}
+
+// What `map` says of `name`, or `unknown` where it says nothing.
+template <class Map, class Interval>
+Interval lookup(const Map& map, const std::string& name, Interval unknown) {
+  auto it = map.find(name);
+  return it != map.end() ? it->second : unknown;
 }
 
 BoolInterval compare(CompareOp op, IntInterval a, IntInterval b) {
@@ -67,10 +75,7 @@ class Walker {
 
   IntInterval ints(const Expr& e) {
     internal_assert(e && e.type() == Type::Int, "int_bounds of a non-Int expression");
-    if (auto it = int_memo_.find(e.get()); it != int_memo_.end()) return it->second;
-    IntInterval r = int_node(e);
-    int_memo_.emplace(e.get(), r);
-    return r;
+    return memoized(int_memo_, e, [&] { return int_node(e); });
   }
 
   // Visits every node, so that each Int node below float operations gets its interval too.
@@ -91,23 +96,24 @@ class Walker {
 
   BoolInterval bools(const Expr& e) {
     internal_assert(e && e.type() == Type::Bool, "bool_bounds of a non-Bool expression");
-    if (auto it = bool_memo_.find(e.get()); it != bool_memo_.end()) return it->second;
-    BoolInterval r = bool_node(e);
-    bool_memo_.emplace(e.get(), r);
-    return r;
+    return memoized(bool_memo_, e, [&] { return bool_node(e); });
   }
 
  private:
+  // A node's interval, computed once.
+  template <class Memo, class Compute>
+  static typename Memo::mapped_type memoized(Memo& memo, const Expr& e, const Compute& compute) {
+    if (auto it = memo.find(e.get()); it != memo.end()) return it->second;
+    typename Memo::mapped_type r = compute();
+    memo.emplace(e.get(), r);
+    return r;
+  }
+
   IntInterval int_node(const Expr& e) {
     if (auto n = e.as<ir::IntImm>()) return iv_point(n->value);
-    if (auto n = e.as<ir::Var>()) {
-      auto it = env_.ints.find(n->name);
-      return it != env_.ints.end() ? it->second : iv_full();
-    }
-    if (auto n = e.as<ir::Load>()) {
-      if (auto it = env_.rank0_ints.find(n->tensor); n->indices.empty() && it != env_.rank0_ints.end()) return it->second;
-      return load_range(n->dtype);
-    }
+    if (auto n = e.as<ir::Var>()) return lookup(env_.ints, n->name, iv_full());
+    if (auto n = e.as<ir::Load>())
+      return n->indices.empty() ? lookup(env_.rank0_ints, n->tensor, load_range(n->dtype)) : load_range(n->dtype);
     if (auto n = e.as<ir::Cast>()) {
       if (n->value.type() == Type::Bool) return iv_from_bool(bools(n->value));
       if (n->value.type() == Type::Int) return ints(n->value);
@@ -131,10 +137,7 @@ class Walker {
 
   BoolInterval bool_node(const Expr& e) {
     if (auto n = e.as<ir::BoolImm>()) return bi_const(n->value);
-    if (auto n = e.as<ir::Var>()) {
-      auto it = env_.bools.find(n->name);
-      return it != env_.bools.end() ? it->second : bi_unknown();
-    }
+    if (auto n = e.as<ir::Var>()) return lookup(env_.bools, n->name, bi_unknown());
     if (auto n = e.as<ir::Cast>()) {
       if (n->value.type() == Type::Int) return bi_from_int(ints(n->value));
       if (n->value.type() == Type::Bool) return bools(n->value);
@@ -160,9 +163,7 @@ class Walker {
     }
     if (auto n = e.as<ir::Select>()) return bi_select(bools(n->cond), bools(n->t), bools(n->f));
     if (auto n = e.as<ir::Let>()) return with_let(*n, [&] { return bools(n->body); });
-    if (auto n = e.as<ir::Load>()) {
-      if (auto it = env_.rank0_bools.find(n->tensor); n->indices.empty() && it != env_.rank0_bools.end()) return it->second;
-    }
+    if (auto n = e.as<ir::Load>(); n && n->indices.empty()) return lookup(env_.rank0_bools, n->tensor, bi_unknown());
     return bi_unknown();  // Bool loads
   }
 

@@ -7,13 +7,31 @@
 namespace flexjit {
 namespace detail {
 
-// Mods::kHasBlockList when the Mods declares it, false otherwise (hand-written Mods predate it).
 template <class...>
 struct VoidT { using type = void; };
-template <class M, class = void>
-struct BlockListOf { static constexpr bool value = false; };
-template <class M>
-struct BlockListOf<M, typename VoidT<decltype(M::kHasBlockList)>::type> { static constexpr bool value = M::kHasBlockList; };
+
+// Trait<M>::value: the Mods' flag `member` when it declares one, false otherwise.
+#define FLEXJIT_OPTIONAL_MODS_FLAG(Trait, member)                  \
+  template <class M, class = void>                                \
+  struct Trait {                                                  \
+    static constexpr bool value = false;                          \
+  };                                                              \
+  template <class M>                                              \
+  struct Trait<M, typename VoidT<decltype(M::member)>::type> {    \
+    static constexpr bool value = M::member;                      \
+  };
+
+// Mods::kHasBlockList: the Mods walks block lists (top-k).
+FLEXJIT_OPTIONAL_MODS_FLAG(BlockListOf, kHasBlockList)
+
+// Mods::kHasTileMap: the Mods can be driven by a built tile map (templates/common/tile_map.cuh).
+FLEXJIT_OPTIONAL_MODS_FLAG(TileMapOf, kHasTileMap)
+
+// Mods::kScoreAnywhere: score() may run on scores the mask drops (it reads no tensor per score),
+// so logits compute it unconditionally and select, without a branch per element.
+FLEXJIT_OPTIONAL_MODS_FLAG(ScoreAnywhereOf, kScoreAnywhere)
+#undef FLEXJIT_OPTIONAL_MODS_FLAG
+
 // What mask() and score() take first: Mods::Cta when the Mods declares one (values computed once
 // per CTA by Mods::cta(p, b, h), the Params inside), else the Params themselves.
 template <class M, class = void>
@@ -26,19 +44,6 @@ struct CtaOf<M, typename VoidT<typename M::Cta>::type> {
   using type = typename M::Cta;
   __device__ static type make(const typename M::Params& p, int b, int h) { return M::cta(p, b, h); }
 };
-
-// Mods::kHasTileMap likewise: the Mods can be driven by a built tile map (templates/common/tile_map.cuh).
-template <class M, class = void>
-struct TileMapOf { static constexpr bool value = false; };
-template <class M>
-struct TileMapOf<M, typename VoidT<decltype(M::kHasTileMap)>::type> { static constexpr bool value = M::kHasTileMap; };
-
-// Mods::kScoreAnywhere likewise: score() may run on scores the mask drops (it reads no tensor per
-// score), so logits compute it unconditionally and select, without a branch per element.
-template <class M, class = void>
-struct ScoreAnywhereOf { static constexpr bool value = false; };
-template <class M>
-struct ScoreAnywhereOf<M, typename VoidT<decltype(M::kScoreAnywhere)>::type> { static constexpr bool value = M::kScoreAnywhere; };
 
 // Mods::q_range(p, b, h, k0, k1, Tq, &lo, &hi) when the Mods declares it: the queries that reach a
 // key tile, for the backward pass. Absent (hand-written Mods), every query of [0, Tq).
