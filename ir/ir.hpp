@@ -28,9 +28,14 @@ std::optional<DType> dtype_from_name(const std::string& name);  // accepts "int3
 Type value_type(DType d);                 // the IR type a load of this dtype produces
 int dtype_size(DType d);                  // bytes
 
-enum class NodeKind : std::uint8_t {
-  IntImm, FloatImm, BoolImm, Var, Load, Cast, Unary, Binary, Compare, Select, Call, Let
-};
+// Every node type, in NodeKind's order: the one list that the enum, the visitor hooks
+// (ir_visitor.hpp) and the dispatch over kinds (ir_visitor.cpp) expand.
+#define FLEXJIT_IR_NODES(X) \
+  X(IntImm) X(FloatImm) X(BoolImm) X(Var) X(Load) X(Cast) X(Unary) X(Binary) X(Compare) X(Select) X(Call) X(Let)
+
+#define FLEXJIT_IR_NODE_KIND(N) N,
+enum class NodeKind : std::uint8_t { FLEXJIT_IR_NODES(FLEXJIT_IR_NODE_KIND) };
+#undef FLEXJIT_IR_NODE_KIND
 
 struct Node;
 // A handle to an immutable node. Compares by identity; structural equality is ir::equal().

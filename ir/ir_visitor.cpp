@@ -11,18 +11,11 @@ namespace {
 template <class F>
 decltype(auto) with_node(const Expr& e, const char* who, F&& f) {
   switch (e.kind()) {
-    case NodeKind::IntImm: return f(e.as<IntImm>());
-    case NodeKind::FloatImm: return f(e.as<FloatImm>());
-    case NodeKind::BoolImm: return f(e.as<BoolImm>());
-    case NodeKind::Var: return f(e.as<Var>());
-    case NodeKind::Load: return f(e.as<Load>());
-    case NodeKind::Cast: return f(e.as<Cast>());
-    case NodeKind::Unary: return f(e.as<Unary>());
-    case NodeKind::Binary: return f(e.as<Binary>());
-    case NodeKind::Compare: return f(e.as<Compare>());
-    case NodeKind::Select: return f(e.as<Select>());
-    case NodeKind::Call: return f(e.as<Call>());
-    case NodeKind::Let: return f(e.as<Let>());
+#define FLEXJIT_IR_DISPATCH(N) \
+  case NodeKind::N:            \
+    return f(e.as<N>());
+    FLEXJIT_IR_NODES(FLEXJIT_IR_DISPATCH)
+#undef FLEXJIT_IR_DISPATCH
   }
   internal_error(std::string(who) + ": bad node kind");
 }

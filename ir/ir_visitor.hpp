@@ -28,18 +28,10 @@ class IRNodeHooks {
   virtual ~IRNodeHooks() = default;
 
  protected:
-  virtual R visit(const IntImm*, const Expr& e) { return descend(e); }
-  virtual R visit(const FloatImm*, const Expr& e) { return descend(e); }
-  virtual R visit(const BoolImm*, const Expr& e) { return descend(e); }
-  virtual R visit(const Var*, const Expr& e) { return descend(e); }
-  virtual R visit(const Load*, const Expr& e) { return descend(e); }
-  virtual R visit(const Cast*, const Expr& e) { return descend(e); }
-  virtual R visit(const Unary*, const Expr& e) { return descend(e); }
-  virtual R visit(const Binary*, const Expr& e) { return descend(e); }
-  virtual R visit(const Compare*, const Expr& e) { return descend(e); }
-  virtual R visit(const Select*, const Expr& e) { return descend(e); }
-  virtual R visit(const Call*, const Expr& e) { return descend(e); }
-  virtual R visit(const Let*, const Expr& e) { return descend(e); }
+#define FLEXJIT_IR_VISIT_HOOK(N) \
+  virtual R visit(const N*, const Expr& e) { return descend(e); }
+  FLEXJIT_IR_NODES(FLEXJIT_IR_VISIT_HOOK)
+#undef FLEXJIT_IR_VISIT_HOOK
   virtual R descend(const Expr& e) = 0;
 };
 

@@ -106,6 +106,45 @@ __device__ __forceinline__ void load_kv_once(unsigned sK, unsigned sV, const Bwd
   }
 }
 
+// The CTA's query tiles (QTileSchedule) as they pass through a ring of S shared-memory slots:
+// the i-th tile of the walk takes slot i % S, in that slot's (i / S)-th use, whose parity the
+// slot's mbarriers wait for.
+template <class Mods, int BM, int BN, int S>
+struct QTileRing : QTileSchedule<Mods, BM, BN> {
+  using QTileSchedule<Mods, BM, BN>::QTileSchedule;
+  int i = 0;  // the tile's place in the walk
+  __device__ __forceinline__ void next() {
+    this->pop();
+    ++i;
+  }
+  __device__ __forceinline__ int slot() const { return i % S; }
+  __device__ __forceinline__ unsigned parity() const { return (i / S) & 1; }
+  __device__ __forceinline__ int q0() const { return this->tile() * BM; }  // the tile's first row
+};
+
+// The producer's walk: each tile's slot is refilled once the consumers have released its
+// previous tile (q_empty), then `load(i, s, b, h, q0)` issues its copies (b, h: the tile's batch
+// and query head).
+template <class Mods, int BM, int BN, int S, class QEmpty, class Load>
+__device__ __forceinline__ void produce_q_tiles(const BwdArgs& args, const typename Mods::Params& p, int b, int hk,
+                                                int k0, int k1, const QEmpty& q_empty, const Load& load) {
+#pragma unroll 1
+  for (QTileRing<Mods, BM, BN, S> ring(args, p, b, hk, k0, k1); ring.has_tile(); ring.next()) {
+    if (ring.i >= S) sm90::mbarrier_wait(q_empty(ring.slot()), ring.parity() ^ 1);
+    load(ring.i, ring.slot(), b, ring.head(), ring.q0());
+  }
+}
+
+// A consumer thread's place: its warpgroup among the consumers (w), its lane and warp in the
+// warpgroup, and its mma fragment coordinates (g: row, t: column pair).
+struct ConsumerThread {
+  int w, lane, warp_in_group, g, t;
+};
+__device__ __forceinline__ ConsumerThread consumer_thread(int tid, int warpgroup) {
+  const int lane = tid & 31;
+  return {warpgroup - 1, lane, (tid / 32) & 3, lane >> 2, lane & 3};
+}
+
 // The rows' lse2 and delta of the query tile at q0 of (b, h), by bulk copies on `full`. Both are
 // padded to whole query tiles: BM floats from q0 always exist.
 template <int BM>
@@ -230,13 +269,7 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     sm90::registers_release<Cfg::kProducerRegisters>();
     if (tid != 0) return;
     detail::load_kv_once<D, BN>(sK, sV, maps, kv_full, k0, hk, b);
-    detail::QTileSchedule<Mods, BM, BN> sched(args, p, b, hk, k0, k1);
-#pragma unroll 1
-    for (int i = 0; sched.has_tile(); sched.pop(), ++i) {
-      const int s = i % S;
-      if (i >= S) sm90::mbarrier_wait(q_empty(s), ((i / S) & 1) ^ 1);
-      const int h = sched.head();
-      const int q0 = sched.tile() * BM;
+    detail::produce_q_tiles<Mods, BM, BN, S>(args, p, b, hk, k0, k1, q_empty, [&](int, int s, int b, int h, int q0) {
       const unsigned sQ = smem0 + kSmem.q(s);
       sm90::mbarrier_arrive_expect_tx(q_full(s), 2 * BM * D * 2 + 2 * BM * 4);
 #pragma unroll
@@ -245,17 +278,13 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
         sm90::tma_load_4d(smem0 + kSmem.dout(s) + cb * BM * kRow, &maps.dout, q_full(s), cb * 64, q0, h, b);
       }
       detail::load_row_stats<BM>(smem0 + kSmem.lse2(s), smem0 + kSmem.delta(s), args, b, h, q0, q_full(s));
-    }
+    });
     return;
   }
 
   // ------------------------------------------------------------------ consumers
   sm90::registers_claim<Cfg::kConsumerRegisters>();
-  const int w = warpgroup - 1;
-  const int lane = tid & 31;
-  const int warp_in_group = (tid / 32) & 3;
-  const int g = lane >> 2;
-  const int t = lane & 3;
+  const auto [w, lane, warp_in_group, g, t] = detail::consumer_thread(tid, warpgroup);
   const int key_row0 = k0 + w * 64 + warp_in_group * 16 + g;  // this thread's keys: key_row0, key_row0 + 8
   const unsigned sKw = sK + w * 64 * kRow;  // this warpgroup's 64 rows of K and V (in each column block)
   const unsigned sVw = sV + w * 64 * kRow;
@@ -278,19 +307,15 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
   detail::zero_fragments(dv);
   sm90::mbarrier_wait(kv_full, 0);
 
-  detail::QTileSchedule<Mods, BM, BN> sched(args, p, b, hk, k0, k1);
 #pragma unroll 1
-  for (int i = 0; sched.has_tile(); sched.pop(), ++i) {
-    const int s = i % S;
-    const int h = sched.head();
-    const int q0 = sched.tile() * BM;
-    const int cls = sched.tile_class();
+  for (detail::QTileRing<Mods, BM, BN, S> ring(args, p, b, hk, k0, k1); ring.has_tile(); ring.next()) {
+    const int s = ring.slot(), h = ring.head(), q0 = ring.q0(), cls = ring.tile_class();
     const unsigned sQ = smem0 + kSmem.q(s);
     const unsigned sdO = smem0 + kSmem.dout(s);
     const unsigned sLse2 = smem0 + kSmem.lse2(s);
     const unsigned sDelta = smem0 + kSmem.delta(s);
     const typename detail::CtaOf<Mods>::type cta = detail::CtaOf<Mods>::make(p, b, h);
-    sm90::mbarrier_wait(q_full(s), (i / S) & 1);
+    sm90::mbarrier_wait(q_full(s), ring.parity());
 
     // ---- S^T = K_w Q^T (rows: this warpgroup's keys; both operands K-major).
     float sacc[NQ][4];

@@ -100,14 +100,8 @@ __device__ __forceinline__ void attention_bwd_sm90_wide(const BwdArgs& args, con
     sm90::registers_release<Cfg::kProducerRegisters>();
     if (tid != 0) return;
     detail::load_kv_once<D, BN>(sK, sV, maps, kv_full, k0, hk, b);
-    detail::QTileSchedule<Mods, BM, BN> sched(args, p, b, hk, k0, k1);
-#pragma unroll 1
-    for (int i = 0; sched.has_tile(); sched.pop(), ++i) {
-      const int s = i % S;
-      const int h = sched.head();
-      const int q0 = sched.tile() * BM;
+    detail::produce_q_tiles<Mods, BM, BN, S>(args, p, b, hk, k0, k1, q_empty, [&](int i, int s, int b, int h, int q0) {
       const unsigned sQ = smem0 + kSmem.q(s);
-      if (i >= S) sm90::mbarrier_wait(q_empty(s), ((i / S) & 1) ^ 1);
       sm90::mbarrier_arrive_expect_tx(q_full(s), BM * D * 2 + 2 * BM * 4);
 #pragma unroll
       for (int cb = 0; cb < D / 64; ++cb) sm90::tma_load_4d(sQ + cb * BM * kRow, &maps.q, q_full(s), cb * 64, q0, h, b);
@@ -117,17 +111,14 @@ __device__ __forceinline__ void attention_bwd_sm90_wide(const BwdArgs& args, con
 #pragma unroll
       for (int cb = 0; cb < D / 64; ++cb)
         sm90::tma_load_4d(sdO + cb * BM * kRow, &maps.dout, do_full, cb * 64, q0, h, b);
-    }
+    });
     return;
   }
 
   // ------------------------------------------------------------------ consumers
   sm90::registers_claim<Cfg::kConsumerRegisters>();
-  const int w = warpgroup - 1;  // 0: scores, 1: dP; and the half of the head dim
-  const int lane = tid & 31;
-  const int warp_in_group = (tid / 32) & 3;
-  const int g = lane >> 2;
-  const int t = lane & 3;
+  // w = 0: the scores, w = 1: dP; and the half of the head dim.
+  const auto [w, lane, warp_in_group, g, t] = detail::consumer_thread(tid, warpgroup);
   const int key_row0 = k0 + warp_in_group * 16 + g;  // this thread's keys: key_row0, key_row0 + 8
   const bool dq_leader = (tid & 127) == 0;  // issues and waits for the warpgroup's bulk dQ adds
   const bool kv_edge = k0 + BN > Tkv;
@@ -162,18 +153,15 @@ __device__ __forceinline__ void attention_bwd_sm90_wide(const BwdArgs& args, con
   detail::zero_fragments(dv);
   sm90::mbarrier_wait(kv_full, 0);
 
-  detail::QTileSchedule<Mods, BM, BN> sched(args, p, b, hk, k0, k1);
 #pragma unroll 1
-  for (int i = 0; sched.has_tile(); sched.pop(), ++i) {
-    const int s = i % S;
-    const int h = sched.head();
-    const int q0 = sched.tile() * BM;
+  for (detail::QTileRing<Mods, BM, BN, S> ring(args, p, b, hk, k0, k1); ring.has_tile(); ring.next()) {
+    const int i = ring.i, s = ring.slot(), h = ring.head(), q0 = ring.q0();
     const unsigned sQ = smem0 + kSmem.q(s);
 
     if (w == 0) {
-      const int cls = sched.tile_class();
+      const int cls = ring.tile_class();
       const typename detail::CtaOf<Mods>::type cta = detail::CtaOf<Mods>::make(p, b, h);
-      sm90::mbarrier_wait(q_full(s), (i / S) & 1);
+      sm90::mbarrier_wait(q_full(s), ring.parity());
 
       // ---- S^T = K Q^T, then P^T (and the slope, or the scores for the scatter).
       float sacc[NQ][4];
@@ -244,7 +232,7 @@ __device__ __forceinline__ void attention_bwd_sm90_wide(const BwdArgs& args, con
       if (lane == 0) sm90::mbarrier_arrive(do_empty);
 
       // ---- dK[:, hi] += dS^T Q[:, hi].
-      sm90::mbarrier_wait(q_full(s), (i / S) & 1);
+      sm90::mbarrier_wait(q_full(s), ring.parity());
       sm90::named_barrier_sync(detail::kDsReady, kPair);
       half_product_from_shared(dk, sDS, sQ);
     }
