@@ -1,0 +1,95 @@
+"""bench/compare.py's targets: each table row is flagged against the open issues' "Done means"
+(prefill: 1.0x cuDNN on the configs SDPA runs, 1.3x FlexAttention on the masked ones; fwd+bwd:
+0.9x cuDNN below head dim 256, 1.2x FlexAttention elsewhere; decode: 1.0x SDPA, ragged at 85% of
+the copy bandwidth, paged within 1.05x of contiguous), on figures made up on either side of each
+bound."""
+
+import json
+import os
+import subprocess
+import sys
+
+from conftest import REPO
+
+COMPARE = os.path.join(REPO, "bench", "compare.py")
+
+
+def prefill(cfg, tflops, **extra):
+    return {"cfg": cfg, "kind": "prefill", "ms": 1.0, "tflops": tflops, "regs": 168, "local_bytes": 0, **extra}
+
+
+def fwdbwd(cfg, tflops, D=128):
+    return {"cfg": cfg, "kind": "fwdbwd", "ms": 1.0, "tflops": tflops, "bwd_ms": 0.8, "bwd_tflops": tflops, "D": D}
+
+
+def decode(cfg, us, **extra):
+    return {"cfg": cfg, "kind": "decode", "us": us, "tbps": 4.0, **extra}
+
+
+def peer(cfg, system, tflops=None, ms=None):
+    row = {"cfg": cfg, "sys": system, "ms": ms if ms is not None else 1.0}
+    if tflops is not None:
+        row["tflops"] = tflops
+    return row
+
+
+def run_compare(tmp_path, ours, peers):
+    ours_path, peers_path = tmp_path / "ours.json", tmp_path / "peers.json"
+    ours_path.write_text(json.dumps({"rows": ours}))
+    peers_path.write_text(json.dumps({"rows": peers}))
+    out = subprocess.run([sys.executable, "-B", COMPARE, str(ours_path), str(peers_path)], capture_output=True,
+                         text=True, check=True).stdout
+    return {line.split("|")[1].strip(): line.split("|")[-2].strip() for line in out.splitlines()
+            if line.startswith("| ") and not line.startswith("| config")}, out
+
+
+def test_prefill_targets_are_cudnn_where_sdpa_runs_and_flex_elsewhere(tmp_path):
+    ours = [prefill("causal", 500.0), prefill("dense", 450.0), prefill("document_8docs", 260.0),
+            prefill("sliding_window_1024", 259.0), prefill("spilling", 300.0, local_bytes=24)]
+    peers = [peer("causal", "CUDNN_ATTENTION", 490.0), peer("causal", "FLASH_ATTENTION", 300.0),
+             peer("dense", "CUDNN_ATTENTION", 460.0), peer("document_8docs", "flex", 200.0),
+             peer("sliding_window_1024", "flex", 200.0)]
+    flags, _ = run_compare(tmp_path, ours, peers)
+    assert flags["causal"] == "ok"
+    assert flags["dense"] == "MISS: cuDNN 0.98x (>= 1.0)"
+    assert flags["document_8docs"] == "ok"
+    assert flags["sliding_window_1024"] == "MISS: flex 1.29x (>= 1.3)"
+    assert flags["spilling"] == "MISS: local 24 B"
+
+
+def test_fwdbwd_targets_follow_the_head_dim(tmp_path):
+    ours = [fwdbwd("fwdbwd_dense", 480.0), fwdbwd("fwdbwd_causal", 410.0), fwdbwd("fwdbwd_alibi_causal", 400.0),
+            fwdbwd("fwdbwd_dense_d256", 210.0, D=256), fwdbwd("fwdbwd_causal_d256", 200.0, D=256)]
+    peers = [peer("fwdbwd_dense", "CUDNN_ATTENTION", 530.0), peer("fwdbwd_dense", "flex", 420.0),
+             peer("fwdbwd_causal", "CUDNN_ATTENTION", 460.0), peer("fwdbwd_alibi_causal", "flex", 330.0),
+             peer("fwdbwd_dense_d256", "CUDNN_ATTENTION", 430.0), peer("fwdbwd_dense_d256", "flex", 170.0),
+             peer("fwdbwd_causal_d256", "CUDNN_ATTENTION", 380.0), peer("fwdbwd_causal_d256", "flex", 170.0)]
+    flags, _ = run_compare(tmp_path, ours, peers)
+    assert flags["fwdbwd_dense"] == "ok"  # 0.91x cuDNN
+    assert flags["fwdbwd_causal"] == "MISS: cuDNN 0.89x (>= 0.9)"
+    assert flags["fwdbwd_alibi_causal"] == "ok"  # 1.21x flex
+    assert flags["fwdbwd_dense_d256"] == "ok"  # 1.24x flex; cuDNN is no target at D = 256
+    assert flags["fwdbwd_causal_d256"] == "MISS: flex 1.18x (>= 1.2)"
+
+
+def test_fwdbwd_a_head_dim_without_a_backward_is_missed(tmp_path):
+    row = {"cfg": "fwdbwd_dense_d192", "kind": "fwdbwd", "D": 192,
+           "unsupported": "flexjit_bwd: no kernel family serves it\n  sm90_bwd: head dim 192 is not 64, 128 or 256"}
+    flags, _ = run_compare(tmp_path, [row], [])
+    assert flags["fwdbwd_dense_d192"] == "MISS: unsupported: sm90_bwd: head dim 192 is not 64, 128 or 256"
+
+
+def test_decode_targets(tmp_path):
+    ours = [decode("decode_b8_kv65536", 500.0, copy_fraction=0.9),
+            decode("decode_b8_kv65536_paged64", 524.0, contiguous_cfg="decode_b8_kv65536", copy_fraction=0.86),
+            decode("decode_b1_kv131072", 160.0, copy_fraction=0.8),
+            decode("decode_b1_kv131072_paged64", 170.0, contiguous_cfg="decode_b1_kv131072", copy_fraction=0.75),
+            decode("decode_b8_ragged65536", 400.0, copy_fraction=0.84, ragged=True)]
+    peers = [peer("decode_b8_kv65536", "CUDNN_ATTENTION", ms=0.510), peer("decode_b8_kv65536", "flex", ms=2.0),
+             peer("decode_b1_kv131072", "FLASH_ATTENTION", ms=0.150)]
+    flags, _ = run_compare(tmp_path, ours, peers)
+    assert flags["decode_b8_kv65536"] == "ok"  # 1.02x cuDNN; FlexAttention is no target
+    assert flags["decode_b8_kv65536_paged64"] == "ok"  # 1.048x contiguous
+    assert flags["decode_b1_kv131072"] == "MISS: SDPA 0.94x (>= 1.0)"
+    assert flags["decode_b1_kv131072_paged64"] == "MISS: paged 1.06x contiguous (<= 1.05)"
+    assert flags["decode_b8_ragged65536"] == "MISS: copy bandwidth 84% (>= 85%)"
