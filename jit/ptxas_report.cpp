@@ -18,6 +18,8 @@ int number_before(std::string_view line, std::string_view suffix) {
   return value;
 }
 
+constexpr std::string_view kPropertiesFor = "Function properties for ";
+
 // The text between the quotes after `marker`, or "".
 std::string_view quoted_after(std::string_view line, std::string_view marker) {
   const std::size_t at = line.find(marker);
@@ -37,6 +39,9 @@ const PtxasFunction* PtxasReport::function(std::string_view name) const {
 
 PtxasReport parse_ptxas_report(std::string_view log) {
   PtxasReport report;
+  // The function the figure lines describe: the entry being compiled, or none once ptxas moves on
+  // to the properties of a device function it calls (those are not the entry's).
+  PtxasFunction* current = nullptr;
   while (!log.empty()) {
     const std::size_t end = log.find('\n');
     const std::string_view line = log.substr(0, end);
@@ -49,15 +54,19 @@ PtxasReport parse_ptxas_report(std::string_view log) {
       report.warnings.emplace_back(line);
     } else if (std::string_view name = quoted_after(line, "Compiling entry function '"); !name.empty()) {
       report.functions.push_back({.name = std::string(name)});
-    } else if (report.functions.empty()) {
+      current = &report.functions.back();
+    } else if (const std::size_t at = line.find(kPropertiesFor); at != std::string_view::npos) {
+      std::string_view name = line.substr(at + kPropertiesFor.size());
+      while (!name.empty() && (name.back() == ' ' || name.back() == '\r')) name.remove_suffix(1);
+      current = current && current->name == name ? current : nullptr;
+    } else if (current == nullptr) {
       continue;
     } else if (const int stack = number_before(line, " bytes stack frame"); stack >= 0) {
-      PtxasFunction& f = report.functions.back();
-      f.stack_bytes = stack;
-      f.spill_store_bytes = std::max(0, number_before(line, " bytes spill stores"));
-      f.spill_load_bytes = std::max(0, number_before(line, " bytes spill loads"));
+      current->stack_bytes = stack;
+      current->spill_store_bytes = std::max(0, number_before(line, " bytes spill stores"));
+      current->spill_load_bytes = std::max(0, number_before(line, " bytes spill loads"));
     } else if (const int registers = number_before(line, " registers"); registers >= 0) {
-      report.functions.back().registers = registers;
+      current->registers = registers;
     }
   }
   return report;

@@ -43,6 +43,27 @@ TEST(PtxasReport, FiguresPerEntryFunction) {
   EXPECT_EQ(r.function("other"), nullptr);
 }
 
+// A device function the entry calls (an out-of-line sinf, say) gets its own properties after the
+// entry's; they are not the entry's figures.
+TEST(PtxasReport, ACalledFunctionsFiguresAreNotTheEntrys) {
+  const PtxasReport r = parse_ptxas_report(
+      "ptxas info    : Compiling entry function 'fwd' for 'sm_90a'\n"
+      "ptxas info    : Function properties for fwd\n"
+      "    32 bytes stack frame, 24 bytes spill stores, 16 bytes spill loads\n"
+      "ptxas info    : Used 168 registers, used 16 barriers, 32 bytes cumulative stack size\n"
+      "ptxas info    : Compile time = 413.266 ms\n"
+      "ptxas info    : Function properties for _ZN7flexjit3ops8sin_callEf\n"
+      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n");
+  ASSERT_EQ(r.functions.size(), 1u);
+  const PtxasFunction* fwd = r.function("fwd");
+  ASSERT_NE(fwd, nullptr);
+  EXPECT_EQ(fwd->registers, 168);
+  EXPECT_EQ(fwd->stack_bytes, 32);
+  EXPECT_EQ(fwd->spill_store_bytes, 24);
+  EXPECT_EQ(fwd->spill_load_bytes, 16);
+  EXPECT_EQ(r.function("_ZN7flexjit3ops8sin_callEf"), nullptr);
+}
+
 TEST(PtxasReport, WarningsAndSilentSlowdowns) {
   const PtxasReport r = parse_ptxas_report(kLog);
   // The serialization that ptxas -v prints as an info line counts as a warning too.
