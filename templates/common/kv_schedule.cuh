@@ -9,7 +9,7 @@
 //     query tile, with the classes recorded there (common/tile_map.cuh builds it).
 // All of it is CTA-uniform: every thread computes the same sequence.
 //
-//   KvTileSchedule<Mods, BN> kv(args, p, b, h, m_block, q0, q1);
+//   KvTileSchedule<Mods, BN> kv(args, p, b, h, m_block, q0, q1, Tkv);
 //   for (kv.start(); kv.has_tile(); kv.pop()) visit(kv.tile() * BN, kv.tile_class());
 #pragma once
 
@@ -24,10 +24,11 @@ struct KvTileSchedule {
   static constexpr bool kTileMap = detail::TileMapOf<Mods>::value;
   static_assert(!(kTileMap && kBlockList), "a Mods follows a block list or a tile map, not both");
 
-  // Query rows [q0, q1) of query tile m_block of (b, h).
+  // Query rows [q0, q1) of query tile m_block of (b, h), against the Tkv keys of sequence b
+  // (args.Tkv, or the sequence's own length where a call gives each one).
   __device__ __forceinline__ KvTileSchedule(const AttnArgs& args, const typename Mods::Params& p, int b, int h,
-                                            int m_block, int q0, int q1)
-      : p_(p), b_(b), h_(h), q0_(q0), q1_(q1), Tkv_(args.Tkv) {
+                                            int m_block, int q0, int q1, int Tkv)
+      : p_(p), b_(b), h_(h), q0_(q0), q1_(q1), Tkv_(Tkv) {
     lo_ = 0;
     hi_ = Tkv_;
     Mods::kv_range(p, b, h, q0, q1, Tkv_, &lo_, &hi_);

@@ -132,7 +132,7 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
   const typename detail::CtaOf<Mods>::type cta = detail::CtaOf<Mods>::make(p, b, h);
 
   // ---- the kv tiles to visit, in order, with their classes (CTA-uniform).
-  KvTileSchedule<Mods, BN> kv(args, p, b, h, m_block, q0, q1);
+  KvTileSchedule<Mods, BN> kv(args, p, b, h, m_block, q0, q1, args.Tkv);
   // Issue the K and V copies of the next visited tile into `slot` as two commit groups (K first,
   // so S = QK^T can start while V is still in flight). With nothing left, commit two empty groups
   // so the wait_group counts below stay fixed.
@@ -234,7 +234,7 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
     detail::warp_mma<kBf16, KD>(sacc, detail::regs_or_smem<Cfg::kQInRegs>(qf, q_frag), k_frag);
 
     // ---- mask / score mod -> logits
-    detail::apply_tile_logits<Mods>(sacc, cta, args, b, h, q0 + warp_row0 + g, k0 + 2 * t, cls,
+    detail::apply_tile_logits<Mods>(sacc, cta, args, args.Tkv, b, h, q0 + warp_row0 + g, k0 + 2 * t, cls,
                                     k0 + BN > Tkv || q_tail);
 
     // ---- online softmax (common/online_softmax.cuh)

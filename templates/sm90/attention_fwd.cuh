@@ -172,7 +172,7 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
 #pragma unroll
       for (int cb = 0; cb < D / 64; ++cb)
         sm90::tma_load_4d(sQ + cb * BM * kBlockBytes, &maps.q, q_full, cb * 64, q0, at.h, at.b);
-      KvTileSchedule<Mods, BN> kv(args, p, at.b, at.h, at.m_block, q0, min2(q0 + BM, Tq));
+      KvTileSchedule<Mods, BN> kv(args, p, at.b, at.h, at.m_block, q0, min2(q0 + BM, Tq), args.Tkv);
       kv.start();
 #pragma unroll 1
       for (; kv.has_tile(); kv.pop(), ++ring) {
@@ -241,7 +241,7 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
     const int q0 = at.m_block * BM;
     const int row0 = q0 + group_row0 + warp_in_group * 16;  // first row of this warp
     const typename detail::CtaOf<Mods>::type cta = detail::CtaOf<Mods>::make(p, b, h);
-    KvTileSchedule<Mods, BN> kv(args, p, b, h, at.m_block, q0, min2(q0 + BM, Tq));
+    KvTileSchedule<Mods, BN> kv(args, p, b, h, at.m_block, q0, min2(q0 + BM, Tq), args.Tkv);
     kv.start();
 
     float o[1][ND][4];
@@ -270,7 +270,7 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
     // The logits and probabilities of the S tile at k0 of class cls (O untouched).
     float corr[1][2];
     auto softmax = [&](int k0, int cls) {
-      detail::apply_tile_logits<Mods>(sacc, cta, args, b, h, row0 + g, k0 + 2 * t, cls, k0 + BN > Tkv || q_tail);
+      detail::apply_tile_logits<Mods>(sacc, cta, args, args.Tkv, b, h, row0 + g, k0 + 2 * t, cls, k0 + BN > Tkv || q_tail);
       return detail::softmax_exponentiate(sacc, m_run, l_run, corr, factor);
     };
     unsigned pa[KN][1][4];
