@@ -325,7 +325,8 @@ std::vector<Config> fwdbwd_configs(const std::vector<Config>& prefill) {
   static const std::set<std::string> names = {"dense",           "causal",         "sliding_window_1024",
                                               "sink4_window1024", "alibi_causal",   "softcap50_causal",
                                               "prefix_lm_1024",   "document_8docs", "topk8_blk128_causal",
-                                              "causal_d64",       "dense_d256",     "causal_d256"};
+                                              "causal_d64",       "dense_d256",     "causal_d256",
+                                              "gelu_score_causal"};
   std::vector<Config> out;
   for (const Config& c : prefill)
     if (!c.decode && names.count(c.name)) {
@@ -350,6 +351,7 @@ std::vector<Config> configs() {
       {"sink4_window1024", base, "examples/sink_window.py", [](const Shape& s) { return sink_window_setup(s, 1024); }},
       {"alibi_causal", base, "examples/alibi.py", causal_setup},  // NUM_HEADS = 16 = H
       {"softcap50_causal", base, "examples/softcap.py", causal_setup},
+      {"gelu_score_causal", base, "bench/gelu_score_causal.py", causal_setup},
       {"prefix_lm_1024", base, "examples/prefix_lm.py", [](const Shape& s) { return prefix_lm_setup(s, 1024); }},
       {"document_8docs", base, "examples/document.py", [](const Shape& s) { return document_setup(s, 8); }},
       {"topk8_blk128_causal", base, "bench/topk128_causal.py", [](const Shape& s) { return topk_setup(s, 8, 2); }},

@@ -126,6 +126,10 @@ def softcap(cap):
     return lambda score, b, h, q, k: cap * torch.tanh(score / cap)
 
 
+def gelu_score(score, b, h, q, k):
+    return score * 0.5 * (1.0 + torch.erf(score * 0.70710678))
+
+
 def configs():
     """(name, B, Hq, Hkv, T, D, dtype, mask_mod, score_mod, sdpa): sdpa is None, "dense" or
     "causal" (the configs SDPA can express)."""
@@ -141,6 +145,7 @@ def configs():
         ("sink4_window1024", *base, bf, sink_window(4, 1024), None, None),
         ("alibi_causal", *base, bf, causal, alibi(16), None),
         ("softcap50_causal", *base, bf, causal, softcap(50.0), None),
+        ("gelu_score_causal", *base, bf, causal, gelu_score, None),
         ("prefix_lm_1024", *base, bf, prefix_lm(1024), None, None),
         ("document_8docs", *base, bf, documents(4096, 8, gen), None, None),
         ("topk8_blk128_causal", *base, bf, topk_blocks(4096, 128, 8, gen), None, None),
@@ -248,7 +253,8 @@ def run(cfg, rows):
 # prefill config under the prefix.
 FWDBWD_PREFIX = "fwdbwd_"
 FWDBWD_OF = ("dense", "causal", "sliding_window_1024", "sink4_window1024", "alibi_causal", "softcap50_causal",
-             "prefix_lm_1024", "document_8docs", "topk8_blk128_causal", "causal_d64", "dense_d256", "causal_d256")
+             "prefix_lm_1024", "document_8docs", "topk8_blk128_causal", "causal_d64", "dense_d256", "causal_d256",
+             "gelu_score_causal")
 
 
 def fwdbwd_configs(prefill):

@@ -33,7 +33,8 @@ constexpr Spelling<BinaryOp> kOperators[] = {
 
 // The DSL's functions. The same in both modes: log1p (its point is accuracy near 0), sqrt
 // (correctly rounded at little cost), sin and cos (the approximations lose accuracy away from
-// [-pi, pi]) and those that are exact anyway.
+// [-pi, pi]) and those that are exact anyway. sin, cos and tan reduce wide arguments out of line
+// (templates/common/dsl_ops.cuh: that code, copied per element, made compiles slow).
 constexpr Spelling<Intrinsic> kFunctions[] = {
     {Intrinsic::Exp, "expf", "flexjit::fast_exp"},
     {Intrinsic::Exp2, "exp2f", "flexjit::fast_exp2"},
@@ -44,9 +45,9 @@ constexpr Spelling<Intrinsic> kFunctions[] = {
     {Intrinsic::Rsqrt, "flexjit::ops::rsqrt", "rsqrtf"},
     {Intrinsic::Tanh, "tanhf", "flexjit::fast_tanh"},
     {Intrinsic::Sigmoid, "flexjit::ops::sigmoid", "flexjit::fast_sigmoid"},
-    {Intrinsic::Sin, "sinf", "sinf"},
-    {Intrinsic::Cos, "cosf", "cosf"},
-    {Intrinsic::Tan, "tanf", "tanf"},
+    {Intrinsic::Sin, "flexjit::ops::sin", "flexjit::ops::sin"},
+    {Intrinsic::Cos, "flexjit::ops::cos", "flexjit::ops::cos"},
+    {Intrinsic::Tan, "flexjit::ops::tan", "flexjit::ops::tan"},
     {Intrinsic::Erf, "erff", "erff"},
     // The user asked for the instruction (tanh_approx): it is one in both modes.
     {Intrinsic::TanhApprox, "flexjit::fast_tanh", "flexjit::fast_tanh"},

@@ -27,6 +27,24 @@ TEST(KernelOutput, PtxIsTheKernelsText) {
   EXPECT_EQ(k.ptx(), ptx);  // kept: the second call compiles nothing
 }
 
+// sin, cos and tan keep only their short path inline: the compiler folds the C functions' own
+// test of the wide-argument bound against the ops' test (templates/common/dsl_ops.cuh), so the
+// wide reduction, with its table, is in the out-of-line functions alone. Should a CUDA release
+// move that bound, the reduction comes back into every element's code and compiles take seconds.
+TEST(KernelOutput, TrigFunctionsReduceWideArgumentsOnlyOutOfLine) {
+  const Program program = Program::from_source(
+      "def score_mod(score, b, h, q_idx, kv_idx):\n"
+      "    return torch.sin(score) + torch.cos(score) * torch.tan(score * 0.01)\n",
+      "trig.py");
+  const Kernel k = engine().compile(program, {.head_dim = 64, .arch = "sm_80"});
+  const std::string ptx = k.ptx();
+  const std::size_t entry = ptx.find(".entry " + k.entry_name());
+  ASSERT_NE(entry, std::string::npos) << ptx;
+  const std::string entry_body = ptx.substr(entry, ptx.find("\n}", entry) - entry);
+  EXPECT_THAT(entry_body, Not(HasSubstr("__cudart_i2opi_f")));
+  for (const char* wide : {"sin_wide", "cos_wide", "tan_wide"}) EXPECT_THAT(ptx, HasSubstr(wide));
+}
+
 // Decode and backward are modules of their own: ptx(), cubin() and compile_report() of a pass
 // compile it first where needed and speak of its main entry, family and tile.
 TEST(KernelOutput, EachPassHasItsOwnModule) {

@@ -59,6 +59,21 @@ TEST(MathMode, ExactRoundsEachOperationAsTheCpuDoes) {
   EXPECT_TRUE(has(source, "\n// Math exact:")) << source;
 }
 
+// sin, cos and tan are the ops' wrappers in both modes (their wide arguments reduced out of line,
+// templates/common/dsl_ops.cuh), never the C functions inline; erf is the C function.
+TEST(MathMode, TrigFunctionsReduceWideArgumentsOutOfLine) {
+  const char* const program =
+      "def score_mod(score, b, h, q_idx, kv_idx):\n"
+      "    return torch.sin(score) + torch.cos(score) * torch.tan(score * 0.01) + torch.erf(score)\n";
+  for (MathMode math : {MathMode::Exact, MathMode::Fast}) {
+    const std::string score = score_of(generate(program, math).source);
+    for (const char* part : {"flexjit::ops::sin(", "flexjit::ops::cos(", "flexjit::ops::tan(", "erff("})
+      EXPECT_TRUE(has(score, part)) << part << " missing in\n" << score;
+    for (const char* inline_call : {"sinf(", "cosf(", "tanf("})
+      EXPECT_FALSE(has(score, inline_call)) << inline_call << " inline in\n" << score;
+  }
+}
+
 TEST(MathMode, FastUsesOperatorsAndTheApproximations) {
   const std::string source = generate(kProgram, MathMode::Fast).source;
   const std::string score = score_of(source);

@@ -165,6 +165,9 @@ TEST(DeviceOps, FloatOperationsMatchTheInterpreter) {
     ASSERT_TRUE(same_bits(ops::sigmoid(a), ir::eval_call(ir::Intrinsic::Sigmoid, {Value::real(a)}).f));
     ASSERT_TRUE(same_bits(ops::rsqrt(a), ir::eval_call(ir::Intrinsic::Rsqrt, {Value::real(a)}).f));
     ASSERT_TRUE(same_bits(ops::fabs(a), ir::eval_call(ir::Intrinsic::Abs, {Value::real(a)}).f));
+    ASSERT_TRUE(same_bits(ops::sin(a), ir::eval_call(ir::Intrinsic::Sin, {Value::real(a)}).f));
+    ASSERT_TRUE(same_bits(ops::cos(a), ir::eval_call(ir::Intrinsic::Cos, {Value::real(a)}).f));
+    ASSERT_TRUE(same_bits(ops::tan(a), ir::eval_call(ir::Intrinsic::Tan, {Value::real(a)}).f));
   }
 }
 

@@ -25,7 +25,7 @@ const char* const kExamples[] = {"alibi",    "alibi_softcap_window", "causal",  
                                  "sink_window", "sliding_window",    "softcap",        "dense_bias",
                                  "masked_rows", "masked_rows_sink", "two_sided_window", "dilated_window",
                                  "relative_position_bias", "neighbourhood_2d", "head_windows", "tile_table",
-                                 "batched_documents", "math_functions"};
+                                 "batched_documents", "math_functions", "trig_functions"};
 
 std::vector<Case> cases() {
   std::vector<Case> v;
@@ -126,7 +126,7 @@ TEST_P(Attention, MatchesReference) {
 std::vector<Case> fast_math_cases() {
   const char* const score_programs[] = {"alibi",        "alibi_softcap_window",   "softcap",
                                         "dense_bias",   "relative_position_bias", "learned_sink",
-                                        "masked_rows_sink", "math_functions"};
+                                        "masked_rows_sink", "math_functions", "trig_functions"};
   std::vector<Case> v;
   for (const char* p : score_programs) {
     v.push_back({p, bf16, 128, 2, 4, 2, 1000, 1000, L::bhsd, std::nullopt, Math::fast});
