@@ -41,6 +41,12 @@ std::string generate_decode_cuda_source(const Program& program, const CompileOpt
   });
 }
 
+std::string generate_chunk_cuda_source(const Program& program, const CompileOptions& options, bool with_templates) {
+  return cuda_source_of(program, options, with_templates, [&](const Program::Impl& p) {
+    return api::generate_pass(p, api::forward_target(options), compiler::KernelPass::Chunk);
+  });
+}
+
 std::string generate_backward_cuda_source(const Program& program, const CompileOptions& options, bool with_templates) {
   return cuda_source_of(program, options, with_templates, [&](const Program::Impl& p) {
     return api::generate_pass(p, api::forward_target(options), compiler::KernelPass::Backward);

@@ -4,10 +4,7 @@
 
 #include <algorithm>
 
-#include "api/binding_resolve.hpp"
-#include "api/forward_checks.hpp"
-#include "api/position_checks.hpp"
-#include "api/kv_cache_checks.hpp"
+#include "api/cache_call.hpp"
 #include "flexjit/error.hpp"
 #include "templates/decode/tiles.cuh"
 
@@ -41,73 +38,53 @@ int choose_splits(const codegen::GeneratedKernel& g, const DecodeArgs& a, int gr
 
 DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& layout, const ir::Program& program,
                        int head_dim, DType dtype, const ForwardTensors& t, const ForwardOptions& options) {
+  const CacheCall call = check_cache_call(entry, program, head_dim, head_dim, dtype, t, options);
+  const AttentionShape& shape = call.shape;
   Problems problems;
-  const KvLayout kv = kv_layout(options);
-  auto shape = check_attention_tensors(t.q, t.k, t.v, t.out, options.lse, options.scale, head_dim, head_dim, dtype, problems,
-                                       Memory::cuda, kv);
-  const std::optional<KvCache> cache = check_kv_cache(options, shape, problems, Memory::cuda);
-  const Device device = t.q.device.is_cuda() ? t.q.device : Device::cuda(0);
-  ir::Env env = resolve_bindings(program, options.bind, device, problems);
-  int block_head_group = 1;
-  if (shape) block_head_group = check_selection(program, env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
-  if (options.block_mask)
-    problems.add("block_mask: decode against a KV cache takes none (its keys are classified per chunk)");
-  check_positions(options.q_offset, options.kv_offset, shape, problems);
-  problems.raise_if_any(entry);
-
-  const int group = shape->Hq / shape->Hkv;
+  const int group = shape.Hq / shape.Hkv;
   // Rows packed per CTA: every (query head, token) row of a kv head, 16 at a time, unless each
   // query head has block lists of its own (then a CTA takes the tokens of one head).
   int rows_per_cta = decode::kRows;
   if (program.block_indices) {
     const int q_block = program.block_indices->q_block;
-    if (shape->Tq > q_block)
+    if (shape.Tq > q_block)
       throw UnsupportedError(fmt::format(
           "{}: decode against a KV cache with block lists needs every new token in one query block: Tq={} is more "
           "than the {} rows of a block of '{}'",
-          entry, shape->Tq, q_block, program.block_indices->name));
-    if (block_head_group == 1 && group > 1) {
-      if (shape->Tq > decode::kRows)
+          entry, shape.Tq, q_block, program.block_indices->name));
+    if (call.block_head_group == 1 && group > 1) {
+      if (shape.Tq > decode::kRows)
         throw UnsupportedError(fmt::format(
             "{}: decode against a KV cache with block lists per query head needs Tq <= {}, got Tq={}", entry,
-            decode::kRows, shape->Tq));
-      rows_per_cta = shape->Tq;
+            decode::kRows, shape.Tq));
+      rows_per_cta = shape.Tq;
     }
   }
-  const long long rows = static_cast<long long>(group) * shape->Tq;
+  const long long rows = static_cast<long long>(group) * shape.Tq;
   const long long row_groups = (rows + rows_per_cta - 1) / rows_per_cta;
-  if (row_groups * shape->Hkv > kGridYMax)
+  if (row_groups * shape.Hkv > kGridYMax)
     problems.add(fmt::format("Tq={} x {} query heads per kv head x Hkv={} is more than one decode launch covers "
                              "({} CTAs of {} rows along grid.y)",
-                             shape->Tq, group, shape->Hkv, kGridYMax, decode::kRows));
-  if (static_cast<long long>(shape->B) * shape->Hq * shape->Tq / decode::kCombineRows > kGridXMax)
-    problems.add(fmt::format("B={} x Hq={} x Tq={} rows are more than one decode launch covers", shape->B, shape->Hq,
-                             shape->Tq));
+                             shape.Tq, group, shape.Hkv, kGridYMax, decode::kRows));
+  if (static_cast<long long>(shape.B) * shape.Hq * shape.Tq / decode::kCombineRows > kGridXMax)
+    problems.add(fmt::format("B={} x Hq={} x Tq={} rows are more than one decode launch covers", shape.B, shape.Hq,
+                             shape.Tq));
   problems.raise_if_any(entry);
 
   DecodePlan plan;
   DecodeArgs& a = plan.args;
   // Tkv is what the cache holds: max_pages * page_size when paged (check_kv_cache).
-  fill_common_args(a, t, options.lse ? static_cast<const float*>(options.lse->data) : nullptr, *shape, options.scale,
-                   head_dim, kv);
-  a.kv_lens = static_cast<const int*>(options.kv_lens->data);
-  a.lens_stride = options.kv_lens->stride(0);
-  if (kv == KvLayout::paged) {
-    a.page_table = static_cast<const int*>(options.page_table->data);
-    a.pt_b = options.page_table->stride(0);
-    a.pt_p = options.page_table->stride(1);
-  }
+  fill_common_args(a, t, options.lse ? static_cast<const float*>(options.lse->data) : nullptr, shape, options.scale,
+                   head_dim, call.kv);
+  a.cache = kv_cache_ref(options, shape, call.cache);
   a.group = group;
-  a.page_size = shape->page_size;
-  a.num_pages = shape->num_pages;
-  a.max_pages = cache->max_pages;
   a.rows_per_cta = rows_per_cta;
   a.row_groups = static_cast<int>(row_groups);
   a.splits = 1;
 
-  plan.params = pack_params(layout, env, block_head_group, {options.q_offset, options.kv_offset});
-  plan.device = device.index;
-  plan.kv_heads_x_row_groups = static_cast<int>(row_groups * shape->Hkv);
+  plan.params = pack_params(layout, call.env, call.block_head_group, {options.q_offset, options.kv_offset});
+  plan.device = call.device.index;
+  plan.kv_heads_x_row_groups = static_cast<int>(row_groups * shape.Hkv);
   return plan;
 }
 

@@ -11,6 +11,7 @@
 #include "api/kernel_impl.hpp"
 #include "jit/ptxas_report.hpp"
 #include "api/attention_launch.hpp"
+#include "api/chunk_launch.hpp"
 #include "api/decode_launch.hpp"
 #include "api/cpu_forward.hpp"
 #include "api/backward_launch.hpp"
@@ -154,6 +155,12 @@ void Kernel::forward(const TensorView& q, const TensorView& k, const TensorView&
     if (options.kv_lens || options.page_table) {
       // Every kernel of the program packs the same Params: the forward's layout plans the call.
       const codegen::GeneratedKernel& g = impl_->cuda->generated;
+      if (api::runs_chunk_kernel(q, options)) {
+        api::ChunkPlan plan = api::plan_chunk(g.entry(), g.params, impl_->program->ir, g.target.head_dim,
+                                              g.target.dv(), impl_->dtype, {q, k, v, out}, options);
+        api::launch_chunk(impl_->chunk_kernel(positions), plan, options.stream);
+        return;
+      }
       api::DecodePlan plan = api::plan_decode(g.entry(), g.params, impl_->program->ir, g.target.head_dim, impl_->dtype,
                                               {q, k, v, out}, options);
       api::launch_decode(impl_->decode_kernel(positions), plan, options.stream);
@@ -188,6 +195,11 @@ void Kernel::compile_decode() const {
   api::at_api_boundary(entry_name(), [&] { impl_->decode_kernel(); });
 }
 
+void Kernel::compile_chunk() const {
+  require_cuda(*impl_, "chunk kernel");
+  api::at_api_boundary(entry_name(), [&] { impl_->chunk_kernel(); });
+}
+
 void Kernel::compile_backward(const BackwardOptions& like) const {
   require_cuda(*impl_, "backward kernel");
   api::at_api_boundary(entry_name(), [&] {
@@ -202,6 +214,7 @@ const api::CompiledKernel& Kernel::Impl::compiled(Kernel::Pass pass, const std::
     case Kernel::Pass::decode: return api::at_api_boundary(kernel_name, [&]() -> decltype(auto) { return decode_kernel(); });
     case Kernel::Pass::backward:
       return api::at_api_boundary(kernel_name, [&]() -> decltype(auto) { return backward_kernel(); });
+    case Kernel::Pass::chunk: return api::at_api_boundary(kernel_name, [&]() -> decltype(auto) { return chunk_kernel(); });
   }
   throw InternalError("a kernel pass out of range");
 }
@@ -236,13 +249,19 @@ const api::CompiledKernel& Kernel::Impl::forward_kernel(bool positions) const {
   return *positioned_forward;
 }
 
-const api::CompiledKernel& Kernel::Impl::decode_kernel(bool positions) const {
-  std::lock_guard lock(decode_mutex);
-  std::unique_ptr<const api::CompiledKernel>& slot = decode[positions ? 1 : 0];
-  if (!slot)
-    slot = api::compile_pass(*program, with_positions(cuda->generated.target, positions), compiler::KernelPass::Decode,
-                             engine->cache);
+const api::CompiledKernel& Kernel::Impl::pass_kernel(compiler::KernelPass pass, bool positions, std::mutex& mutex,
+                                                     std::unique_ptr<const api::CompiledKernel>& slot) const {
+  std::lock_guard lock(mutex);
+  if (!slot) slot = api::compile_pass(*program, with_positions(cuda->generated.target, positions), pass, engine->cache);
   return *slot;
+}
+
+const api::CompiledKernel& Kernel::Impl::decode_kernel(bool positions) const {
+  return pass_kernel(compiler::KernelPass::Decode, positions, decode_mutex, decode[positions ? 1 : 0]);
+}
+
+const api::CompiledKernel& Kernel::Impl::chunk_kernel(bool positions) const {
+  return pass_kernel(compiler::KernelPass::Chunk, positions, chunk_mutex, chunk[positions ? 1 : 0]);
 }
 
 const api::CompiledKernel& Kernel::Impl::backward_kernel(bool score_grads, bool deterministic, bool positions) const {

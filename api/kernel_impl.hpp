@@ -48,7 +48,7 @@ struct Kernel::Impl {
   std::string cpu_backend_note;  // cpu kernels: why automatic fell back to the interpreter
   // Kernel::ptx() of each pass, compiled on first use.
   mutable std::mutex ptx_mutex;
-  mutable std::array<std::string, 3> ptx;
+  mutable std::array<std::string, 4> ptx;
   // A CUDA kernel's pass, compiled first where it is not yet (errors name `kernel_name`).
   const api::CompiledKernel& compiled(Kernel::Pass pass, const std::string& kernel_name) const;
   // `positions`: for a call with nonzero offsets (ForwardOptions::q_offset, kv_offset), the kernel
@@ -59,15 +59,22 @@ struct Kernel::Impl {
   // The decode kernel, compiled on the first call with a KV cache, and the backward kernels,
   // compiled on the first backward call (api/pass_kernels.hpp).
   const api::CompiledKernel& decode_kernel(bool positions = false) const;
+  // The chunk kernel (chunked prefill against a KV cache), compiled on the first such call.
+  const api::CompiledKernel& chunk_kernel(bool positions = false) const;
+  // A pass kernel of the forward's target (with `positions`) in `slot`, compiled under `mutex` on
+  // first use.
+  const api::CompiledKernel& pass_kernel(compiler::KernelPass pass, bool positions, std::mutex& mutex,
+                                         std::unique_ptr<const api::CompiledKernel>& slot) const;
   // The backward module a call runs, each compiled on first use: with the kernel that scatters into
   // captured tensors' gradients (score_grads) or without, adding dQ in kv tile order
   // (deterministic) or not.
   const api::CompiledKernel& backward_kernel(bool score_grads = false, bool deterministic = false,
                                              bool positions = false) const;
-  mutable std::mutex positioned_mutex, decode_mutex, backward_mutex;
+  mutable std::mutex positioned_mutex, decode_mutex, chunk_mutex, backward_mutex;
   mutable std::unique_ptr<const codegen::GeneratedKernel> positioned_source;
   mutable std::unique_ptr<const api::CompiledKernel> positioned_forward;
   mutable std::array<std::unique_ptr<const api::CompiledKernel>, 2> decode;  // by positions
+  mutable std::array<std::unique_ptr<const api::CompiledKernel>, 2> chunk;   // by positions
   // by 4 * positions + 2 * score_grads + deterministic
   mutable std::array<std::unique_ptr<const api::CompiledKernel>, 8> backward;
 };

@@ -130,4 +130,20 @@ std::optional<KvCache> check_kv_cache(const ForwardOptions& options, std::option
   return cache;
 }
 
+KvCacheRef kv_cache_ref(const ForwardOptions& options, const AttentionShape& shape, const KvCache& cache) {
+  KvCacheRef r{};
+  r.kv_lens = static_cast<const int*>(options.kv_lens->data);
+  r.lens_stride = options.kv_lens->stride(0);
+  if (options.page_table) {
+    r.page_table = static_cast<const int*>(options.page_table->data);
+    r.pt_b = options.page_table->stride(0);
+    r.pt_p = options.page_table->stride(1);
+  }
+  r.page_size = shape.page_size;
+  r.num_pages = shape.num_pages;
+  r.max_pages = cache.max_pages;
+  return r;
+}
+
 }  // namespace flexjit::api
+

@@ -12,6 +12,7 @@
 #include "flexjit/options.hpp"
 #include "api/argument_problems.hpp"
 #include "api/forward_checks.hpp"
+#include "templates/common/kernel_args.cuh"
 
 namespace flexjit::api {
 
@@ -31,5 +32,8 @@ KvLayout kv_layout(const ForwardOptions& options);
 // page_size). `memory`: where the kernel needs the tensors (cuda: next to q on its device).
 std::optional<KvCache> check_kv_cache(const ForwardOptions& options, std::optional<AttentionShape>& shape,
                                       Problems& problems, Memory memory = Memory::host);
+
+// What a CUDA kernel reads of a checked cache (device pointers and strides, the pool's geometry).
+KvCacheRef kv_cache_ref(const ForwardOptions& options, const AttentionShape& shape, const KvCache& cache);
 
 }  // namespace flexjit::api

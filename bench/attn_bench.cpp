@@ -309,7 +309,9 @@ std::vector<Config> decode_configs() {
   const Shape chunk{4, 32, 8, 8192, 128, flexjit::bf16};
   const std::string name = "prefill_chunk2048_kv8192";
   out.push_back({name, chunk, "examples/decode_causal.py", {}, KvCacheLayout{0, false, name, 2048}});
-  out.push_back({name + "_paged64", chunk, "examples/decode_causal.py", {}, KvCacheLayout{64, false, name, 2048}});
+  for (int page_size : {16, 64, 256})
+    out.push_back({fmt::format("{}_paged{}", name, page_size), chunk, "examples/decode_causal.py", {},
+                   KvCacheLayout{page_size, false, name, 2048}});
   out.push_back({name + "_forward", chunk, "examples/causal.py", {}, KvCacheLayout{0, false, name, 2048, true}});
   return out;
 }

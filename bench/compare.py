@@ -202,7 +202,7 @@ def chunk_table(ours, peers, checks_out):
         checks = []
         if "error" in r:
             checks.append((False, "error: " + r["error"][:80]))
-        elif "_paged" in r["cfg"] and ratio is not None:
+        elif "_paged" in r["cfg"] and int(r["cfg"].split("_paged")[1]) >= 64 and ratio is not None:
             checks.append((ratio >= CHUNK_X_FORWARD, f"forward {ratio:.2f}x (>= {CHUNK_X_FORWARD})"))
         checks_out += checks
         target = flags(checks) if checks or tf is None else "- (no target)"

@@ -22,6 +22,7 @@ const KernelFamily* const kFamilies[] = {
     &sm90_fwd::family(),
     &sm80_fwd::family(),
     &decode::family(),
+    &sm80_fwd::chunk_family(),
     &sm90_bwd::family(),  // sm_90a, head dims 64 and 128 (api/pass_kernels.cpp: sm80_bwd where it spills)
     &sm80_bwd::family(),
 };

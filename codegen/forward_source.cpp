@@ -40,20 +40,25 @@ GeneratedKernel generate_forward(const compiler::KernelPlan& plan, const Forward
   const compiler::KernelTarget& t = plan.target;
   GeneratedKernel k = kernel_for(plan, e.family, e.tile, e.tensor_maps);
   k.entries.push_back({EntryRole::main,
-                       fmt::format("flexjit_fwd_{}_d{}{}_{}", plan.name, t.head_dim,
+                       fmt::format("flexjit_{}_{}_d{}{}_{}", e.chunk ? "chunk" : "fwd", plan.name, t.head_dim,
                                    t.dv() != t.head_dim ? fmt::format("v{}", t.dv()) : "", compiler::element_name(t.dtype)),
                        e.tile.threads(), e.shared_bytes});
   k.headers = {"common/attention_common.cuh", e.templates, "common/dsl_ops.cuh", "common/interval.cuh"};
-  if (plan.tile_map.needed) add_tile_map_entry(k, "_tile_map", plan.tile_map.per_batch, plan.tile_map.per_head);
+  // A mask that reads tensors comes with a data classifier for the tile-map builder; the chunk
+  // kernels build no map (their keys are each sequence's own), so they include it only.
+  if (plan.tile_map.needed && e.chunk) k.headers.push_back("common/tile_map.cuh");
+  if (plan.tile_map.needed && !e.chunk)
+    add_tile_map_entry(k, "_tile_map", plan.tile_map.per_batch, plan.tile_map.per_head);
 
   CudaWriter w(plan.source);
-  write_preamble(w, plan, "Forward attention", k.family, e.description, k.headers);
+  write_preamble(w, plan, e.chunk ? "Chunked prefill against a KV cache" : "Forward attention", k.family,
+                 e.description, k.headers);
   emit_mods(plan, w);
   write_config(w, e.config, k.main_entry());
   KernelEntrySource main{.name = k.entry(),
                          .threads = "Cfg::kThreads",
                          .min_blocks = e.min_blocks,
-                         .params = {{"flexjit::AttnArgs", "args"}, mods_params()}};
+                         .params = {{e.chunk ? "flexjit::ChunkArgs" : "flexjit::AttnArgs", "args"}, mods_params()}};
   if (k.tensor_maps) main.params.push_back({"flexjit::TmaMaps", "maps"});
   main.body = {fmt::format("{}<fj_generated::Mods, Cfg>(args, params{});", e.kernel, k.tensor_maps ? ", maps" : "")};
   write_entry(w, main);

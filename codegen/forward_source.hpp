@@ -21,6 +21,9 @@ struct ForwardEntry {
   std::string config;       // the config type: "flexjit::FwdConfig<128, 128, 32, ...>"
   std::string min_blocks;   // __launch_bounds__' second argument: "Cfg::kMinBlocksPerSM", "1"
   std::string kernel;       // the template function: "flexjit::attention_fwd_sm80"
+  // The chunk pass (a chunk of new tokens against a KV cache): the kernel takes flexjit::ChunkArgs
+  // and classifies its tiles itself (no tile-map builder); its entry is flexjit_chunk_*.
+  bool chunk = false;
 };
 
 GeneratedKernel generate_forward(const compiler::KernelPlan& plan, const ForwardEntry& entry);

@@ -10,6 +10,7 @@ const char* pass_name(KernelPass p) {
     case KernelPass::Forward: return "forward";
     case KernelPass::Decode: return "decode";
     case KernelPass::Backward: return "backward";
+    case KernelPass::Chunk: return "chunk";
   }
   return "?";
 }

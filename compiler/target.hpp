@@ -14,8 +14,9 @@ const char* element_cuda_type(ElementType t);  // "flexjit::bf16_t", "flexjit::f
 // Forward: the whole attention of a query tile (forward families). Decode: a few query tokens per
 // sequence against a KV cache with per-sequence lengths, dense or paged (the decode family).
 // Backward: dQ, dK, dV and the captured tensors' gradients (the backward family).
-enum class KernelPass { Forward, Decode, Backward };
-const char* pass_name(KernelPass p);  // "forward", "decode", "backward"
+// Chunk: a chunk of new tokens against a KV cache (chunked prefill) on a prefill family.
+enum class KernelPass { Forward, Decode, Backward, Chunk };
+const char* pass_name(KernelPass p);  // "forward", "decode", "backward", "chunk"
 
 // How the generated mods compute with floats (CompileOptions::math; codegen/float_math.hpp has the
 // spellings). Exact: every operation rounded on its own, as the CPU back ends compute. Fast: the

@@ -1,5 +1,5 @@
 // `flexjit cache warm FILE... --head-dim 64,128 --dtype bf16,fp16 --arch sm_90a [--backward]
-// [--decode] -j N`: compiles every kernel those programs will need into the disk cache ahead of
+// [--decode] [--chunk] -j N`: compiles every kernel those programs will need into the disk cache ahead of
 // time (for a deployment image, or before a job starts), N at a time, one progress line each.
 #include <fmt/format.h>
 
@@ -29,18 +29,20 @@ struct WarmOptions {
   std::vector<std::string> archs{"sm_90a"};
   bool backward = false;
   bool decode = false;
+  bool chunk = false;
   Math math = Math::fast;
   unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
   std::string cache_dir;
 };
 
-enum class Pass { forward, decode, backward };
+enum class Pass { forward, decode, backward, chunk };
 
 const char* pass_name(Pass p) {
   switch (p) {
     case Pass::forward: return "forward";
     case Pass::decode: return "decode";
     case Pass::backward: return "backward";
+    case Pass::chunk: return "chunk";
   }
   return "";
 }
@@ -88,6 +90,7 @@ void run_job(const Job& job, const WarmOptions& o, Progress& progress, Tally& ta
     std::uint64_t before = job.pass == Pass::forward ? 0 : engine.counters().compiles;
     if (job.pass == Pass::decode) kernel.compile_decode();
     if (job.pass == Pass::backward) kernel.compile_backward();
+    if (job.pass == Pass::chunk) kernel.compile_chunk();
     bool compiled = engine.counters().compiles > before;
     (compiled ? tally.compiled : tally.cached)++;
     progress.report(job, compiled ? "compiled" : "cached", std::chrono::duration<double>(Clock::now() - start).count());
@@ -138,6 +141,7 @@ int warm(const WarmOptions& o) {
           forward.push_back({&*programs[f], o.files[f], c, Pass::forward});
           if (o.decode) others.push_back({&*programs[f], o.files[f], c, Pass::decode});
           if (o.backward) others.push_back({&*programs[f], o.files[f], c, Pass::backward});
+          if (o.chunk) others.push_back({&*programs[f], o.files[f], c, Pass::chunk});
         }
   }
   Progress progress(forward.size() + others.size());
@@ -170,6 +174,7 @@ void add_cache_warm_command(CLI::App* cache, int& exit_code) {
       ->capture_default_str();
   cmd->add_flag("--backward", o->backward, "also the backward kernels (training)");
   cmd->add_flag("--decode", o->decode, "also the decode kernels (calls with a KV cache)");
+  cmd->add_flag("--chunk", o->chunk, "also the chunk kernels (calls with a KV cache and many new tokens)");
   cmd->add_option("-j,--jobs", o->jobs, "compiles at a time (default: the number of cores)")
       ->check(CLI::Range(1u, 256u))
       ->capture_default_str();

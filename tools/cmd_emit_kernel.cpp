@@ -24,10 +24,14 @@ struct KernelOptions {
   bool expand = false;
   bool decode = false;
   bool backward = false;
+  bool chunk = false;
   std::string output;
 
   Kernel::Pass pass() const {
-    return decode ? Kernel::Pass::decode : backward ? Kernel::Pass::backward : Kernel::Pass::forward;
+    return decode ? Kernel::Pass::decode
+           : backward ? Kernel::Pass::backward
+           : chunk    ? Kernel::Pass::chunk
+                      : Kernel::Pass::forward;
   }
 
   CompileOptions compile_options() const {
@@ -51,7 +55,11 @@ void add_kernel_options(CLI::App* cmd, KernelOptions& o) {
                   "or sm90_bwd); default: the first that serves the target");
   add_math_option(cmd, o.math);
   auto* decode = cmd->add_flag("--decode", o.decode, "the decode kernel (calls with a KV cache, --kv-lens) instead");
-  cmd->add_flag("--backward", o.backward, "the backward kernels (run --dout ...) instead")->excludes(decode);
+  auto* backward = cmd->add_flag("--backward", o.backward, "the backward kernels (run --dout ...) instead")->excludes(decode);
+  cmd->add_flag("--chunk", o.chunk,
+                "the chunk kernel (calls with a KV cache and many new tokens: chunked prefill) instead")
+      ->excludes(decode)
+      ->excludes(backward);
 }
 
 }  // namespace
@@ -59,7 +67,7 @@ void add_kernel_options(CLI::App* cmd, KernelOptions& o) {
 void add_emit_kernel_commands(CLI::App* emit, int& exit_code) {
   auto opts = std::make_shared<KernelOptions>();
 
-  auto* cuda = emit->add_subcommand("cuda", "the generated CUDA source of the forward kernel (or --decode, --backward)");
+  auto* cuda = emit->add_subcommand("cuda", "the generated CUDA source of the forward kernel (or --decode, --backward, --chunk)");
   add_kernel_options(cuda, *opts);
   cuda->add_flag("--expand", opts->expand, "inline the kernel templates it includes");
   cuda->callback([opts, &exit_code] {
@@ -68,12 +76,13 @@ void add_emit_kernel_commands(CLI::App* emit, int& exit_code) {
       const CompileOptions options = opts->compile_options();
       std::cout << (opts->decode     ? generate_decode_cuda_source(program, options, opts->expand)
                     : opts->backward ? generate_backward_cuda_source(program, options, opts->expand)
+                    : opts->chunk    ? generate_chunk_cuda_source(program, options, opts->expand)
                                      : generate_cuda_source(program, options, opts->expand));
       return kExitOk;
     });
   });
 
-  auto* ptx = emit->add_subcommand("ptx", "the PTX NVRTC makes of the kernel (or --decode, --backward)");
+  auto* ptx = emit->add_subcommand("ptx", "the PTX NVRTC makes of the kernel (or --decode, --backward, --chunk)");
   add_kernel_options(ptx, *opts);
   ptx->callback([opts, &exit_code] {
     exit_code = run_reporting_errors([&] {
@@ -83,7 +92,7 @@ void add_emit_kernel_commands(CLI::App* emit, int& exit_code) {
     });
   });
 
-  auto* cubin = emit->add_subcommand("cubin", "compile the kernel (or --decode, --backward) to a cubin file (through the kernel cache)");
+  auto* cubin = emit->add_subcommand("cubin", "compile the kernel (or --decode, --backward, --chunk) to a cubin file (through the kernel cache)");
   add_kernel_options(cubin, *opts);
   cubin->add_option("-o,--output", opts->output, "where to write the cubin")->required();
   cubin->callback([opts, &exit_code] {

@@ -9,9 +9,10 @@
 namespace flexjit::codegen::sm80_fwd {
 namespace {
 
-class Sm80Forward final : public MmaSyncFamily {
+// The forward, or (chunk) the same kernel reading a KV cache for a chunk of new tokens.
+class Sm80Forward : public MmaSyncFamily {
  public:
-  Sm80Forward() : MmaSyncFamily("sm80_fwd", compiler::KernelPass::Forward) {}
+  Sm80Forward() : Sm80Forward("sm80_fwd", compiler::KernelPass::Forward) {}
 
   // v and out of Dv <= D columns: V's tiles take Dv columns of K's rows in shared memory.
   bool serves_value_head_dim() const override { return true; }
@@ -28,6 +29,7 @@ class Sm80Forward final : public MmaSyncFamily {
     const TileConfig t = program.block_indices ? choose_block_sparse_tile(target, program.block_indices->q_block,
                                                                           program.block_indices->kv_block)
                                                : choose_tile(target);
+    const bool chunk = pass() == compiler::KernelPass::Chunk;
     return generate_forward(
         plan, {.family = name(),
                .tile = t,
@@ -40,12 +42,22 @@ class Sm80Forward final : public MmaSyncFamily {
                                      t.q_in_registers ? "true" : "false", t.min_blocks_per_sm,
                                      target.dv() != target.head_dim ? fmt::format(", {}", target.dv()) : ""),
                .min_blocks = "Cfg::kMinBlocksPerSM",
-               .kernel = "flexjit::attention_fwd_sm80"});
+               .kernel = chunk ? "flexjit::attention_chunk_sm80" : "flexjit::attention_fwd_sm80",
+               .chunk = chunk});
   }
+
+ protected:
+  Sm80Forward(const char* name, compiler::KernelPass pass) : MmaSyncFamily(name, pass) {}
+};
+
+class Sm80Chunk final : public Sm80Forward {
+ public:
+  Sm80Chunk() : Sm80Forward("sm80_chunk", compiler::KernelPass::Chunk) {}
 };
 
 }  // namespace
 
 const KernelFamily& family() { return single_instance<Sm80Forward>(); }
+const KernelFamily& chunk_family() { return single_instance<Sm80Chunk>(); }
 
 }  // namespace flexjit::codegen::sm80_fwd

@@ -79,6 +79,11 @@ std::string generate_cuda_source(const Program& program, const CompileOptions& o
 // options do not apply to it). Throws as generate_cuda_source does.
 std::string generate_decode_cuda_source(const Program& program, const CompileOptions& options = {},
                                         bool with_templates = false);
+// The CUDA source of the kernel that a forward call with a KV cache and a chunk of many new
+// tokens runs (docs/api.md, "Decode: paged and ragged KV caches"). Throws as generate_cuda_source
+// does.
+std::string generate_chunk_cuda_source(const Program& program, const CompileOptions& options = {},
+                                       bool with_templates = false);
 // The CUDA source of the backward kernels that Kernel::backward runs for a kernel compiled with
 // these options (the family and tile options do not apply to them). Throws as
 // generate_cuda_source does, and UnsupportedError for a mod the derivative pass cannot

@@ -40,9 +40,11 @@ class Kernel {
   TileShape tile() const;  // the forward kernel's tile (the table's choice or CompileOptions::tile); CUDA only
 
   // A kernel's passes, each a compiled module of its own: the forward (compiled by
-  // Engine::compile), decode against a KV cache and the training backward (generated and compiled
-  // on their first call, or by compile_decode / compile_backward, or by asking for them below).
-  enum class Pass : std::uint8_t { forward, decode, backward };
+  // Engine::compile), decode against a KV cache, the training backward and a chunk of many new
+  // tokens against a KV cache (chunked prefill: docs/api.md says which calls run it), generated and
+  // compiled on their first call, or by compile_decode / compile_backward / compile_chunk, or by
+  // asking for them below.
+  enum class Pass : std::uint8_t { forward, decode, backward, chunk };
 
   // What NVRTC made of a pass's source (cuda_source() for the forward). CUDA only. cubin(): the
   // compiled image the pass loads (an ELF file, as found in or stored to the kernel cache). ptx():
@@ -115,6 +117,7 @@ class Kernel {
   // are read), the deterministic one when like.deterministic.
   void compile_decode() const;
   void compile_backward(const BackwardOptions& like = {}) const;
+  void compile_chunk() const;
 
   // Whether a forward call of Tq query rows and Tkv keys at options.q_offset and kv_offset may
   // keep any (query, key) pair under mask_mod with options.bind's scalars. False is exact: every

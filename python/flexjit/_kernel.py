@@ -147,8 +147,8 @@ class Kernel:
         return self._native.cuda_source(with_templates)
 
     def ptx(self, pass_="forward"):
-        """What NVRTC makes of a pass ("forward", "decode" or "backward"; the latter two are
-        compiled first when they are not yet)."""
+        """What NVRTC makes of a pass ("forward", "decode", "backward" or "chunk"; all but the
+        forward are compiled first when they are not yet)."""
         return self._native.ptx(pass_)
 
     def cubin(self, pass_="forward"):

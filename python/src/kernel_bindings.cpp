@@ -108,12 +108,15 @@ void backward(const Kernel& kernel, py::handle q, py::handle k, py::handle v, py
   kernel.backward(qv, kv, vv, ov, lv, dov, dqv, dkv, dvv, options);
 }
 
-// "forward", "decode" or "backward": the pass that ptx(), cubin() and compile_report() speak of.
+// "forward", "decode", "backward" or "chunk": the pass that ptx(), cubin() and compile_report()
+// speak of.
 Kernel::Pass pass_named(const std::string& name) {
   if (name == "forward") return Kernel::Pass::forward;
   if (name == "decode") return Kernel::Pass::decode;
   if (name == "backward") return Kernel::Pass::backward;
-  throw py::value_error("pass: expected 'forward', 'decode' or 'backward', got " + py::repr(py::str(name)).cast<std::string>());
+  if (name == "chunk") return Kernel::Pass::chunk;
+  throw py::value_error("pass: expected 'forward', 'decode', 'backward' or 'chunk', got " +
+                        py::repr(py::str(name)).cast<std::string>());
 }
 
 py::dict compile_report(const Kernel& kernel, const std::string& pass) {

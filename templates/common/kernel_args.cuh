@@ -57,6 +57,29 @@ struct AttnArgs : CommonArgs {
   int* tile_counter;
 };
 
+// A KV cache as the kernels read it (the decode kernel, and the prefill families' chunk kernels:
+// ChunkArgs). CommonArgs::Tkv is the keys a sequence can hold (the dense cache's length, or
+// max_pages * page_size); sequence b has kv_lens[b * lens_stride] keys. Dense k and v are
+// [B, Hkv, Tkv, D] (k_b, k_h, k_t: batch, head and token strides); paged ones (page_table not
+// null) are [num_pages, page_size, Hkv, D] (k_b, k_h, k_t: page, head and slot strides), key j of
+// sequence b in page page_table[b * pt_b + (j / page_size) * pt_p]. The host never reads kv_lens
+// or page_table: a length outside [0, Tkv] or a page outside [0, num_pages) that a sequence
+// reaches makes its rows NaN (common/kv_cache.cuh), and no byte outside k and v is read.
+struct KvCacheRef {
+  const int* kv_lens;
+  const int* page_table;
+  long long lens_stride, pt_b, pt_p;
+  int page_size, num_pages, max_pages;
+  int unused;
+};
+
+// A chunk of new tokens (chunked prefill) against a KV cache on a prefill family
+// (templates/sm80/attention_fwd.cuh, attention_chunk_sm80): the forward's grid and tiles, each
+// sequence's keys as `cache` says. No tile map: the kernels classify tiles themselves.
+struct ChunkArgs : AttnArgs {
+  KvCacheRef cache;
+};
+
 // The backward pass (templates/sm80/attention_bwd.cuh): o and lse as the forward wrote them,
 // dout like o, dq like q, dk and dv like k and v (16-bit, the same stride rules). The workspace
 // (fp32, allocated per call) has rows padded to a whole number of query tiles,
@@ -88,14 +111,7 @@ struct BwdArgs : CommonArgs {
   TileMapRef tile_map;
 };
 
-// Decode against a KV cache (templates/decode/attention_decode.cuh). Tkv is the keys a sequence
-// can hold (the dense cache's length, or max_pages * page_size); sequence b has
-// kv_lens[b * lens_stride] keys. Dense k and v are [B, Hkv, Tkv, D] (k_b, k_h, k_t: batch, head
-// and token strides); paged ones (page_table not null) are [num_pages, page_size, Hkv, D] (k_b,
-// k_h, k_t: page, head and slot strides), key j of sequence b in page
-// page_table[b * pt_b + (j / page_size) * pt_p]. The host never reads kv_lens or page_table: a
-// length outside [0, Tkv] or a page outside [0, num_pages) that a sequence reaches makes its rows
-// NaN, and no byte outside k and v is read.
+// Decode against a KV cache (templates/decode/attention_decode.cuh), `cache` as above.
 // A CTA covers rows_per_cta of the group * Tq (query head, new token) rows of one kv head (grid.y:
 // kv head * row_groups + row group) and split grid.x of `splits` ranges of its keys. With more than
 // one split, each writes its normalised partial O and its LSE to part_o [splits, B, Hq, Tq, D] and
@@ -103,11 +119,8 @@ struct BwdArgs : CommonArgs {
 struct DecodeArgs : CommonArgs {
   float* part_o;
   float* part_lse;
-  const int* kv_lens;
-  const int* page_table;
-  long long lens_stride, pt_b, pt_p;
+  KvCacheRef cache;
   int group;         // Hq / Hkv
-  int page_size, num_pages, max_pages;
   int rows_per_cta;  // <= decode::kRows
   int row_groups;    // CTAs per kv head along grid.y
   int splits;        // grid.x

@@ -28,6 +28,7 @@
 #pragma once
 
 #include "common/attention_common.cuh"
+#include "common/kv_cache.cuh"
 #include "common/mods_traits.cuh"
 #include "common/online_softmax.cuh"
 #include "common/tile_config.cuh"
@@ -123,18 +124,11 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
 
   // ---- the sequence: its length, and (split 0) every page the length reaches. A bad value makes
   // this sequence's rows NaN; nothing outside k and v is read either way.
-  int len = __ldg(a.kv_lens + b * a.lens_stride);
-  bool bad = len < 0 || len > a.Tkv;
-  if (bad) len = 0;
-  const bool paged = a.page_table != nullptr;
-  const int* pt_row = paged ? a.page_table + b * a.pt_b : nullptr;
-  if (paged && split == 0) {
-    const int pages = (len + a.page_size - 1) / a.page_size;
-    for (int i = tid; i < pages; i += kThreads) {
-      const int page = __ldg(pt_row + i * a.pt_p);
-      bad = bad || page < 0 || page >= a.num_pages;
-    }
-  }
+  const detail::CachedSequence seq = detail::cached_sequence<kThreads>(a.cache, a.Tkv, b, tid, split == 0);
+  int len = seq.len;
+  bool bad = seq.bad;
+  const bool paged = seq.pages != nullptr;
+  const int* pt_row = seq.pages;
 
   // ---- Q: the packed rows into shared memory (rows >= nrows zero-filled).
   {
@@ -269,7 +263,7 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
   };
   auto lane_row = [&](int c) {
     LaneRow r{c, c < c_end ? lane_key(c) : -1, 0};
-    if (paged && r.key >= 0) r.page = __ldg(pt_row + (r.key / a.page_size) * a.pt_p);
+    if (paged && r.key >= 0) r.page = detail::page_of(a.cache, pt_row, r.key);
     return r;
   };
   int next = c_begin + warp;
@@ -301,8 +295,8 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
     key = row.key;
     long long k_off = 0, v_off = 0;
     if (key >= 0 && paged) {
-      const int slot_in_page = key % a.page_size;
-      if (row.page < 0 || row.page >= a.num_pages) {
+      const int slot_in_page = key % a.cache.page_size;
+      if (row.page < 0 || row.page >= a.cache.num_pages) {
         bad = true;
         key = -1;
       } else {

@@ -20,11 +20,16 @@
 //               const __grid_constant__ Mods::Params params) {
 //     flexjit::attention_fwd_sm80<Mods, Cfg>(args, params);
 //   }
+// and, for a chunk of new tokens against a KV cache (chunked prefill), attention_chunk_sm80 with
+// flexjit::ChunkArgs: the same kernel reading each sequence's keys from the cache (its own length;
+// with a page table, each key row from its page), and NaN rows for a sequence whose length or
+// pages are broken, as the decode kernel gives them.
 // launched with grid (ceil(Tq / kBlockM), Hq, B), block kThreads, dynamic smem Cfg::kSmemBytes
 // (above 48 KB: the host raises CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES first).
 #pragma once
 
 #include "common/attention_common.cuh"
+#include "common/kv_cache.cuh"
 #include "common/kv_schedule.cuh"
 #include "common/logits.cuh"
 #include "common/online_softmax.cuh"
@@ -69,9 +74,27 @@ using DefaultFwdConfig = FwdConfig<D, sm80::default_fwd_tile(D).block_m, sm80::d
                                    sm80::default_fwd_tile(D).min_blocks_per_sm>;
 
 
-// ---------------------------------------------------------------------------------------------
-template <class Mods, class Cfg>
-__device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const typename Mods::Params& p) {
+namespace detail {
+
+// Rows [q0, q1) of (b, h): NaN in out and lse (a broken sequence of a KV cache).
+template <int DV, int NTHREADS, bool kBf16>
+__device__ __forceinline__ void write_nan_rows(const AttnArgs& args, int b, int h, int q0, int q1, int tid) {
+  const float nan = __int_as_float(0x7fc00000);
+  const unsigned nan2 = pack2<kBf16>(nan, nan);
+  unsigned short* gO =
+      static_cast<unsigned short*>(args.o) + static_cast<i64>(b) * args.o_b + static_cast<i64>(h) * args.o_h;
+  for (int i = tid; i < (q1 - q0) * (DV / 2); i += NTHREADS) {
+    const int r = q0 + i / (DV / 2), c = 2 * (i % (DV / 2));
+    *reinterpret_cast<unsigned*>(gO + static_cast<i64>(r) * args.o_t + c) = nan2;
+  }
+  if (args.lse != nullptr)
+    for (int r = q0 + tid; r < q1; r += NTHREADS) args.lse[(static_cast<i64>(b) * args.Hq + h) * args.Tq + r] = nan;
+}
+
+// The forward, reading k and v as a KV cache says when kKvCache (attention_chunk_sm80).
+template <class Mods, class Cfg, bool kKvCache>
+__device__ __forceinline__ void attention_fwd_sm80_body(const AttnArgs& args, const KvCacheRef& cache,
+                                                        const typename Mods::Params& p) {
   constexpr int D = Cfg::kHeadDim;
   constexpr int DV = Cfg::kHeadDimV;  // of V and O
   constexpr int BM = Cfg::kBlockM;
@@ -115,24 +138,39 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
   // Heaviest query tiles first (causal-like masks give later tiles more keys): smaller tail.
   const int m_block = gridDim.x - 1 - blockIdx.x;
   const int Tq = args.Tq;
-  const int Tkv = args.Tkv;
   const int q0 = m_block * BM;
   const int q1 = min2(q0 + BM, Tq);
   const int hk = h / (args.Hq / args.Hkv);
   const int warp_row0 = warp * 16 * MT;  // first tile row owned by this warp
 
+  // The keys of sequence b: the call's Tkv, or the sequence's own length in a KV cache, whose pages
+  // every CTA checks (a broken sequence gets NaN rows and reads nothing).
+  int Tkv = args.Tkv;
+  const int* pages = nullptr;  // the sequence's page table row when k and v are paged
+  if constexpr (kKvCache) {
+    const CachedSequence seq = cached_sequence<kThreads>(cache, args.Tkv, b, tid, true);
+    if (__syncthreads_or(seq.bad)) {
+      write_nan_rows<DV, kThreads, kBf16>(args, b, h, q0, q1, tid);
+      return;
+    }
+    Tkv = seq.len;
+    pages = seq.pages;
+  }
+  // Paged k and v start at their pool: a key's page gives its batch offset (k_b: page stride).
+  const i64 kv_batch = kKvCache && pages != nullptr ? 0 : b;
+
   const unsigned short* gQ =
       static_cast<const unsigned short*>(args.q) + static_cast<i64>(b) * args.q_b + static_cast<i64>(h) * args.q_h;
   const unsigned short* gK =
-      static_cast<const unsigned short*>(args.k) + static_cast<i64>(b) * args.k_b + static_cast<i64>(hk) * args.k_h;
+      static_cast<const unsigned short*>(args.k) + kv_batch * args.k_b + static_cast<i64>(hk) * args.k_h;
   const unsigned short* gV =
-      static_cast<const unsigned short*>(args.v) + static_cast<i64>(b) * args.v_b + static_cast<i64>(hk) * args.v_h;
+      static_cast<const unsigned short*>(args.v) + kv_batch * args.v_b + static_cast<i64>(hk) * args.v_h;
 
   // Per-CTA values of the mods (e.g. an ALiBi slope), computed once here.
   const typename detail::CtaOf<Mods>::type cta = detail::CtaOf<Mods>::make(p, b, h);
 
   // ---- the kv tiles to visit, in order, with their classes (CTA-uniform).
-  KvTileSchedule<Mods, BN> kv(args, p, b, h, m_block, q0, q1, args.Tkv);
+  KvTileSchedule<Mods, BN> kv(args, p, b, h, m_block, q0, q1, Tkv);
   // Issue the K and V copies of the next visited tile into `slot` as two commit groups (K first,
   // so S = QK^T can start while V is still in flight). With nothing left, commit two empty groups
   // so the wait_group counts below stay fixed.
@@ -142,7 +180,35 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
       const unsigned short* gk = gK + static_cast<i64>(k0) * args.k_t;
       const unsigned short* gv = gV + static_cast<i64>(k0) * args.v_t;
       const unsigned s_k = sRing + slot * kSlotBytes;
-      if (k0 + BN <= Tkv) {
+      if (kKvCache && pages != nullptr) {
+        const int valid = min2(BN, Tkv - k0);
+        if (cache.page_size % BN == 0) {
+          // The tile lies in one page: one page-table read (a line the check above brought into
+          // L1), then rows at a fixed stride as in a contiguous cache.
+          const i64 page = page_of(cache, pages, k0);
+          const i64 slot = k0 % cache.page_size;
+          detail::copy_tile<BN, D, LDS, kThreads, true>(s_k, gK + page * args.k_b + slot * args.k_t, args.k_t, valid,
+                                                        tid);
+          cp_async_commit();
+          detail::copy_tile<BN, DV, LDS, kThreads, true>(s_k + kTileBytes, gV + page * args.v_b + slot * args.v_t,
+                                                         args.v_t, valid, tid);
+          cp_async_commit();
+        } else {
+          // Pages smaller than the tile (or not a multiple of it): each key row from its page.
+          const auto k_row = [&](int r) {
+            const int key = k0 + r;
+            return gK + page_of(cache, pages, key) * args.k_b + static_cast<i64>(key % cache.page_size) * args.k_t;
+          };
+          const auto v_row = [&](int r) {
+            const int key = k0 + r;
+            return gV + page_of(cache, pages, key) * args.v_b + static_cast<i64>(key % cache.page_size) * args.v_t;
+          };
+          detail::copy_tile_rows<BN, D, LDS, kThreads>(s_k, k_row, gK, valid, tid);
+          cp_async_commit();
+          detail::copy_tile_rows<BN, DV, LDS, kThreads>(s_k + kTileBytes, v_row, gV, valid, tid);
+          cp_async_commit();
+        }
+      } else if (k0 + BN <= Tkv) {
         detail::copy_tile<BN, D, LDS, kThreads, false>(s_k, gk, args.k_t, BN, tid);
         cp_async_commit();
         detail::copy_tile<BN, DV, LDS, kThreads, false>(s_k + kTileBytes, gv, args.v_t, BN, tid);
@@ -234,7 +300,7 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
     detail::warp_mma<kBf16, KD>(sacc, detail::regs_or_smem<Cfg::kQInRegs>(qf, q_frag), k_frag);
 
     // ---- mask / score mod -> logits
-    detail::apply_tile_logits<Mods>(sacc, cta, args, args.Tkv, b, h, q0 + warp_row0 + g, k0 + 2 * t, cls,
+    detail::apply_tile_logits<Mods>(sacc, cta, args, Tkv, b, h, q0 + warp_row0 + g, k0 + 2 * t, cls,
                                     k0 + BN > Tkv || q_tail);
 
     // ---- online softmax (common/online_softmax.cuh)
@@ -301,6 +367,19 @@ __device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const t
       stg_128(gO + static_cast<i64>(row) * args.o_t + ch * 8, x0, x1, x2, x3);
     }
   }
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+template <class Mods, class Cfg>
+__device__ __forceinline__ void attention_fwd_sm80(const AttnArgs& args, const typename Mods::Params& p) {
+  detail::attention_fwd_sm80_body<Mods, Cfg, false>(args, KvCacheRef{}, p);
+}
+
+template <class Mods, class Cfg>
+__device__ __forceinline__ void attention_chunk_sm80(const ChunkArgs& args, const typename Mods::Params& p) {
+  detail::attention_fwd_sm80_body<Mods, Cfg, true>(args, args.cache, p);
 }
 
 }  // namespace flexjit

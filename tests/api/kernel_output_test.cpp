@@ -45,8 +45,8 @@ TEST(KernelOutput, TrigFunctionsReduceWideArgumentsOnlyOutOfLine) {
   for (const char* wide : {"sin_wide", "cos_wide", "tan_wide"}) EXPECT_THAT(ptx, HasSubstr(wide));
 }
 
-// Decode and backward are modules of their own: ptx(), cubin() and compile_report() of a pass
-// compile it first where needed and speak of its main entry, family and tile.
+// Decode, backward and chunk are modules of their own: ptx(), cubin() and compile_report() of a
+// pass compile it first where needed and speak of its main entry, family and tile.
 TEST(KernelOutput, EachPassHasItsOwnModule) {
   const Kernel k = engine().compile(example("softcap"), {.head_dim = 64, .arch = "sm_90a", .backward_family = "sm90_bwd"});
   const std::string bwd = k.ptx(Kernel::Pass::backward);
@@ -70,6 +70,12 @@ TEST(KernelOutput, EachPassHasItsOwnModule) {
   EXPECT_EQ(decode.entry, "flexjit_decode_softcap_d64_bf16");
   EXPECT_EQ(decode.family, "decode");
   EXPECT_THAT(k.ptx(Kernel::Pass::decode), HasSubstr(".entry flexjit_decode_softcap_d64_bf16_combine("));
+  const Kernel::CompileReport chunk = k.compile_report(Kernel::Pass::chunk);
+  EXPECT_EQ(chunk.entry, "flexjit_chunk_softcap_d64_bf16");
+  EXPECT_EQ(chunk.family, "sm80_chunk");
+  EXPECT_EQ(chunk.spill_bytes, 0);
+  EXPECT_THAT(k.ptx(Kernel::Pass::chunk), HasSubstr(".entry flexjit_chunk_softcap_d64_bf16("));
+  EXPECT_THAT(k.cuda_source(), Not(HasSubstr("ChunkArgs")));
   const Kernel::CompileReport forward = k.compile_report();
   EXPECT_EQ(forward.entry, k.entry_name());
   EXPECT_EQ(forward.family, k.family());

@@ -86,7 +86,7 @@ TEST(KvCacheCudaChecks, EachProblemHasItsMessage) {
       {"dense k and v with a table", [](CudaKvCall& c) { c.a.k.shape = c.a.v.shape = {kPages, kPageSize, 4}; },
        "k: expected 4 dims [num_pages, page_size, Hkv, D], got [6, 16, 4]"},
       {"a block mask", [](CudaKvCall& c) { c.options.block_mask = &no_mask; },
-       "block_mask: decode against a KV cache takes none (its keys are classified per chunk)"},
+       "block_mask: a call with a KV cache takes none (its kernels classify each sequence's keys)"},
   };
   for (const auto& x : cases) {
     CudaKvCall c;

@@ -1,4 +1,4 @@
-// The bytes the launcher hands the kernel: AttnArgs, TileMapArgs, DecodeArgs, BwdArgs and MergeArgs laid out by
+// The bytes the launcher hands the kernel: AttnArgs, ChunkArgs, TileMapArgs, DecodeArgs, BwdArgs and MergeArgs laid out by
 // NVRTC as by the host compiler, and Params packed by the generator's layout.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -44,6 +44,8 @@ TEST(Layout, KernelArgsMatchTheHost) {
   src += same_layout_as_host<TileMapRef>("TileMapRef");
   src += same_layout_as_host<AttnArgs>("AttnArgs");
   src += same_layout_as_host<TileMapArgs>("TileMapArgs");
+  src += same_layout_as_host<KvCacheRef>("KvCacheRef");
+  src += same_layout_as_host<ChunkArgs>("ChunkArgs");
   src += same_layout_as_host<DecodeArgs>("DecodeArgs");
   src += same_layout_as_host<BwdArgs>("BwdArgs");
   src += same_layout_as_host<MergeArgs>("MergeArgs");

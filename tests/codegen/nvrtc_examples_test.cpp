@@ -213,7 +213,7 @@ TEST(GeneratedKernel, UnsupportedHeadDimIsNamed) {
 // The kernels for calls with position offsets (KernelTarget::positions) compile for every kernel
 // form: the forward of both families, the tile-map builder (document), block lists (topk_causal),
 // the scatter into a captured tensor's gradient (relative_position_bias), the backward of both
-// families and decode. They are other kernels than those without: never one cache entry.
+// families, decode and chunk. They are other kernels than those without: never one cache entry.
 TEST(GeneratedKernel, KernelsForPositionOffsetsCompile) {
   for (const char* name : {"document", "topk_causal", "relative_position_bias", "alibi_softcap_window"}) {
     dsl::SourceFile file("", "");
@@ -225,6 +225,7 @@ TEST(GeneratedKernel, KernelsForPositionOffsetsCompile) {
         {.head_dim = 64, .arch = "sm_90a", .family = "sm80_bwd", .pass = compiler::KernelPass::Backward,
          .positions = true},
         {.head_dim = 128, .arch = "sm_90a", .pass = compiler::KernelPass::Decode, .positions = true},
+        {.head_dim = 128, .arch = "sm_90a", .pass = compiler::KernelPass::Chunk, .positions = true},
     };
     for (const compiler::KernelTarget& target : targets) {
       compiler::KernelTarget plain = target;
@@ -239,6 +240,25 @@ TEST(GeneratedKernel, KernelsForPositionOffsetsCompile) {
           << what;
       EXPECT_NO_THROW(jit::compile(api::compile_request(k))) << what;
     }
+  }
+}
+
+// Every example's chunk kernel (chunked prefill against a KV cache) compiles on sm_90a without
+// spills: the forward's tile with the pages' reads added, and no tile-map builder (masks that read
+// tensors classify their tiles in the kernel).
+TEST(ChunkKernel, EveryExampleCompilesWithoutSpills) {
+  for (const std::string& name : example_names()) {
+    dsl::SourceFile file("", "");
+    const ir::Program program = example_ir(name, file);
+    const codegen::GeneratedKernel k =
+        codegen::generate_kernel(program, {.head_dim = 128, .arch = "sm_90a", .pass = compiler::KernelPass::Chunk}, &file);
+    EXPECT_EQ(k.family, "sm80_chunk") << name;
+    EXPECT_EQ(k.entry(), "flexjit_chunk_" + name + "_d128_bf16");
+    EXPECT_FALSE(k.has_entry(codegen::EntryRole::tile_map)) << name;
+    const jit::CompileResult r = jit::compile(api::compile_request(k));
+    const jit::PtxasFunction* f = jit::parse_ptxas_report(r.log).function(k.entry());
+    ASSERT_NE(f, nullptr) << name << "\n" << r.log;
+    EXPECT_FALSE(f->spills_registers()) << name << "\n" << r.log;
   }
 }
 

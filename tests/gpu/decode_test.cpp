@@ -3,8 +3,9 @@
 // in tests/api/kv_cache_test.cpp) under GQA and MQA, one and four new tokens, pages of 16, 64 and
 // 256 keys and contiguous caches, bf16 (one row fp16, one exact math) at head dims 128, 64 and
 // 256, with lengths that span several key chunks and splits, and at global positions (q_offset,
-// kv_offset). Then what the kernel must do with values the host never reads: a bad length or page
-// makes NaN rows of its own sequence only.
+// kv_offset). Chunks of 64 new tokens and more (chunked prefill) run on the chunk kernel
+// (sm80_chunk) instead: the same programs, layouts and checks. Then what the kernels must do with
+// values the host never reads: a bad length or page makes NaN rows of its own sequence only.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -25,14 +26,6 @@ using test::DecodeShape;
 // Several key chunks and splits per sequence; one sequence empty; no length a multiple of a page.
 const std::vector<std::int32_t> kLengths = {37, 0, 1000, 129, 4099};
 const std::vector<std::string> kFewPrograms = {"causal", "learned_sink", "documents"};
-
-// Every decode program but one.
-std::vector<std::string> programs_but(const std::string& left_out) {
-  std::vector<std::string> names;
-  for (const test::DecodeProgram& p : test::kDecodePrograms)
-    if (p.name != left_out) names.push_back(p.name);
-  return names;
-}
 
 // attention_case.cpp's: the relative L2 error of out by dtype, 1e-2 on each row's lse.
 test::DecodeTolerance tolerance(DType d) {
@@ -123,13 +116,26 @@ INSTANTIATE_TEST_SUITE_P(Others, DecodePrograms,
                                          Row{shape(32, 8, 4, 16), {"softcap", "alibi"}, Math::exact}),
                          row_name);
 
-// Chunked prefill through the decode kernel (test::prefill_chunk: 100 new tokens per sequence, in
-// row groups of 16 per kv head), paged and contiguous. Block lists need the chunk in one query
-// block (Decode.ChunkPastOneQueryBlockOfBlockListsIsRefused).
+// Chunked prefill on the chunk kernel: test::prefill_chunk (100 new tokens per sequence, one query
+// tile) under every program, block lists of 16 x 16 included, over pages of 16, 64 and 256 keys and
+// a contiguous cache; and chunks of 333 tokens (several query tiles, a ragged last one) against up
+// to 1500 keys, fp16, head dims 64 and 256, exact math.
+DecodeShape long_chunk(DecodeShape s) {
+  s.Tq = 333;
+  s.lens = {333, 900, 1500, 401};
+  return s;
+}
 INSTANTIATE_TEST_SUITE_P(PrefillChunk, DecodePrograms,
-                         testing::Values(Row{test::prefill_chunk(shape(8, 2, 1, 16)), programs_but("top_k_blocks")},
-                                         Row{test::prefill_chunk(shape(8, 2, 1, 256)), programs_but("top_k_blocks")},
-                                         Row{test::prefill_chunk(shape(8, 2, 1, 0)), kFewPrograms}),
+                         testing::Values(Row{test::prefill_chunk(shape(8, 2, 1, 16))},
+                                         Row{test::prefill_chunk(shape(8, 2, 1, 64))},
+                                         Row{test::prefill_chunk(shape(8, 2, 1, 256))},
+                                         Row{test::prefill_chunk(shape(8, 2, 1, 0))},
+                                         Row{long_chunk(shape(8, 2, 1, 64)), kFewPrograms},
+                                         Row{long_chunk(shape(8, 1, 1, 0)), kFewPrograms},
+                                         Row{long_chunk(shape(4, 2, 1, 16, 128, DType::fp16)), kFewPrograms},
+                                         Row{long_chunk(shape(8, 2, 1, 256, 64)), kFewPrograms},
+                                         Row{long_chunk(shape(4, 2, 1, 32, 256)), kFewPrograms},
+                                         Row{test::prefill_chunk(shape(8, 2, 1, 16)), {"softcap", "alibi"}, Math::exact}),
                          row_name);
 
 INSTANTIATE_TEST_SUITE_P(GlobalPositions, DecodePrograms,
@@ -154,52 +160,61 @@ TEST_F(Decode, NewTokensAreCausalAmongThemselves) {
   check_program(c, gpu, "causal");
 }
 
-// 100 new tokens against block lists of 16-row query blocks: refused by name, before any launch.
+// 40 new tokens (the decode kernel's: fewer than a chunk's) against block lists of 16-row query
+// blocks: refused by name, before any launch.
 TEST_F(Decode, ChunkPastOneQueryBlockOfBlockListsIsRefused) {
-  const DecodeCase c(test::prefill_chunk(shape(8, 2, 1, 16)));
+  DecodeShape s = test::prefill_chunk(shape(8, 2, 1, 16));
+  s.Tq = 40;
+  const DecodeCase c(s);
   const Program p = test::load_decode_program(test::decode_program("top_k_blocks"));
   const test::DecodeBindings bound(p, c);
   DecodeOnGpu gpu(c);
   try {
     gpu.run(decode_kernel(p, c.shape, Math::fast), bound);
-    FAIL() << "Tq=100 against 16-row query blocks ran";
+    FAIL() << "Tq=40 against 16-row query blocks ran";
   } catch (const UnsupportedError& e) {
     EXPECT_THAT(e.what(), testing::HasSubstr("decode against a KV cache with block lists needs every new token in "
-                                             "one query block: Tq=100 is more than the 16 rows of a block of "
+                                             "one query block: Tq=40 is more than the 16 rows of a block of "
                                              "'selected'"));
   }
 }
 
 // A length below 0 or past what k and v hold gives that sequence NaN rows, out and lse; the
 // others (one of them exactly as long as k and v) are right.
+// The decode kernel (4 new tokens) and the chunk kernel (100) alike.
 TEST_F(Decode, BadLengthsMakeTheirSequenceNaN) {
-  DecodeShape s = shape(32, 8, 4, 0);
-  s.lens = {37, 1000, 129, 300, 50};
-  s.spare_keys = 0;  // Tkv = 1000: sequence 1 fills k and v
-  const DecodeCase c(s);
-  DecodeOnGpu gpu(c);
-  std::vector<std::int32_t> lens = c.lens;
-  lens[2] = -1;
-  lens[3] = c.Tkv + 1;
-  gpu.upload_indices(lens, c.table);
-  for (const char* name : {"causal", "learned_sink"}) check_program(c, gpu, name, Math::fast, {2, 3});
+  for (int Tq : {4, 100}) {
+    DecodeShape s = shape(32, 8, Tq, 0);
+    s.lens = {137, 1000, 129, 300, 150};
+    s.spare_keys = 0;  // Tkv = 1000: sequence 1 fills k and v
+    const DecodeCase c(s);
+    DecodeOnGpu gpu(c);
+    std::vector<std::int32_t> lens = c.lens;
+    lens[2] = -1;
+    lens[3] = c.Tkv + 1;
+    gpu.upload_indices(lens, c.table);
+    for (const char* name : {"causal", "learned_sink"}) check_program(c, gpu, name, Math::fast, {2, 3});
+  }
 }
 
 // A length past what a table row holds, or a page outside k and v among the entries a sequence
-// reads, gives that sequence NaN rows; a bad entry past a length is never read.
+// reads, gives that sequence NaN rows; a bad entry past a length is never read. The decode kernel
+// (4 new tokens) and the chunk kernel (100) alike.
 TEST_F(Decode, BadPagesMakeTheirSequenceNaN) {
-  DecodeShape s = shape(32, 8, 4, 64);
-  s.lens = {37, 1000, 129, 300, 50};
-  const DecodeCase c(s);
-  DecodeOnGpu gpu(c);
-  std::vector<std::int32_t> lens = c.lens, table = c.table;
-  const auto entry = [&](int b, int p) -> std::int32_t& { return table[static_cast<std::size_t>(b) * c.max_pages + p]; };
-  lens[1] = c.max_pages * c.page_size + 1;
-  entry(2, 1) = c.num_pages;  // keys 64..127 of 129
-  entry(3, 4) = -1;           // keys 256..299 of 300: the last page read
-  entry(4, 1) = c.num_pages;  // past the 50 keys of sequence 4
-  gpu.upload_indices(lens, table);
-  for (const char* name : {"causal", "learned_sink"}) check_program(c, gpu, name, Math::fast, {1, 2, 3});
+  for (int Tq : {4, 100}) {
+    DecodeShape s = shape(32, 8, Tq, 64);
+    s.lens = {37, 1000, 129, 300, 50};
+    const DecodeCase c(s);
+    DecodeOnGpu gpu(c);
+    std::vector<std::int32_t> lens = c.lens, table = c.table;
+    const auto entry = [&](int b, int p) -> std::int32_t& { return table[static_cast<std::size_t>(b) * c.max_pages + p]; };
+    lens[1] = c.max_pages * c.page_size + 1;
+    entry(2, 1) = c.num_pages;  // keys 64..127 of 129
+    entry(3, 4) = -1;           // keys 256..299 of 300: the last page read
+    entry(4, 1) = c.num_pages;  // past the 50 keys of sequence 4
+    gpu.upload_indices(lens, table);
+    for (const char* name : {"causal", "learned_sink"}) check_program(c, gpu, name, Math::fast, {1, 2, 3});
+  }
 }
 
 // B = 64 short sequences, four of them shorter than Tq (rows that see no key in the middle of a
@@ -258,11 +273,13 @@ TEST_F(Decode, TopKBlocksNeedTheNewTokensInOneQueryBlock) {
 }
 
 // kv_lens and page_table take any strides: lengths 3 apart, table rows 5 entries longer than
-// max_pages, garbage in between.
+// max_pages, garbage in between. The decode kernel and the chunk kernel.
 TEST_F(Decode, LengthsAndPagesTakeAnyStride) {
-  const DecodeCase c(shape(32, 8, 4, 16));
-  DecodeOnGpu gpu(c, {.lens_stride = 3, .table_row_pitch = c.max_pages + 5});
-  for (const char* name : {"causal", "top_k_blocks"}) check_program(c, gpu, name);
+  for (const DecodeShape& s : {shape(32, 8, 4, 16), test::prefill_chunk(shape(8, 2, 1, 16))}) {
+    const DecodeCase c(s);
+    DecodeOnGpu gpu(c, {.lens_stride = 3, .table_row_pitch = c.max_pages + 5});
+    for (const char* name : {"causal", "top_k_blocks"}) check_program(c, gpu, name);
+  }
 }
 
 }  // namespace

@@ -93,3 +93,18 @@ def test_decode_targets(tmp_path):
     assert flags["decode_b1_kv131072"] == "MISS: SDPA 0.94x (>= 1.0)"
     assert flags["decode_b1_kv131072_paged64"] == "MISS: paged 1.06x contiguous (<= 1.05)"
     assert flags["decode_b8_ragged65536"] == "MISS: copy bandwidth 84% (>= 85%)"
+
+
+def chunk(cfg, tflops):
+    return {"cfg": cfg, "kind": "prefill_chunk", "ms": 1.0, "tflops": tflops}
+
+
+def test_chunk_targets_are_the_plain_forward_at_pages_of_64_and_more(tmp_path):
+    ours = [chunk("prefill_chunk2048_kv8192", 300.0), chunk("prefill_chunk2048_kv8192_paged16", 100.0),
+            chunk("prefill_chunk2048_kv8192_paged64", 451.0), chunk("prefill_chunk2048_kv8192_paged256", 449.0),
+            chunk("prefill_chunk2048_kv8192_forward", 500.0)]
+    flags, _ = run_compare(tmp_path, ours, [])
+    assert flags["prefill_chunk2048_kv8192_paged16"] == "- (no target)"
+    assert flags["prefill_chunk2048_kv8192_paged64"] == "ok"
+    assert flags["prefill_chunk2048_kv8192_paged256"] == "MISS: forward 0.90x (>= 0.9)"
+    assert flags["prefill_chunk2048_kv8192"] == "- (no target)"

@@ -127,7 +127,7 @@ def test_each_pass_reports_its_own_module_without_a_gpu():
     assert ".entry flexjit_bwd_causal_d64_bf16(" in kernel.ptx("backward")
     assert kernel.cubin("backward")[:4] == b"\x7fELF"
     assert kernel.compile_report()["entry"] == kernel.entry_name
-    with pytest.raises(ValueError, match="pass: expected 'forward', 'decode' or 'backward', got 'bwd'"):
+    with pytest.raises(ValueError, match="pass: expected 'forward', 'decode', 'backward' or 'chunk', got 'bwd'"):
         kernel.ptx("bwd")
 
 

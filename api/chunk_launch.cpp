@@ -1,0 +1,38 @@
+#include "api/chunk_launch.hpp"
+
+#include "api/cache_call.hpp"
+
+namespace flexjit::api {
+
+bool runs_chunk_kernel(const TensorView& q, const ForwardOptions& options) {
+  return options.kv_lens && q.shape.size() == 4 && q.shape[2] >= kChunkMinTokens;
+}
+
+ChunkPlan plan_chunk(const std::string& entry, const compiler::ParamLayout& layout, const ir::Program& program,
+                     int head_dim, int head_dim_v, DType dtype, const ForwardTensors& t, const ForwardOptions& options) {
+  const CacheCall call = check_cache_call(entry, program, head_dim, head_dim_v, dtype, t, options);
+  ChunkPlan plan;
+  ChunkArgs& a = plan.args;
+  // Tkv is what the cache holds: max_pages * page_size when paged (check_kv_cache).
+  fill_common_args(a, t, options.lse ? static_cast<const float*>(options.lse->data) : nullptr, call.shape,
+                   options.scale, head_dim, call.kv);
+  a.cache = kv_cache_ref(options, call.shape, call.cache);
+  plan.params = pack_params(layout, call.env, call.block_head_group, {options.q_offset, options.kv_offset});
+  plan.device = call.device.index;
+  return plan;
+}
+
+LaunchPlan chunk_launch_plan(const codegen::GeneratedKernel& kernel, ChunkPlan& plan) {
+  const ChunkArgs& a = plan.args;
+  const unsigned q_tiles = static_cast<unsigned>((a.Tq + kernel.tile.block_m - 1) / kernel.tile.block_m);
+  LaunchPlan launches;
+  launches.add(kernel, codegen::EntryRole::main, {q_tiles, static_cast<unsigned>(a.Hq), static_cast<unsigned>(a.B)},
+               {&plan.args, plan.params.data()});
+  return launches;
+}
+
+void launch_chunk(const CompiledKernel& kernel, ChunkPlan& plan, void* stream) {
+  run_launch_plan(kernel, plan.device, stream, [&](const DeviceFacts&) { return chunk_launch_plan(kernel.generated, plan); });
+}
+
+}  // namespace flexjit::api

@@ -1,0 +1,44 @@
+// flexjit: one sequence of a KV cache (KvCacheRef, common/kernel_args.cuh) as the kernels read it:
+// its length and its pages, checked as they are read, since the host never reads them. Shared by
+// the decode kernel and the prefill families' chunk kernels.
+#pragma once
+
+#include "common/attention_common.cuh"
+
+namespace flexjit {
+namespace detail {
+
+struct CachedSequence {
+  int len;           // the keys of the sequence (0 when broken)
+  bool bad;          // a length outside [0, capacity], or a page outside [0, num_pages)
+  const int* pages;  // its page table row; null when k and v are dense
+};
+
+// Sequence b of the cache, whose keys can number `capacity` at most (CommonArgs::Tkv). With
+// check_pages, thread `tid` of NTHREADS checks its share of every page the length reaches: the
+// caller combines the threads' verdicts (__syncthreads_or) where it needs the whole one.
+template <int NTHREADS>
+__device__ __forceinline__ CachedSequence cached_sequence(const KvCacheRef& c, int capacity, int b, int tid,
+                                                          bool check_pages) {
+  CachedSequence s;
+  s.len = __ldg(c.kv_lens + b * c.lens_stride);
+  s.bad = s.len < 0 || s.len > capacity;
+  if (s.bad) s.len = 0;
+  s.pages = c.page_table != nullptr ? c.page_table + b * c.pt_b : nullptr;
+  if (s.pages != nullptr && check_pages) {
+    const int n = (s.len + c.page_size - 1) / c.page_size;
+    for (int i = tid; i < n; i += NTHREADS) {
+      const int page = __ldg(s.pages + i * c.pt_p);
+      s.bad = s.bad || page < 0 || page >= c.num_pages;
+    }
+  }
+  return s;
+}
+
+// The page holding key `key` of the sequence whose page table row is `pages`.
+__device__ __forceinline__ int page_of(const KvCacheRef& c, const int* pages, int key) {
+  return __ldg(pages + (key / c.page_size) * c.pt_p);
+}
+
+}  // namespace detail
+}  // namespace flexjit
