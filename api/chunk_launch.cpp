@@ -1,6 +1,9 @@
 #include "api/chunk_launch.hpp"
 
+#include <numeric>
+
 #include "api/cache_call.hpp"
+#include "api/tma_maps.hpp"
 
 namespace flexjit::api {
 
@@ -23,11 +26,18 @@ ChunkPlan plan_chunk(const std::string& entry, const compiler::ParamLayout& layo
 }
 
 LaunchPlan chunk_launch_plan(const codegen::GeneratedKernel& kernel, ChunkPlan& plan) {
-  const ChunkArgs& a = plan.args;
+  ChunkArgs& a = plan.args;
+  // A box of rows never crosses a page: gcd(block_n, page_size), both multiples of 16.
+  a.kv_box_rows = a.cache.page_table ? std::gcd(kernel.tile.block_n, a.cache.page_size) : kernel.tile.block_n;
   const unsigned q_tiles = static_cast<unsigned>((a.Tq + kernel.tile.block_m - 1) / kernel.tile.block_m);
   LaunchPlan launches;
+  std::vector<void*> args = {&plan.args, plan.params.data()};
+  if (kernel.tensor_maps) {
+    args.push_back(&plan.maps);
+    launches.in_context = [&kernel, &plan] { plan.maps = encode_chunk_tma_maps(kernel, plan.args); };
+  }
   launches.add(kernel, codegen::EntryRole::main, {q_tiles, static_cast<unsigned>(a.Hq), static_cast<unsigned>(a.B)},
-               {&plan.args, plan.params.data()});
+               std::move(args));
   return launches;
 }
 

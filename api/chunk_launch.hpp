@@ -24,6 +24,7 @@ struct ChunkPlan {
   ChunkArgs args{};
   PackedParams params;
   int device = 0;
+  TmaMaps maps{};  // the kernel's third argument where it loads with TMA (sm90_chunk)
 };
 
 // Throws flexjit::ArgumentError naming each problem; `entry` names the kernel in messages. The
@@ -32,7 +33,8 @@ ChunkPlan plan_chunk(const std::string& entry, const compiler::ParamLayout& layo
                      int head_dim, int head_dim_v, DType dtype, const ForwardTensors& tensors,
                      const ForwardOptions& options);
 
-// The chunk entry over grid (query tiles, Hq, B).
+// The chunk entry over grid (query tiles, Hq, B); the tensor maps, where the kernel takes them,
+// encoded in the launch's context with K and V boxes that never cross a page.
 LaunchPlan chunk_launch_plan(const codegen::GeneratedKernel& kernel, ChunkPlan& plan);
 void launch_chunk(const CompiledKernel& kernel, ChunkPlan& plan, void* stream);
 

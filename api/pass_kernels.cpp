@@ -6,7 +6,7 @@
 #include "api/generate.hpp"
 #include "api/generated_kernel_compile.hpp"
 #include "api/speculative_compile.hpp"
-#include "codegen/sm80_bwd/family.hpp"
+#include "codegen/families.hpp"
 #include "jit/ptxas_report.hpp"
 #include "templates/sm80/bwd_tiles.cuh"
 
@@ -34,6 +34,23 @@ bool spills(const jit::Artifact& artifact, const codegen::GeneratedKernel& g, in
   return false;
 }
 
+// The target to compile instead when the Hopper family of a pass, chosen by itself (not named),
+// makes ptxas spill with these mods in its fixed tile: the mma.sync family of the same pass, whose
+// tiles are smaller, where it serves the target (sm80_bwd not at head dim 256). Nothing otherwise.
+std::optional<compiler::KernelTarget> spill_fallback(const Program::Impl& program,
+                                                     const compiler::KernelTarget& forward_target,
+                                                     compiler::KernelPass pass, const std::string& family) {
+  compiler::KernelTarget fallback = pass_target(forward_target, pass);
+  if (pass == compiler::KernelPass::Backward && family == "sm90_bwd" && forward_target.backward_family.empty())
+    fallback.family = "sm80_bwd";
+  else if (pass == compiler::KernelPass::Chunk && family == "sm90_chunk")
+    fallback.family = "sm80_chunk";
+  else
+    return std::nullopt;
+  if (!codegen::find_family(fallback.family)->refusal(fallback, program.ir).empty()) return std::nullopt;
+  return fallback;
+}
+
 }  // namespace
 
 codegen::GeneratedKernel generate_pass(const Program::Impl& program, const compiler::KernelTarget& forward_target,
@@ -45,30 +62,25 @@ std::unique_ptr<CompiledKernel> compile_pass(const Program::Impl& program, const
                                              compiler::KernelPass pass, jit::KernelCache& cache) {
   codegen::GeneratedKernel generated = generate_pass(program, forward_target, pass);
   const bool backward = pass == compiler::KernelPass::Backward;
-  compiler::KernelTarget target = forward_target;
-  // The Hopper backward, chosen by itself (not named), whose mods make ptxas spill in its fixed
-  // tile: the mma.sync family, whose tiles shrink to fit, runs those programs instead, where it
-  // serves the target at all (not at head dim 256). When a core is free and neither is cached,
-  // the fallback compiles beside it, stopped if unneeded.
-  compiler::KernelTarget fallback_target = target;
-  fallback_target.backward_family = "sm80_bwd";
-  const bool may_fall_back =
-      backward && generated.family == "sm90_bwd" && target.backward_family.empty() &&
-      codegen::sm80_bwd::family().refusal(pass_target(fallback_target, pass), program.ir).empty();
+  compiler::KernelTarget target = pass_target(forward_target, pass);
+  // Where the Hopper family may spill, the fallback compiles beside it when a core is free and
+  // neither is cached, stopped if unneeded.
+  const std::optional<compiler::KernelTarget> fallback_target =
+      spill_fallback(program, forward_target, pass, generated.family);
   std::optional<codegen::GeneratedKernel> fallback;
   std::optional<jit::CompileJob> fallback_job;
   std::optional<Speculation> ahead;
   const jit::CompileJob job(compile_request(generated), generated.entry());
-  if (may_fall_back && core_free_for_speculation() && !cache.has(job.key)) {
-    fallback = generate_pass(program, fallback_target, pass);
+  if (fallback_target && core_free_for_speculation() && !cache.has(job.key)) {
+    fallback = generate(program, *fallback_target);
     fallback_job.emplace(compile_request(*fallback), fallback->entry());
     if (!cache.has(fallback_job->key)) ahead.emplace(cache, *fallback_job);
   }
   jit::ArtifactPtr artifact =
       compile_or_explain(program.file.name(), generated.entry(), [&] { return cache.get_or_compile(job); });
-  if (may_fall_back && spills(*artifact, generated, 0)) {
-    target = fallback_target;
-    generated = fallback ? std::move(*fallback) : generate_pass(program, target, pass);
+  if (fallback_target && spills(*artifact, generated, 0)) {
+    target = *fallback_target;
+    generated = fallback ? std::move(*fallback) : generate(program, target);
     const auto take_ahead = [&] { return cache.get_or_compile(fallback_job->key, [&] { return ahead->take(); }); };
     artifact = ahead ? compile_or_explain(program.file.name(), generated.entry(), take_ahead)
                      : compile_or_explain(program.file.name(), generated, cache);
@@ -76,7 +88,7 @@ std::unique_ptr<CompiledKernel> compile_pass(const Program::Impl& program, const
   // The backward table's tile spilled with these mods: its tile with fewer query rows (each
   // compile is cached, so this costs the extra compile once).
   if (backward && generated.tile_if_spills && spills(*artifact, generated, flexjit::sm80::kBwdTolerableSpillBytes)) {
-    compiler::KernelTarget retry = pass_target(target, pass);
+    compiler::KernelTarget retry = target;
     retry.tile = generated.tile_if_spills;
     generated = generate(program, retry);
     artifact = compile_or_explain(program.file.name(), generated, cache);

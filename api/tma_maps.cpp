@@ -62,6 +62,17 @@ TmaMaps encode_qkv(const codegen::GeneratedKernel& kernel, const CommonArgs& a) 
 
 TmaMaps encode_tma_maps(const codegen::GeneratedKernel& kernel, const AttnArgs& a) { return encode_qkv(kernel, a); }
 
+TmaMaps encode_chunk_tma_maps(const codegen::GeneratedKernel& kernel, const ChunkArgs& a) {
+  TmaMaps maps = encode_qkv(kernel, a);
+  if (a.cache.page_table == nullptr) return maps;
+  // The page pool [num_pages, page_size, Hkv, D]: pages as batches, slots as rows.
+  const CUtensorMapDataType type = element_type(kernel);
+  const int D = kernel.target.head_dim;
+  maps.k = encode("k", a.k, type, a.cache.num_pages, a.Hkv, a.cache.page_size, D, a.k_b, a.k_h, a.k_t, a.kv_box_rows);
+  maps.v = encode("v", a.v, type, a.cache.num_pages, a.Hkv, a.cache.page_size, D, a.v_b, a.v_h, a.v_t, a.kv_box_rows);
+  return maps;
+}
+
 BwdTmaMaps encode_bwd_tma_maps(const codegen::GeneratedKernel& kernel, const BwdArgs& a) {
   const TmaMaps qkv = encode_qkv(kernel, a);
   const TmaDescriptor dout = encode("dout", a.dout, element_type(kernel), a.B, a.Hq, a.Tq, kernel.target.head_dim,

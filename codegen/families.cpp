@@ -22,6 +22,7 @@ const KernelFamily* const kFamilies[] = {
     &sm90_fwd::family(),
     &sm80_fwd::family(),
     &decode::family(),
+    &sm90_fwd::chunk_family(),  // sm_90a (api/pass_kernels.cpp: sm80_chunk where it spills)
     &sm80_fwd::chunk_family(),
     &sm90_bwd::family(),  // sm_90a, head dims 64 and 128 (api/pass_kernels.cpp: sm80_bwd where it spills)
     &sm80_bwd::family(),
@@ -44,21 +45,26 @@ std::string refusal_of(const KernelFamily& f, const compiler::KernelTarget& targ
 
 // KernelTarget::family names one family: that one or an error.
 const KernelFamily& named_family(const compiler::KernelTarget& target, const ir::Program& program) {
-  for (const KernelFamily* f : kFamilies) {
-    if (target.family != f->name()) continue;
-    if (f->pass() != target.pass)
-      throw UnsupportedError(fmt::format("kernel family {} runs the {} pass, not {}", f->name(),
-                                         compiler::pass_name(f->pass()), target_text(target)));
-    const std::string why = refusal_of(*f, target, program);
-    if (!why.empty())
-      throw UnsupportedError(fmt::format("kernel family {} cannot run {}: {}", f->name(), target_text(target), why));
-    return *f;
-  }
-  throw ArgumentError(fmt::format("unknown kernel family {} (the families are {})", dsl::quoted(target.family),
-                                  fmt::join(family_names(), ", ")));
+  const KernelFamily* f = find_family(target.family);
+  if (f == nullptr)
+    throw ArgumentError(fmt::format("unknown kernel family {} (the families are {})", dsl::quoted(target.family),
+                                    fmt::join(family_names(), ", ")));
+  if (f->pass() != target.pass)
+    throw UnsupportedError(fmt::format("kernel family {} runs the {} pass, not {}", f->name(),
+                                       compiler::pass_name(f->pass()), target_text(target)));
+  const std::string why = refusal_of(*f, target, program);
+  if (!why.empty())
+    throw UnsupportedError(fmt::format("kernel family {} cannot run {}: {}", f->name(), target_text(target), why));
+  return *f;
 }
 
 }  // namespace
+
+const KernelFamily* find_family(const std::string& name) {
+  for (const KernelFamily* f : kFamilies)
+    if (name == f->name()) return f;
+  return nullptr;
+}
 
 std::vector<std::string> family_names() {
   std::vector<std::string> names;

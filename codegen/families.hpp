@@ -14,6 +14,9 @@ namespace flexjit::codegen {
 // not serve it (ArgumentError for an unknown family name).
 const KernelFamily& select_family(const compiler::KernelTarget& target, const ir::Program& program);
 
+// The family of that name, or null.
+const KernelFamily* find_family(const std::string& name);
+
 // The families' names, in order of preference ("sm90_fwd", "sm80_fwd").
 std::vector<std::string> family_names();
 

@@ -10,9 +10,12 @@
 namespace flexjit::codegen::sm90_fwd {
 namespace {
 
-class Sm90Forward final : public KernelFamily {
+// The forward, or (chunk) the same kernel reading a KV cache for a chunk of new tokens: one CTA
+// per query tile (the persistent grid's tiles would each be another sequence's), and no tile chain
+// (api/pass_kernels.cpp gives a chunk that spills to sm80_chunk).
+class Sm90Forward : public KernelFamily {
  public:
-  Sm90Forward() : KernelFamily("sm90_fwd", compiler::KernelPass::Forward) {}
+  Sm90Forward() : Sm90Forward("sm90_fwd", compiler::KernelPass::Forward) {}
 
   std::string refusal(const compiler::KernelTarget& t, const ir::Program& program) const override {
     if (t.arch != "sm_90a") return fmt::format("architecture {} is not sm_90a (wgmma, TMA)", dsl::quoted(t.arch));
@@ -31,7 +34,9 @@ class Sm90Forward final : public KernelFamily {
 
   GeneratedKernel generate(const compiler::KernelPlan& plan) const override {
     const compiler::KernelTarget& target = plan.target;
-    const TileConfig t = choose_tile(target, *plan.program);
+    const bool chunk = pass() == compiler::KernelPass::Chunk;
+    TileConfig t = choose_tile(target, *plan.program);
+    if (chunk) t.persistent = false;
     GeneratedKernel kernel = generate_forward(
         plan, {.family = name(),
                .tile = t,
@@ -45,14 +50,25 @@ class Sm90Forward final : public KernelFamily {
                                      t.block_n, t.stages, compiler::element_cuda_type(target.dtype),
                                      t.persistent ? "true" : "false"),
                .min_blocks = "Cfg::kMinBlocksPerSM",
-               .kernel = "flexjit::attention_fwd_sm90"});
-    kernel.tile_if_spills = tile_if_spills(target, t);
+               .kernel = chunk ? "flexjit::attention_chunk_sm90" : "flexjit::attention_fwd_sm90",
+               .chunk = chunk});
+    if (!chunk) kernel.tile_if_spills = tile_if_spills(target, t);
     return kernel;
   }
+
+ protected:
+  Sm90Forward(const char* name, compiler::KernelPass pass) : KernelFamily(name, pass) {}
 };
+
+class Sm90Chunk final : public Sm90Forward {
+ public:
+  Sm90Chunk() : Sm90Forward("sm90_chunk", compiler::KernelPass::Chunk) {}
+};
+
 
 }  // namespace
 
 const KernelFamily& family() { return single_instance<Sm90Forward>(); }
+const KernelFamily& chunk_family() { return single_instance<Sm90Chunk>(); }
 
 }  // namespace flexjit::codegen::sm90_fwd

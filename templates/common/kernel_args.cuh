@@ -74,10 +74,14 @@ struct KvCacheRef {
 };
 
 // A chunk of new tokens (chunked prefill) against a KV cache on a prefill family
-// (templates/sm80/attention_fwd.cuh, attention_chunk_sm80): the forward's grid and tiles, each
-// sequence's keys as `cache` says. No tile map: the kernels classify tiles themselves.
+// (attention_chunk_sm80, attention_chunk_sm90): the forward's grid and tiles, each sequence's keys
+// as `cache` says. No tile map: the kernels classify tiles themselves. The sm90 kernel's K and V
+// tensor maps have boxes of kv_box_rows rows: the block_n of its tile when k and v are dense, and
+// gcd(block_n, page_size) when paged (a box never crosses a page; api/tma_maps.cpp).
 struct ChunkArgs : AttnArgs {
   KvCacheRef cache;
+  int kv_box_rows;
+  int unused;
 };
 
 // The backward pass (templates/sm80/attention_bwd.cuh): o and lse as the forward wrote them,

@@ -40,5 +40,20 @@ __device__ __forceinline__ int page_of(const KvCacheRef& c, const int* pages, in
   return __ldg(pages + (key / c.page_size) * c.pt_p);
 }
 
+// Rows [q0, q1) of (b, h), DV columns: NaN in out and lse, the rows of a broken sequence.
+template <int DV, int NTHREADS, bool kBf16>
+__device__ __forceinline__ void write_nan_rows(const AttnArgs& args, int b, int h, int q0, int q1, int tid) {
+  const float nan = __int_as_float(0x7fc00000);
+  const unsigned nan2 = pack2<kBf16>(nan, nan);
+  unsigned short* gO =
+      static_cast<unsigned short*>(args.o) + static_cast<i64>(b) * args.o_b + static_cast<i64>(h) * args.o_h;
+  for (int i = tid; i < (q1 - q0) * (DV / 2); i += NTHREADS) {
+    const int r = q0 + i / (DV / 2), c = 2 * (i % (DV / 2));
+    *reinterpret_cast<unsigned*>(gO + static_cast<i64>(r) * args.o_t + c) = nan2;
+  }
+  if (args.lse != nullptr)
+    for (int r = q0 + tid; r < q1; r += NTHREADS) args.lse[(static_cast<i64>(b) * args.Hq + h) * args.Tq + r] = nan;
+}
+
 }  // namespace detail
 }  // namespace flexjit

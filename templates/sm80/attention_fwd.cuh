@@ -76,21 +76,6 @@ using DefaultFwdConfig = FwdConfig<D, sm80::default_fwd_tile(D).block_m, sm80::d
 
 namespace detail {
 
-// Rows [q0, q1) of (b, h): NaN in out and lse (a broken sequence of a KV cache).
-template <int DV, int NTHREADS, bool kBf16>
-__device__ __forceinline__ void write_nan_rows(const AttnArgs& args, int b, int h, int q0, int q1, int tid) {
-  const float nan = __int_as_float(0x7fc00000);
-  const unsigned nan2 = pack2<kBf16>(nan, nan);
-  unsigned short* gO =
-      static_cast<unsigned short*>(args.o) + static_cast<i64>(b) * args.o_b + static_cast<i64>(h) * args.o_h;
-  for (int i = tid; i < (q1 - q0) * (DV / 2); i += NTHREADS) {
-    const int r = q0 + i / (DV / 2), c = 2 * (i % (DV / 2));
-    *reinterpret_cast<unsigned*>(gO + static_cast<i64>(r) * args.o_t + c) = nan2;
-  }
-  if (args.lse != nullptr)
-    for (int r = q0 + tid; r < q1; r += NTHREADS) args.lse[(static_cast<i64>(b) * args.Hq + h) * args.Tq + r] = nan;
-}
-
 // The forward, reading k and v as a KV cache says when kKvCache (attention_chunk_sm80).
 template <class Mods, class Cfg, bool kKvCache>
 __device__ __forceinline__ void attention_fwd_sm80_body(const AttnArgs& args, const KvCacheRef& cache,

@@ -32,9 +32,16 @@
 // launched with grid (ceil(Tq / kBlockM), Hq, B), block kThreads, dynamic smem Cfg::kSmemBytes.
 // maps.q, maps.k, maps.v are 4-D tensor maps (D, T, H, B) with 128-byte swizzle and boxes of
 // (64, kBlockM, 1, 1) for Q and (64, kBlockN, 1, 1) for K and V (api/tma_maps.cpp).
+// A chunk of new tokens against a KV cache (chunked prefill) runs attention_chunk_sm90 with
+// flexjit::ChunkArgs (one CTA per query tile): each sequence's keys end at its own length (every
+// CTA checks the length and the pages it reaches, a broken sequence gets NaN rows); paged K and V
+// are maps over (D, page_size, Hkv, num_pages) whose boxes of ChunkArgs::kv_box_rows rows lie in
+// one page, the producer reading each box's page from the page table; the V rows past the
+// sequence in its last tile (loaded from past its length, or not loaded) are zeroed before P V.
 #pragma once
 
 #include "common/attention_common.cuh"
+#include "common/kv_cache.cuh"
 #include "common/kv_schedule.cuh"
 #include "common/logits.cuh"
 #include "common/online_softmax.cuh"
@@ -90,9 +97,13 @@ __device__ __forceinline__ FwdTileIndex fwd_tile_of(int w, int n_m, int Hq) {
 }
 }  // namespace sm90
 
-template <class Mods, class Cfg>
-__device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const typename Mods::Params& p,
-                                                   const TmaMaps& maps) {
+namespace detail {
+
+// The forward, reading k and v as a KV cache says when kKvCache (attention_chunk_sm90; kv_box_rows:
+// ChunkArgs').
+template <class Mods, class Cfg, bool kKvCache>
+__device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, const KvCacheRef& cache, int kv_box_rows,
+                                                        const typename Mods::Params& p, const TmaMaps& maps) {
   constexpr int D = Cfg::kHeadDim;
   constexpr int BM = Cfg::kBlockM;
   constexpr int BN = Cfg::kBlockN;
@@ -109,6 +120,7 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
   static_assert(BM % 64 == 0 && BM >= 64, "64 query rows per consumer warpgroup");
   static_assert(BN % 64 == 0 && BN <= 256, "kv tile must be a multiple of 64, at most 256");
   static_assert(S >= 2, "need at least a double-buffered K/V ring");
+  static_assert(!(kKvCache && Cfg::kPersistent), "a chunk against a KV cache runs one CTA per query tile");
 
   // ---- shared memory: [Q | K ring | V ring | barriers | tile slots], from a 1024-byte aligned start.
   extern __shared__ __align__(1024) unsigned char flexjit_smem[];
@@ -132,12 +144,26 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
   const int tid = threadIdx.x;
   const int warpgroup = tid / 128;
   const int Tq = args.Tq;
-  const int Tkv = args.Tkv;
   const int n_m = (Tq + BM - 1) / BM;
   const int tiles = n_m * args.Hq * args.B;  // persistent grid: tiles to take (the host bounds it)
   // Non-persistent grid: (query tile, h, b) from blockIdx, the heaviest query tiles first.
   const sm90::FwdTileIndex own_tile = {static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x),
                                        static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z)};
+
+  // The keys of sequence b: the call's Tkv, or the sequence's own length in a KV cache, whose
+  // pages every CTA checks (a broken sequence gets NaN rows and reads nothing).
+  int Tkv = args.Tkv;
+  const int* pages = nullptr;  // the sequence's page table row when k and v are paged
+  if constexpr (kKvCache) {
+    const CachedSequence seq = cached_sequence<Cfg::kThreads>(cache, args.Tkv, own_tile.b, tid, true);
+    if (__syncthreads_or(seq.bad)) {
+      const int q0 = own_tile.m_block * BM;
+      write_nan_rows<D, Cfg::kThreads, kBf16>(args, own_tile.b, own_tile.h, q0, min2(q0 + BM, Tq), tid);
+      return;
+    }
+    Tkv = seq.len;
+    pages = seq.pages;
+  }
 
   if (tid == 0) {
     sm90::mbarrier_init(q_full, 1);
@@ -172,7 +198,7 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
 #pragma unroll
       for (int cb = 0; cb < D / 64; ++cb)
         sm90::tma_load_4d(sQ + cb * BM * kBlockBytes, &maps.q, q_full, cb * 64, q0, at.h, at.b);
-      KvTileSchedule<Mods, BN> kv(args, p, at.b, at.h, at.m_block, q0, min2(q0 + BM, Tq), args.Tkv);
+      KvTileSchedule<Mods, BN> kv(args, p, at.b, at.h, at.m_block, q0, min2(q0 + BM, Tq), Tkv);
       kv.start();
 #pragma unroll 1
       for (; kv.has_tile(); kv.pop(), ++ring) {
@@ -180,6 +206,28 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
         // The slot's previous tile (ring - S) must be consumed: its phase (ring / S - 1) has completed.
         if (ring >= S) sm90::mbarrier_wait(kv_empty(s), ((ring / S) & 1) ^ 1);
         const int k0 = kv.tile() * BN;
+        if constexpr (kKvCache) {
+          if (pages != nullptr) {
+            // Boxes of kv_box_rows keys, each inside one page, up to the sequence's end: the rows
+            // after it stay as they were (the consumers zero V's there).
+            const int boxes = (min2(BN, Tkv - k0) + kv_box_rows - 1) / kv_box_rows;
+            const unsigned bytes = static_cast<unsigned>(boxes * kv_box_rows) * kBlockBytes * (D / 64);
+            sm90::mbarrier_arrive_expect_tx(k_full(s), bytes);
+            sm90::mbarrier_arrive_expect_tx(v_full(s), bytes);
+#pragma unroll 1
+            for (int j = 0; j < boxes; ++j) {
+              const int key = k0 + j * kv_box_rows;
+              const int page = page_of(cache, pages, key), slot = key % cache.page_size;
+              const unsigned row = j * kv_box_rows * kBlockBytes;
+#pragma unroll
+              for (int cb = 0; cb < D / 64; ++cb) {
+                sm90::tma_load_4d(sK(s) + cb * BN * kBlockBytes + row, &maps.k, k_full(s), cb * 64, slot, hk, page);
+                sm90::tma_load_4d(sV(s) + cb * BN * kBlockBytes + row, &maps.v, v_full(s), cb * 64, slot, hk, page);
+              }
+            }
+            continue;
+          }
+        }
         sm90::mbarrier_arrive_expect_tx(k_full(s), kKvBytes);
 #pragma unroll
         for (int cb = 0; cb < D / 64; ++cb)
@@ -241,7 +289,7 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
     const int q0 = at.m_block * BM;
     const int row0 = q0 + group_row0 + warp_in_group * 16;  // first row of this warp
     const typename detail::CtaOf<Mods>::type cta = detail::CtaOf<Mods>::make(p, b, h);
-    KvTileSchedule<Mods, BN> kv(args, p, b, h, at.m_block, q0, min2(q0 + BM, Tq), args.Tkv);
+    KvTileSchedule<Mods, BN> kv(args, p, b, h, at.m_block, q0, min2(q0 + BM, Tq), Tkv);
     kv.start();
 
     float o[1][ND][4];
@@ -270,7 +318,7 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
     // The logits and probabilities of the S tile at k0 of class cls (O untouched).
     float corr[1][2];
     auto softmax = [&](int k0, int cls) {
-      detail::apply_tile_logits<Mods>(sacc, cta, args, args.Tkv, b, h, row0 + g, k0 + 2 * t, cls, k0 + BN > Tkv || q_tail);
+      detail::apply_tile_logits<Mods>(sacc, cta, args, Tkv, b, h, row0 + g, k0 + 2 * t, cls, k0 + BN > Tkv || q_tail);
       return detail::softmax_exponentiate(sacc, m_run, l_run, corr, factor);
     };
     unsigned pa[KN][1][4];
@@ -283,6 +331,25 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
         sm90::Wgmma<D>::template rs<kBf16>(o[0], pa[kn][0], bv, 1);
       }
       sm90::wgmma_commit();
+    };
+    // A KV cache: the V rows of the tile at k0 in slot s past the sequence's end hold what was
+    // there (rows loaded from past the length, or not loaded at all), and P V would multiply
+    // their zero probabilities by them (0 * NaN). This warpgroup zeroes them, then makes its
+    // writes visible to its own wgmma (the other consumers write the same zeros for theirs).
+    constexpr int kZeroBarrier = kTurnBarrier + Cfg::kConsumers;  // + consumer: one per warpgroup
+    auto zero_v_past_end = [&](int s, int k0) {
+      if constexpr (kKvCache) {
+        if (k0 + BN <= Tkv) return;
+        constexpr int kVectors = (D / 64) * 8;  // 16-byte vectors of a row
+        const int valid = Tkv - k0;
+        for (int i = tid % 128; i < (BN - valid) * kVectors; i += 128) {
+          const int row = valid + i / kVectors, cb = (i % kVectors) / 8, v = i % 8;
+          const float zero[4] = {0.f, 0.f, 0.f, 0.f};
+          sts_128f(sV(s) + (cb * BN + row) * kBlockBytes + v * 16, zero);
+        }
+        sm90::fence_async_shared();
+        sm90::named_barrier_sync(kZeroBarrier + consumer, 128);
+      }
     };
     // Q is no longer read once this thread's last S has completed (persistent grid). Every
     // consumer thread arrives, so that each one's arrival also releases its own read of the tile
@@ -308,12 +375,14 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
       sm90::wgmma_wait<0>();
       softmax(kv.tile() * BN, kv.tile_class());  // O is still zero: nothing to rescale
       detail::pack_probabilities<kBf16>(sacc, pa);
+      int pa_k0 = kv.tile() * BN;  // the tile whose P is in pa
       int r = ring;
 #pragma unroll 1
       for (kv.pop(); kv.has_tile(); kv.pop(), ++r) {
         const int s = r % S, next = (r + 1) % S;
         sm90::mbarrier_wait(k_full(next), ((r + 1) / S) & 1);
         sm90::mbarrier_wait(v_full(s), (r / S) & 1);
+        zero_v_past_end(s, pa_k0);
         my_turn();
         sm90::wgmma_fence();
         issue_pv(s);
@@ -323,11 +392,13 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
         if (lane == 0) sm90::mbarrier_arrive(kv_empty(s));
         if (softmax(kv.tile() * BN, kv.tile_class())) detail::rescale_output(o, corr);
         detail::pack_probabilities<kBf16>(sacc, pa);
+        pa_k0 = kv.tile() * BN;
       }
       release_q();
       // The last tile's P V.
       const int s = r % S;
       sm90::mbarrier_wait(v_full(s), (r / S) & 1);
+      zero_v_past_end(s, pa_k0);
       my_turn();
       sm90::wgmma_fence();
       issue_pv(s);
@@ -372,6 +443,20 @@ __device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const t
       ring = consume(sm90::fwd_tile_of(w, n_m, args.Hq), ring, j & 1);
     }
   }
+}
+
+}  // namespace detail
+
+template <class Mods, class Cfg>
+__device__ __forceinline__ void attention_fwd_sm90(const AttnArgs& args, const typename Mods::Params& p,
+                                                   const TmaMaps& maps) {
+  detail::attention_fwd_sm90_body<Mods, Cfg, false>(args, KvCacheRef{}, 0, p, maps);
+}
+
+template <class Mods, class Cfg>
+__device__ __forceinline__ void attention_chunk_sm90(const ChunkArgs& args, const typename Mods::Params& p,
+                                                     const TmaMaps& maps) {
+  detail::attention_fwd_sm90_body<Mods, Cfg, true>(args, args.cache, args.kv_box_rows, p, maps);
 }
 
 }  // namespace flexjit

@@ -325,6 +325,12 @@ TEST(BackwardFamily, ASpillingHopperBackwardFallsBackToMmaSync) {
   EXPECT_EQ(compiled(automatic.target)->generated.family, "sm90_bwd");  // named: kept, spills and all
   // What does not spill keeps the Hopper family.
   EXPECT_EQ(compile_backward({"causal", {.head_dim = 128, .arch = "sm_90a"}})->generated.family, "sm90_bwd");
+  // The chunk kernel (chunked prefill) likewise: tile_table's mask spills in the Hopper forward's
+  // one-CTA 128 x 128 tile, so its chunks run on sm80_chunk.
+  EXPECT_EQ(api::compile_pass(detail::ProgramAccess::impl(program), {.head_dim = 128, .arch = "sm_90a"},
+                              compiler::KernelPass::Chunk, cache)
+                ->generated.family,
+            "sm80_chunk");
 }
 
 }  // namespace
