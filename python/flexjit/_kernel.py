@@ -187,6 +187,11 @@ class Kernel:
         """Compiles the decode kernel now rather than on the first call with kv_lens (CUDA kernels)."""
         self._native.compile_decode()
 
+    def compile_chunk(self):
+        """Compiles the chunk kernel now rather than on the first call with kv_lens and 64 or more
+        new tokens (chunked prefill; CUDA kernels)."""
+        self._native.compile_chunk()
+
     def compile_backward_ahead(self, grads=(), deterministic=False):
         """Starts compiling the backward kernels that compile_backward(grads, deterministic) would, on
         a thread of their own (once per kernel and variant), so that a training step's first backward

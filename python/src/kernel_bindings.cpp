@@ -175,6 +175,7 @@ void register_kernel(py::module_& m) {
         k.compile_backward(like);
       }, py::arg("grads") = std::vector<std::string>{}, py::arg("deterministic") = false)
       .def("compile_decode", &Kernel::compile_decode, py::call_guard<py::gil_scoped_release>())
+      .def("compile_chunk", &Kernel::compile_chunk, py::call_guard<py::gil_scoped_release>())
       .def("block_mask_bytes", &Kernel::block_mask_bytes, py::arg("B"), py::arg("Hq"), py::arg("Tq"), py::arg("Tkv"))
       .def("may_keep_any", [](const Kernel& k, int Tq, int Tkv, const py::dict& bind, std::int64_t q_offset,
                               std::int64_t kv_offset) {
