@@ -127,6 +127,9 @@ def test_each_pass_reports_its_own_module_without_a_gpu():
     assert ".entry flexjit_bwd_causal_d64_bf16(" in kernel.ptx("backward")
     assert kernel.cubin("backward")[:4] == b"\x7fELF"
     assert kernel.compile_report()["entry"] == kernel.entry_name
+    kernel.compile_chunk()  # chunked prefill against a KV cache: the sm80 forward reading pages
+    chunk = kernel.compile_report("chunk")
+    assert (chunk["entry"], chunk["family"], chunk["spill_bytes"]) == ("flexjit_chunk_causal_d64_bf16", "sm80_chunk", 0)
     with pytest.raises(ValueError, match="pass: expected 'forward', 'decode', 'backward' or 'chunk', got 'bwd'"):
         kernel.ptx("bwd")
 
