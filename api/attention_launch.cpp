@@ -13,6 +13,18 @@
 #include "flexjit/error.hpp"
 
 namespace flexjit::api {
+namespace {
+
+// The persistent grid numbers its tiles with ints (sm90/attention_fwd.cuh), a wave ahead.
+void check_persistent_tiles(const codegen::GeneratedKernel& kernel, int B, int Hq, int Tq) {
+  if (!kernel.tile.persistent) return;
+  const long long tiles = static_cast<long long>((Tq + kernel.tile.block_m - 1) / kernel.tile.block_m) * Hq * B;
+  if (tiles > std::numeric_limits<int>::max() / 2)
+    throw ArgumentError(fmt::format("{}: B * Hq * ceil(Tq / {}) = {} query tiles exceed the persistent grid's 2^30",
+                                    kernel.entry(), kernel.tile.block_m, tiles));
+}
+
+}  // namespace
 
 ForwardPlan plan_forward(const codegen::GeneratedKernel& kernel, const ir::Program& program, DType dtype,
                          const ForwardTensors& t, const ForwardOptions& options) {
@@ -28,14 +40,7 @@ ForwardPlan plan_forward(const codegen::GeneratedKernel& kernel, const ir::Progr
                      {options.q_offset, options.kv_offset}, device, env, problems);
   check_positions(options.q_offset, options.kv_offset, shape, problems);
   problems.raise_if_any(kernel.entry());
-  if (kernel.tile.persistent) {
-    // The persistent grid numbers its tiles with ints (sm90/attention_fwd.cuh), a wave ahead.
-    const long long tiles = static_cast<long long>((shape->Tq + kernel.tile.block_m - 1) / kernel.tile.block_m) *
-                            shape->Hq * shape->B;
-    if (tiles > std::numeric_limits<int>::max() / 2)
-      throw ArgumentError(fmt::format("{}: B * Hq * ceil(Tq / {}) = {} query tiles exceed the persistent grid's 2^30",
-                                      kernel.entry(), kernel.tile.block_m, tiles));
-  }
+  check_persistent_tiles(kernel, shape->B, shape->Hq, shape->Tq);
 
   ForwardPlan plan;
   fill_common_args(plan.args, t, options.lse ? static_cast<const float*>(options.lse->data) : nullptr, *shape,
@@ -46,21 +51,24 @@ ForwardPlan plan_forward(const codegen::GeneratedKernel& kernel, const ir::Progr
   return plan;
 }
 
-LaunchPlan forward_launch_plan(const codegen::GeneratedKernel& kernel, ForwardPlan& plan, const DeviceFacts& device) {
-  AttnArgs& a = plan.args;
+std::array<unsigned, 3> forward_grid(const codegen::GeneratedKernel& kernel, AttnArgs& a, const DeviceFacts& device,
+                                     LaunchPlan& launches) {
   const unsigned q_tiles = static_cast<unsigned>((a.Tq + kernel.tile.block_m - 1) / kernel.tile.block_m);
-  std::array<unsigned, 3> grid = {q_tiles, static_cast<unsigned>(a.Hq), static_cast<unsigned>(a.B)};
+  if (!kernel.tile.persistent) return {q_tiles, static_cast<unsigned>(a.Hq), static_cast<unsigned>(a.B)};
+  check_persistent_tiles(kernel, a.B, a.Hq, a.Tq);
+  const long long tiles = static_cast<long long>(q_tiles) * a.Hq * a.B;
+  const long long wave = static_cast<long long>(device.multiprocessors) * kernel.tile.min_blocks_per_sm;
+  const std::size_t counter = launches.reserve(sizeof(int));
+  launches.point(a.tile_counter, counter);
+  launches.zero.push_back({nullptr, counter, 1});
+  return {static_cast<unsigned>(std::max(1LL, std::min(tiles, wave))), 1, 1};
+}
+
+LaunchPlan forward_launch_plan(const codegen::GeneratedKernel& kernel, ForwardPlan& plan, const DeviceFacts& device) {
   std::vector<void*> args = {&plan.args, plan.params.data()};
   if (kernel.tensor_maps) args.push_back(&plan.maps);
   LaunchPlan launches;
-  if (kernel.tile.persistent) {
-    const long long tiles = static_cast<long long>(q_tiles) * a.Hq * a.B;
-    const long long wave = static_cast<long long>(device.multiprocessors) * kernel.tile.min_blocks_per_sm;
-    grid = {static_cast<unsigned>(std::max(1LL, std::min(tiles, wave))), 1, 1};
-    const std::size_t counter = launches.reserve(sizeof(int));
-    launches.point(a.tile_counter, counter);
-    launches.zero.push_back({nullptr, counter, 1});
-  }
+  const std::array<unsigned, 3> grid = forward_grid(kernel, plan.args, device, launches);
   // Tensor maps are encoded in the launch's context (the driver wants one current).
   if (kernel.tensor_maps) launches.in_context = [&kernel, &plan] { plan.maps = encode_tma_maps(kernel, plan.args); };
   launches.add(kernel, codegen::EntryRole::main, grid, std::move(args));

@@ -26,8 +26,14 @@ struct ForwardPlan {
 ForwardPlan plan_forward(const codegen::GeneratedKernel& kernel, const ir::Program& program, DType dtype,
                          const ForwardTensors& tensors, const ForwardOptions& options);
 
-// One launch of the main entry: a CTA per query tile of each (b, h), or, for a persistent grid,
-// at most one wave of CTAs taking query tiles from a counter zeroed in the workspace.
+// The grid of a forward-family kernel (the forward's, the chunk's) over a's query tiles: a CTA per
+// query tile of each (b, h), or, for a persistent tile, at most one wave of CTAs taking query
+// tiles from a counter that this reserves in the workspace, zeroes, and points a.tile_counter at.
+// Throws flexjit::ArgumentError when a persistent grid's tiles would not fit its int counter.
+std::array<unsigned, 3> forward_grid(const codegen::GeneratedKernel& kernel, AttnArgs& a, const DeviceFacts& device,
+                                     LaunchPlan& launches);
+
+// One launch of the main entry over forward_grid.
 LaunchPlan forward_launch_plan(const codegen::GeneratedKernel& kernel, ForwardPlan& plan, const DeviceFacts& device);
 
 // Enqueues the plan on `stream` in the current context (which must belong to the tensors' device),

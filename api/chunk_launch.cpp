@@ -25,24 +25,24 @@ ChunkPlan plan_chunk(const std::string& entry, const compiler::ParamLayout& layo
   return plan;
 }
 
-LaunchPlan chunk_launch_plan(const codegen::GeneratedKernel& kernel, ChunkPlan& plan) {
+LaunchPlan chunk_launch_plan(const codegen::GeneratedKernel& kernel, ChunkPlan& plan, const DeviceFacts& device) {
   ChunkArgs& a = plan.args;
   // A box of rows never crosses a page: gcd(block_n, page_size), both multiples of 16.
   a.kv_box_rows = a.cache.page_table ? std::gcd(kernel.tile.block_n, a.cache.page_size) : kernel.tile.block_n;
-  const unsigned q_tiles = static_cast<unsigned>((a.Tq + kernel.tile.block_m - 1) / kernel.tile.block_m);
   LaunchPlan launches;
+  const std::array<unsigned, 3> grid = forward_grid(kernel, a, device, launches);
   std::vector<void*> args = {&plan.args, plan.params.data()};
   if (kernel.tensor_maps) {
     args.push_back(&plan.maps);
     launches.in_context = [&kernel, &plan] { plan.maps = encode_chunk_tma_maps(kernel, plan.args); };
   }
-  launches.add(kernel, codegen::EntryRole::main, {q_tiles, static_cast<unsigned>(a.Hq), static_cast<unsigned>(a.B)},
-               std::move(args));
+  launches.add(kernel, codegen::EntryRole::main, grid, std::move(args));
   return launches;
 }
 
 void launch_chunk(const CompiledKernel& kernel, ChunkPlan& plan, void* stream) {
-  run_launch_plan(kernel, plan.device, stream, [&](const DeviceFacts&) { return chunk_launch_plan(kernel.generated, plan); });
+  run_launch_plan(kernel, plan.device, stream,
+                  [&](const DeviceFacts& device) { return chunk_launch_plan(kernel.generated, plan, device); });
 }
 
 }  // namespace flexjit::api

@@ -33,9 +33,9 @@ ChunkPlan plan_chunk(const std::string& entry, const compiler::ParamLayout& layo
                      int head_dim, int head_dim_v, DType dtype, const ForwardTensors& tensors,
                      const ForwardOptions& options);
 
-// The chunk entry over grid (query tiles, Hq, B); the tensor maps, where the kernel takes them,
-// encoded in the launch's context with K and V boxes that never cross a page.
-LaunchPlan chunk_launch_plan(const codegen::GeneratedKernel& kernel, ChunkPlan& plan);
+// The chunk entry over forward_grid (persistent where the tile is); the tensor maps, where the
+// kernel takes them, encoded in the launch's context with K and V boxes that never cross a page.
+LaunchPlan chunk_launch_plan(const codegen::GeneratedKernel& kernel, ChunkPlan& plan, const DeviceFacts& device);
 void launch_chunk(const CompiledKernel& kernel, ChunkPlan& plan, void* stream);
 
 }  // namespace flexjit::api

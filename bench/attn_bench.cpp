@@ -150,6 +150,10 @@ struct KvCacheLayout {
   // figure the cached calls are held to.
   int new_tokens = 1;
   bool plain_forward = false;
+  // The chunk's rows placed by q_offset for examples/causal.py, as the plain forward places them,
+  // instead of by decode_causal.py's captured offsets (every sequence holds all T keys): the same
+  // attention without a mask that reads a tensor.
+  bool placed_by_q_offset = false;
 };
 
 struct Config {
@@ -312,6 +316,8 @@ std::vector<Config> decode_configs() {
   for (int page_size : {16, 64, 256})
     out.push_back({fmt::format("{}_paged{}", name, page_size), chunk, "examples/decode_causal.py", {},
                    KvCacheLayout{page_size, false, name, 2048}});
+  out.push_back({name + "_qoffset_paged64", chunk, "examples/causal.py", {},
+                 KvCacheLayout{64, false, name, 2048, false, true}});
   out.push_back({name + "_forward", chunk, "examples/causal.py", {}, KvCacheLayout{0, false, name, 2048, true}});
   return out;
 }
@@ -896,9 +902,10 @@ nlohmann::json run_decode_config(const Config& c, const Options& opt, const Devi
   std::vector<std::int32_t> offsets = lens;
   for (std::int32_t& o : offsets) o -= Tq;
   flexjit::ForwardOptions fwd;
-  if (cache.plain_forward) {
-    fwd.q_offset = s.T - Tq;  // every sequence holds s.T keys
-  } else {
+  if (cache.plain_forward || cache.placed_by_q_offset) fwd.q_offset = s.T - Tq;  // every sequence holds s.T keys
+  if (cache.placed_by_q_offset) {
+    fwd.kv_lens = upload_i32(lens, {s.B});
+  } else if (!cache.plain_forward) {
     fwd.bind = {{"offsets", upload_i32(offsets, {s.B})}};
     fwd.kv_lens = upload_i32(lens, {s.B});
   }

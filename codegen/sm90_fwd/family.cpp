@@ -10,9 +10,8 @@
 namespace flexjit::codegen::sm90_fwd {
 namespace {
 
-// The forward, or (chunk) the same kernel reading a KV cache for a chunk of new tokens: one CTA
-// per query tile (the persistent grid's tiles would each be another sequence's), and no tile chain
-// (api/pass_kernels.cpp gives a chunk that spills to sm80_chunk).
+// The forward, or (chunk) the same kernel reading a KV cache for a chunk of new tokens, without the
+// tile chain (api/pass_kernels.cpp gives a chunk that spills to sm80_chunk).
 class Sm90Forward : public KernelFamily {
  public:
   Sm90Forward() : Sm90Forward("sm90_fwd", compiler::KernelPass::Forward) {}
@@ -35,8 +34,7 @@ class Sm90Forward : public KernelFamily {
   GeneratedKernel generate(const compiler::KernelPlan& plan) const override {
     const compiler::KernelTarget& target = plan.target;
     const bool chunk = pass() == compiler::KernelPass::Chunk;
-    TileConfig t = choose_tile(target, *plan.program);
-    if (chunk) t.persistent = false;
+    const TileConfig t = choose_tile(target, *plan.program);
     GeneratedKernel kernel = generate_forward(
         plan, {.family = name(),
                .tile = t,

@@ -33,11 +33,12 @@
 // maps.q, maps.k, maps.v are 4-D tensor maps (D, T, H, B) with 128-byte swizzle and boxes of
 // (64, kBlockM, 1, 1) for Q and (64, kBlockN, 1, 1) for K and V (api/tma_maps.cpp).
 // A chunk of new tokens against a KV cache (chunked prefill) runs attention_chunk_sm90 with
-// flexjit::ChunkArgs (one CTA per query tile): each sequence's keys end at its own length (every
-// CTA checks the length and the pages it reaches, a broken sequence gets NaN rows); paged K and V
-// are maps over (D, page_size, Hkv, num_pages) whose boxes of ChunkArgs::kv_box_rows rows lie in
-// one page, the producer reading each box's page from the page table; the V rows past the
-// sequence in its last tile (loaded from past its length, or not loaded) are zeroed before P V.
+// flexjit::ChunkArgs: each query tile's keys end at its sequence's own length; paged K and V are
+// maps over (D, page_size, Hkv, num_pages) whose boxes of ChunkArgs::kv_box_rows rows lie in one
+// page, the producer reading each box's page from the page table (a page outside the pool is past
+// the map's bounds: the copy engine zero-fills it); the V rows past the sequence in its last tile
+// (loaded from past its length, or not loaded) are zeroed before P V. Each consumer warpgroup
+// checks the length and every page it reaches, and writes NaN rows for a broken sequence.
 #pragma once
 
 #include "common/attention_common.cuh"
@@ -120,7 +121,6 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
   static_assert(BM % 64 == 0 && BM >= 64, "64 query rows per consumer warpgroup");
   static_assert(BN % 64 == 0 && BN <= 256, "kv tile must be a multiple of 64, at most 256");
   static_assert(S >= 2, "need at least a double-buffered K/V ring");
-  static_assert(!(kKvCache && Cfg::kPersistent), "a chunk against a KV cache runs one CTA per query tile");
 
   // ---- shared memory: [Q | K ring | V ring | barriers | tile slots], from a 1024-byte aligned start.
   extern __shared__ __align__(1024) unsigned char flexjit_smem[];
@@ -150,20 +150,12 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
   const sm90::FwdTileIndex own_tile = {static_cast<int>(gridDim.x) - 1 - static_cast<int>(blockIdx.x),
                                        static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z)};
 
-  // The keys of sequence b: the call's Tkv, or the sequence's own length in a KV cache, whose
-  // pages every CTA checks (a broken sequence gets NaN rows and reads nothing).
-  int Tkv = args.Tkv;
-  const int* pages = nullptr;  // the sequence's page table row when k and v are paged
-  if constexpr (kKvCache) {
-    const CachedSequence seq = cached_sequence<Cfg::kThreads>(cache, args.Tkv, own_tile.b, tid, true);
-    if (__syncthreads_or(seq.bad)) {
-      const int q0 = own_tile.m_block * BM;
-      write_nan_rows<D, Cfg::kThreads, kBf16>(args, own_tile.b, own_tile.h, q0, min2(q0 + BM, Tq), tid);
-      return;
-    }
-    Tkv = seq.len;
-    pages = seq.pages;
-  }
+  // The keys of sequence b: the call's Tkv, or in a KV cache the sequence's own length (0 when
+  // it is out of range) and its page table row (null when k and v are dense).
+  auto sequence = [&](int b) {
+    if constexpr (kKvCache) return cached_sequence<1>(cache, args.Tkv, b, 0, false);
+    return CachedSequence{args.Tkv, false, nullptr};
+  };
 
   if (tid == 0) {
     sm90::mbarrier_init(q_full, 1);
@@ -198,6 +190,9 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
 #pragma unroll
       for (int cb = 0; cb < D / 64; ++cb)
         sm90::tma_load_4d(sQ + cb * BM * kBlockBytes, &maps.q, q_full, cb * 64, q0, at.h, at.b);
+      const CachedSequence seq = sequence(at.b);
+      const int Tkv = seq.len;
+      const int* pages = seq.pages;
       KvTileSchedule<Mods, BN> kv(args, p, at.b, at.h, at.m_block, q0, min2(q0 + BM, Tq), Tkv);
       kv.start();
 #pragma unroll 1
@@ -279,6 +274,8 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
   auto pass_turn = [&] {
     if constexpr (Cfg::kConsumers > 1) sm90::named_barrier_arrive(kTurnBarrier + (consumer + 1) % Cfg::kConsumers, 256);
   };
+  // A warpgroup's own barrier (+ consumer), for what its 128 threads do alone (a KV cache).
+  constexpr int kCheckBarrier = kTurnBarrier + Cfg::kConsumers;
 
   // One query tile: its visited kv tiles from ring position `ring` on, Q in phase q_phase of
   // q_full. Returns the ring position after it. (The tile slot it came from may be rewritten once
@@ -289,6 +286,14 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
     const int q0 = at.m_block * BM;
     const int row0 = q0 + group_row0 + warp_in_group * 16;  // first row of this warp
     const typename detail::CtaOf<Mods>::type cta = detail::CtaOf<Mods>::make(p, b, h);
+    // A KV cache: this warpgroup checks the sequence's length and every page it reaches (a broken
+    // sequence's rows become NaN below); the producer has walked the same keys.
+    CachedSequence seq = sequence(b);
+    if constexpr (kKvCache) {
+      seq = cached_sequence<128>(cache, args.Tkv, b, tid % 128, true);
+      seq.bad = sm90::named_barrier_or(kCheckBarrier + consumer, 128, seq.bad);
+    }
+    const int Tkv = seq.len;
     KvTileSchedule<Mods, BN> kv(args, p, b, h, at.m_block, q0, min2(q0 + BM, Tq), Tkv);
     kv.start();
 
@@ -336,7 +341,6 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
     // there (rows loaded from past the length, or not loaded at all), and P V would multiply
     // their zero probabilities by them (0 * NaN). This warpgroup zeroes them, then makes its
     // writes visible to its own wgmma (the other consumers write the same zeros for theirs).
-    constexpr int kZeroBarrier = kTurnBarrier + Cfg::kConsumers;  // + consumer: one per warpgroup
     auto zero_v_past_end = [&](int s, int k0) {
       if constexpr (kKvCache) {
         if (k0 + BN <= Tkv) return;
@@ -348,7 +352,7 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
           sts_128f(sV(s) + (cb * BN + row) * kBlockBytes + v * 16, zero);
         }
         sm90::fence_async_shared();
-        sm90::named_barrier_sync(kZeroBarrier + consumer, 128);
+        sm90::named_barrier_sync(kCheckBarrier + consumer, 128);
       }
     };
     // Q is no longer read once this thread's last S has completed (persistent grid). Every
@@ -419,7 +423,8 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
     for (int hf = 0; hf < 2; ++hf) {
       const int row = row0 + g + hf * 8;
       float lse;
-      const float inv = detail::finish_row<Mods::kHasSink>(l_run[0][hf], m_run[0][hf], sink2, lse);
+      float inv = detail::finish_row<Mods::kHasSink>(l_run[0][hf], m_run[0][hf], sink2, lse);
+      if (kKvCache && seq.bad) inv = lse = __int_as_float(0x7fc00000);  // NaN rows, as decode gives them
       if (row < Tq) {
         if (args.lse != nullptr && t == 0) args.lse[(static_cast<i64>(b) * args.Hq + h) * Tq + row] = lse;
         unsigned short* out_row = gO + static_cast<i64>(row) * args.o_t + 2 * t;

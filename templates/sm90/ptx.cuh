@@ -132,6 +132,16 @@ __device__ __forceinline__ void registers_claim() {
 __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
+// Named barrier `id` over `threads` threads that also ORs their `v`: true for all when any is.
+__device__ __forceinline__ bool named_barrier_or(int id, int threads, bool v) {
+  unsigned any;
+  asm volatile(
+      "{\n .reg .pred p, q;\n setp.ne.u32 p, %1, 0;\n bar.red.or.pred q, %2, %3, p;\n selp.u32 %0, 1, 0, q;\n}\n"
+      : "=r"(any)
+      : "r"(static_cast<unsigned>(v)), "r"(id), "r"(threads)
+      : "memory");
+  return any != 0;
+}
 // Arrives at named barrier `id` without waiting: the signal half of a producer/consumer pair.
 __device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");

@@ -73,7 +73,6 @@ TEST(KernelOutput, EachPassHasItsOwnModule) {
   const Kernel::CompileReport chunk = k.compile_report(Kernel::Pass::chunk);
   EXPECT_EQ(chunk.entry, "flexjit_chunk_softcap_d64_bf16");
   EXPECT_EQ(chunk.family, "sm90_chunk");
-  EXPECT_EQ(chunk.tile.persistent, false);  // one CTA per query tile, each its sequence's
   EXPECT_EQ(chunk.spill_bytes, 0);
   EXPECT_THAT(k.ptx(Kernel::Pass::chunk), HasSubstr(".entry flexjit_chunk_softcap_d64_bf16("));
   EXPECT_THAT(k.cuda_source(), Not(HasSubstr("ChunkArgs")));
