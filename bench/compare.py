@@ -196,7 +196,7 @@ def chunk_table(ours, peers, checks_out):
     for r in ours:
         if r["cfg"].endswith("_forward"):
             continue
-        twin = forward.get(r["cfg"].split("_paged")[0])
+        twin = forward.get(r["cfg"].split("_paged")[0].removesuffix("_qoffset"))
         tf, base = r.get("tflops"), twin and twin.get("tflops")
         ratio = tf / base if tf and base else None
         checks = []

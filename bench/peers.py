@@ -393,9 +393,9 @@ def run_chunk(cfg, rows):
 
 
 def chunk_twin(name):
-    """The plain-forward config of an attn_bench chunk config: its name without the layout suffix,
-    then _forward."""
-    return name.split("_paged")[0].removesuffix("_forward") + "_forward"
+    """The plain-forward config of an attn_bench chunk config: its name without the layout suffix
+    (and the _qoffset of the twin placed by q_offset), then _forward."""
+    return name.split("_paged")[0].removesuffix("_forward").removesuffix("_qoffset") + "_forward"
 
 
 # attn_bench's prefill_chunk*_forward configs: (name, B, Hq, Hkv, Tq, Tkv, D, dtype).

@@ -102,8 +102,9 @@ def chunk(cfg, tflops):
 def test_chunk_targets_are_the_plain_forward_at_pages_of_64_and_more(tmp_path):
     ours = [chunk("prefill_chunk2048_kv8192", 300.0), chunk("prefill_chunk2048_kv8192_paged16", 100.0),
             chunk("prefill_chunk2048_kv8192_paged64", 451.0), chunk("prefill_chunk2048_kv8192_paged256", 449.0),
-            chunk("prefill_chunk2048_kv8192_forward", 500.0)]
+            chunk("prefill_chunk2048_kv8192_qoffset_paged64", 440.0), chunk("prefill_chunk2048_kv8192_forward", 500.0)]
     flags, _ = run_compare(tmp_path, ours, [])
+    assert flags["prefill_chunk2048_kv8192_qoffset_paged64"] == "MISS: forward 0.88x (>= 0.9)"
     assert flags["prefill_chunk2048_kv8192_paged16"] == "- (no target)"
     assert flags["prefill_chunk2048_kv8192_paged64"] == "ok"
     assert flags["prefill_chunk2048_kv8192_paged256"] == "MISS: forward 0.90x (>= 0.9)"
