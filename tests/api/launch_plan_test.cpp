@@ -12,6 +12,7 @@
 
 #include "api/attention_launch.hpp"
 #include "api/backward_launch.hpp"
+#include "api/chunk_launch.hpp"
 #include "api/decode_launch.hpp"
 #include "api/generate.hpp"
 #include "api/program_impl.hpp"
@@ -243,6 +244,56 @@ TEST(LaunchPlan, DecodeSplitsForAWaveAndCombinesThroughTheWorkspace) {
   EXPECT_THAT(roles(one), ElementsAre(EntryRole::main));
   EXPECT_EQ(single.args.splits, 1);
   EXPECT_EQ(one.workspace_bytes, 0u);
+}
+
+// Chunked prefill against pages: the chunk kernel over the forward's grid (persistent on sm_90a at
+// D = 128, with its counter), the tensor maps' K and V boxes inside one page (gcd of the kv tile
+// and the page size), and the cache's pointers, strides and pool geometry as the kernel reads
+// them. 64 new tokens run it; fewer run the decode kernel.
+TEST(LaunchPlan, ChunkRunsTheForwardGridOverPagesInBoxesOfOnePage) {
+  const codegen::GeneratedKernel g = generated("causal", 128, compiler::KernelPass::Chunk);
+  EXPECT_EQ(g.family, "sm90_chunk");
+  ASSERT_TRUE(g.tile.persistent);
+  const int B = 2, Hq = 8, Hkv = 2, Tq = 300, D = 128, page_size = 48, num_pages = 40, max_pages = 9;
+  const TensorView q = TensorView::contiguous(fake(1), bf16, {B, Hq, Tq, D});
+  const TensorView out = TensorView::contiguous(fake(4), bf16, {B, Hq, Tq, D});
+  const TensorView k = TensorView::contiguous(fake(2), bf16, {num_pages, page_size, Hkv, D});
+  const TensorView v = TensorView::contiguous(fake(3), bf16, {num_pages, page_size, Hkv, D});
+  const TensorView kv_lens = TensorView::contiguous(fake(12), i32, {B});
+  const TensorView table = TensorView::contiguous(fake(13), i32, {B, max_pages});
+  ForwardOptions options;
+  options.kv_lens = kv_lens;
+  options.page_table = table;
+  EXPECT_TRUE(api::runs_chunk_kernel(q, options));
+  EXPECT_FALSE(api::runs_chunk_kernel(TensorView::contiguous(fake(1), bf16, {B, Hq, api::kChunkMinTokens - 1, D}),
+                                      options));
+  api::ChunkPlan plan = api::plan_chunk(g.entry(), g.params, ir_of("causal"), D, D, bf16, {q, k, v, out}, options);
+  const api::LaunchPlan p = api::chunk_launch_plan(g, plan, kH200);
+  ASSERT_THAT(roles(p), ElementsAre(EntryRole::main));
+  const unsigned tiles = static_cast<unsigned>((Tq + g.tile.block_m - 1) / g.tile.block_m) * Hq * B;
+  EXPECT_THAT(grid(p.steps[0]), ElementsAre(std::min(tiles, 132u * g.tile.min_blocks_per_sm), 1u, 1u));
+  EXPECT_EQ(p.steps[0].args.size(), 3u);  // args, params, tensor maps
+  EXPECT_TRUE(p.in_context);
+  EXPECT_EQ(offset_of(p, &plan.args.tile_counter), 0u);
+  EXPECT_EQ(plan.args.kv_box_rows, 16);  // gcd(128, 48)
+  EXPECT_EQ(plan.args.Tkv, max_pages * page_size);  // what a sequence can hold
+  EXPECT_EQ(plan.args.cache.kv_lens, fake(12));
+  EXPECT_EQ(plan.args.cache.page_table, fake(13));
+  EXPECT_EQ(plan.args.cache.pt_b, max_pages);
+  EXPECT_EQ(plan.args.cache.pt_p, 1);
+  EXPECT_EQ(plan.args.cache.page_size, page_size);
+  EXPECT_EQ(plan.args.cache.num_pages, num_pages);
+  EXPECT_EQ(plan.args.k_b, page_size * Hkv * D);  // a page
+  EXPECT_EQ(plan.args.k_t, Hkv * D);              // a slot
+  EXPECT_EQ(plan.args.k_h, D);
+  EXPECT_EQ(plan.args.tile_map.counts, nullptr);  // the kernel classifies its own tiles
+
+  // Pages that hold whole kv tiles: a box is the tile.
+  options.page_table = TensorView::contiguous(fake(13), i32, {B, 2});
+  const TensorView k256 = TensorView::contiguous(fake(2), bf16, {num_pages, 256, Hkv, D});
+  api::ChunkPlan whole = api::plan_chunk(g.entry(), g.params, ir_of("causal"), D, D, bf16, {q, k256, k256, out}, options);
+  api::chunk_launch_plan(g, whole, kH200);
+  EXPECT_EQ(whole.args.kv_box_rows, g.tile.block_n);
 }
 
 TEST(LaunchPlan, BlockMaskBuildIsOneLaunchOfTheBuilder) {
