@@ -78,6 +78,14 @@ std::unique_ptr<CompiledKernel> compile_pass(const Program::Impl& program, const
   }
   jit::ArtifactPtr artifact =
       compile_or_explain(program.file.name(), generated.entry(), [&] { return cache.get_or_compile(job); });
+  // The chunk kernel follows its family's tile chain while ptxas spills, as Engine::compile does
+  // for the forward (persistent -> one CTA per query tile -> fewer rows or keys).
+  while (pass == compiler::KernelPass::Chunk && generated.tile_if_spills && spills(*artifact, generated, 0)) {
+    compiler::KernelTarget retry = target;
+    retry.tile = generated.tile_if_spills;
+    generated = generate(program, retry);
+    artifact = compile_or_explain(program.file.name(), generated, cache);
+  }
   if (fallback_target && spills(*artifact, generated, 0)) {
     target = *fallback_target;
     generated = fallback ? std::move(*fallback) : generate(program, target);

@@ -10,8 +10,8 @@
 namespace flexjit::codegen::sm90_fwd {
 namespace {
 
-// The forward, or (chunk) the same kernel reading a KV cache for a chunk of new tokens, without the
-// tile chain (api/pass_kernels.cpp gives a chunk that spills to sm80_chunk).
+// The forward, or (chunk) the same kernel reading a KV cache for a chunk of new tokens (whose
+// compile follows the same tile chain, then falls back to sm80_chunk: api/pass_kernels.cpp).
 class Sm90Forward : public KernelFamily {
  public:
   Sm90Forward() : Sm90Forward("sm90_fwd", compiler::KernelPass::Forward) {}
@@ -50,7 +50,7 @@ class Sm90Forward : public KernelFamily {
                .min_blocks = "Cfg::kMinBlocksPerSM",
                .kernel = chunk ? "flexjit::attention_chunk_sm90" : "flexjit::attention_fwd_sm90",
                .chunk = chunk});
-    if (!chunk) kernel.tile_if_spills = tile_if_spills(target, t);
+    kernel.tile_if_spills = tile_if_spills(target, t);
     return kernel;
   }
 

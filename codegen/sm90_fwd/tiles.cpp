@@ -74,9 +74,8 @@ TileConfig choose_tile(const compiler::KernelTarget& target, const ir::Program& 
   // A mask that reads tensors follows a tile map, whose row each query tile reads from global
   // memory before its first product: a persistent CTA cannot load that ahead, and it measured
   // no faster (documents +2% at T = 4096, -5% at 32k: bench/NOTES.md). The chunk pass follows no
-  // map (it classifies its tiles in the kernel).
-  const bool follows_map = compiler::tile_map_needs(program).needed && target.pass != compiler::KernelPass::Chunk;
-  const bool persistent = d.persistent && !follows_map;
+  // map; persistent, it measured no faster on decode_causal's captured offsets (bench/NOTES.md).
+  const bool persistent = d.persistent && !compiler::tile_map_needs(program).needed;
   return {.block_m = d.block_m,
           .block_n = d.block_n,
           .warps = warps_for(d.block_m),

@@ -325,12 +325,12 @@ TEST(BackwardFamily, ASpillingHopperBackwardFallsBackToMmaSync) {
   EXPECT_EQ(compiled(automatic.target)->generated.family, "sm90_bwd");  // named: kept, spills and all
   // What does not spill keeps the Hopper family.
   EXPECT_EQ(compile_backward({"causal", {.head_dim = 128, .arch = "sm_90a"}})->generated.family, "sm90_bwd");
-  // The chunk kernel (chunked prefill) likewise: tile_table's mask spills in the Hopper forward's
-  // one-CTA 128 x 128 tile, so its chunks run on sm80_chunk.
-  EXPECT_EQ(api::compile_pass(detail::ProgramAccess::impl(program), {.head_dim = 128, .arch = "sm_90a"},
-                              compiler::KernelPass::Chunk, cache)
-                ->generated.family,
-            "sm80_chunk");
+  // The chunk kernel (chunked prefill) follows the Hopper forward's tile chain first, as the forward
+  // does: tile_table's mask spills in the 128 x 128 tiles and fits in 128 x 64.
+  const std::unique_ptr<api::CompiledKernel> chunk = api::compile_pass(
+      detail::ProgramAccess::impl(program), {.head_dim = 128, .arch = "sm_90a"}, compiler::KernelPass::Chunk, cache);
+  EXPECT_EQ(chunk->generated.family, "sm90_chunk");
+  EXPECT_EQ(chunk->generated.tile.block_n, 64);
 }
 
 }  // namespace

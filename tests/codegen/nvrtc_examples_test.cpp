@@ -13,6 +13,8 @@
 #include "flexjit/error.hpp"
 #include "compiler/pipeline.hpp"
 #include "api/generated_kernel_compile.hpp"
+#include "api/pass_kernels.hpp"
+#include "api/program_impl.hpp"
 #include "flexjit/engine.hpp"
 #include "jit/ptxas_report.hpp"
 
@@ -243,23 +245,27 @@ TEST(GeneratedKernel, KernelsForPositionOffsetsCompile) {
   }
 }
 
-// Every example's chunk kernel (chunked prefill against a KV cache) compiles on sm_90a without
-// spills: the Hopper forward's kernel with the pages' reads added (the mma.sync one for block lists
-// of 64 x 64, which the Hopper tiles do not divide), and no tile-map builder (masks that read
-// tensors classify their tiles in the kernel).
+// Every example's chunk kernel (chunked prefill against a KV cache) compiles on sm_90a as the
+// engine settles it without spills: the Hopper forward's kernel with the pages' reads added,
+// following the forward's tile chain where the mods spill (the 2-D neighbourhood: one CTA per query
+// tile), the mma.sync one for block lists of 64 x 64, which the Hopper tiles do not divide; no
+// tile-map builder (masks that read tensors classify their tiles in the kernel).
 TEST(ChunkKernel, EveryExampleCompilesWithoutSpills) {
+  jit::KernelCacheOptions no_disk;
+  no_disk.use_disk = false;
+  jit::KernelCache cache(no_disk);
   for (const std::string& name : example_names()) {
-    dsl::SourceFile file("", "");
-    const ir::Program program = example_ir(name, file);
-    const codegen::GeneratedKernel k =
-        codegen::generate_kernel(program, {.head_dim = 128, .arch = "sm_90a", .pass = compiler::KernelPass::Chunk}, &file);
-    EXPECT_EQ(k.family, name == "topk_causal" ? "sm80_chunk" : "sm90_chunk") << name;
-    EXPECT_EQ(k.entry(), "flexjit_chunk_" + name + "_d128_bf16");
-    EXPECT_FALSE(k.has_entry(codegen::EntryRole::tile_map)) << name;
-    const jit::CompileResult r = jit::compile(api::compile_request(k));
-    const jit::PtxasFunction* f = jit::parse_ptxas_report(r.log).function(k.entry());
-    ASSERT_NE(f, nullptr) << name << "\n" << r.log;
-    EXPECT_FALSE(f->spills_registers()) << name << "\n" << r.log;
+    const fs::path path = fs::path(FLEXJIT_SOURCE_DIR) / "examples" / (name + ".py");
+    const Program program = Program::from_source(read_file(path), path.filename().string());
+    const std::unique_ptr<api::CompiledKernel> k = api::compile_pass(
+        detail::ProgramAccess::impl(program), {.head_dim = 128, .arch = "sm_90a"}, compiler::KernelPass::Chunk, cache);
+    const codegen::GeneratedKernel& g = k->generated;
+    EXPECT_EQ(g.family, name == "topk_causal" ? "sm80_chunk" : "sm90_chunk") << name;
+    EXPECT_EQ(g.entry(), "flexjit_chunk_" + name + "_d128_bf16");
+    EXPECT_FALSE(g.has_entry(codegen::EntryRole::tile_map)) << name;
+    const jit::PtxasFunction* f = jit::parse_ptxas_report(k->artifact->log()).function(g.entry());
+    ASSERT_NE(f, nullptr) << name << "\n" << k->artifact->log();
+    EXPECT_FALSE(f->spills_registers()) << name << "\n" << k->artifact->log();
   }
 }
 
