@@ -318,6 +318,11 @@ std::vector<Config> decode_configs() {
                    KvCacheLayout{page_size, false, name, 2048}});
   out.push_back({name + "_qoffset_paged64", chunk, "examples/causal.py", {},
                  KvCacheLayout{64, false, name, 2048, false, true}});
+  // Either side of api::kChunkMinTokens: 63 new tokens run the decode kernel, 64 the chunk kernel.
+  for (int tokens : {63, 64}) {
+    const std::string edge = fmt::format("prefill_chunk{}_kv8192", tokens);
+    out.push_back({edge + "_paged64", chunk, "examples/decode_causal.py", {}, KvCacheLayout{64, false, edge, tokens}});
+  }
   out.push_back({name + "_forward", chunk, "examples/causal.py", {}, KvCacheLayout{0, false, name, 2048, true}});
   return out;
 }

@@ -451,8 +451,12 @@ def main():
         # A paged decode config is timed on its contiguous twin (see the top of this file).
         wanted = {n[: -len(PAGED_SUFFIX)] if n.startswith("decode_") and n.endswith(PAGED_SUFFIX) else n
                   for n in args.only.split(",") if n}
-        # attn_bench's chunk configs (cached or plain) are timed here as the plain one.
+        # attn_bench's chunk configs (cached or plain) are timed here as the plain one; those whose
+        # plain twin is not a config here (the 63 / 64-token pair around the chunk kernel's
+        # threshold) have no peer.
+        chunk_names = {c[0] for c in CHUNK_CONFIGS}
         wanted = {chunk_twin(w) if w.startswith(CHUNK_PREFIX) and not w.endswith("*") else w for w in wanted}
+        wanted = {w for w in wanted if not w.startswith(CHUNK_PREFIX) or w.endswith("*") or w in chunk_names}
         unknown = {w for w in wanted if not any(matches(w, c[0]) for _, c in cfgs)}
         if unknown:
             sys.exit(f"peers.py: unknown config(s): {', '.join(sorted(unknown))}")
