@@ -263,7 +263,8 @@ TEST(ChunkKernel, EveryExampleCompilesWithoutSpills) {
     EXPECT_EQ(g.family, name == "topk_causal" ? "sm80_chunk" : "sm90_chunk") << name;
     EXPECT_EQ(g.entry(), "flexjit_chunk_" + name + "_d128_bf16");
     EXPECT_FALSE(g.has_entry(codegen::EntryRole::tile_map)) << name;
-    const jit::PtxasFunction* f = jit::parse_ptxas_report(k->artifact->log()).function(g.entry());
+    const jit::PtxasReport report = jit::parse_ptxas_report(k->artifact->log());
+    const jit::PtxasFunction* f = report.function(g.entry());
     ASSERT_NE(f, nullptr) << name << "\n" << k->artifact->log();
     EXPECT_FALSE(f->spills_registers()) << name << "\n" << k->artifact->log();
   }
