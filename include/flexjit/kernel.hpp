@@ -49,7 +49,7 @@ class Kernel {
   // What NVRTC made of a pass's source (cuda_source() for the forward). CUDA only. cubin(): the
   // compiled image the pass loads (an ELF file, as found in or stored to the kernel cache). ptx():
   // the PTX for the same arch, compiled on the first call (one NVRTC run, not cached on disk) and
-  // kept with the kernel. Decode and backward are compiled first where they are not yet; that
+  // kept with the kernel. The other passes are compiled first where they are not yet; that
   // throws what their first call would (UnsupportedError, NvrtcError).
   std::vector<char> cubin(Pass pass = Pass::forward) const;
   std::string ptx(Pass pass = Pass::forward) const;
@@ -67,8 +67,8 @@ class Kernel {
   // What ptxas said when it compiled a pass (read from the NVRTC log, which the kernel cache keeps
   // with the cubin; no driver needed): the pass's main entry point (the backward's main kernel,
   // not its pre- and post-passes), its family and tile, its registers per thread, stack frame and
-  // spill bytes, and the warnings of the whole compile, one line each. CUDA only; compiles decode
-  // and backward first as cubin() does.
+  // spill bytes, and the warnings of the whole compile, one line each. CUDA only; compiles the other
+  // passes first as cubin() does.
   struct CompileReport {
     std::string entry;   // "flexjit_bwd_causal_d128_bf16"
     std::string family;  // "sm90_fwd", "decode", "sm80_bwd", ...
