@@ -18,28 +18,35 @@ bool spills(const jit::Artifact& artifact, const std::string& entry) {
   return f != nullptr && f->spills_registers();
 }
 
-CompileOptions with_tile(CompileOptions options, const compiler::TileRequest& t) {
-  options.tile = TileShape{t.block_m, t.block_n, t.warps, t.stages, t.q_in_registers, t.persistent};
-  return options;
+compiler::KernelTarget with_tile(compiler::KernelTarget target, const compiler::TileRequest& t) {
+  target.tile = t;
+  return target;
 }
 
 }  // namespace
 
 CompiledForward compile_forward(const std::string& program_name, const Program::Impl& program,
                                 const CompileOptions& options, jit::KernelCache& cache) {
-  codegen::GeneratedKernel current = generate(program, options);
+  const compiler::KernelTarget target = forward_target(options);
+  return compile_choosing_tile(program_name, program, target, generate(program, target), cache);
+}
+
+CompiledForward compile_choosing_tile(const std::string& program_name, const Program::Impl& program,
+                                      const compiler::KernelTarget& target, codegen::GeneratedKernel first,
+                                      jit::KernelCache& cache) {
+  codegen::GeneratedKernel current = std::move(first);
   for (;;) {
     const jit::CompileJob job(compile_request(current), current.entry());
-    if (options.tile || !current.tile_if_spills)
+    if (target.tile || !current.tile_if_spills)
       return {current, compile_or_explain(program_name, current.entry(), [&] { return cache.get_or_compile(job); })};
     // The next tile is generated (and compiled ahead) only when the current one is not cached:
     // a cache hit, the usual case after the first process, costs no second generation.
-    const CompileOptions next_options = with_tile(options, *current.tile_if_spills);
+    const compiler::KernelTarget next_target = with_tile(target, *current.tile_if_spills);
     std::optional<codegen::GeneratedKernel> next;
     std::optional<jit::CompileJob> next_job;
     std::optional<Speculation> ahead;
     if (core_free_for_speculation() && !cache.has(job.key)) {
-      next = generate(program, next_options);
+      next = generate(program, next_target);
       next_job.emplace(compile_request(*next), next->entry());
       if (!cache.has(next_job->key)) ahead.emplace(cache, *next_job);
     }
@@ -51,7 +58,7 @@ CompiledForward compile_forward(const std::string& program_name, const Program::
     if (ahead)
       compile_or_explain(program_name, next->entry(),
                          [&] { return cache.get_or_compile(next_job->key, [&] { return ahead->take(); }); });
-    current = next ? std::move(*next) : generate(program, next_options);
+    current = next ? std::move(*next) : generate(program, next_target);
   }
 }
 

@@ -24,4 +24,10 @@ struct CompiledForward {
 CompiledForward compile_forward(const std::string& program_name, const Program::Impl& program,
                                 const CompileOptions& options, jit::KernelCache& cache);
 
+// The same for any pass whose family has a tile chain (the chunk pass too): `first` is
+// generate(program, target); a tile in target.tile is compiled as given.
+CompiledForward compile_choosing_tile(const std::string& program_name, const Program::Impl& program,
+                                      const compiler::KernelTarget& target, codegen::GeneratedKernel first,
+                                      jit::KernelCache& cache);
+
 }  // namespace flexjit::api

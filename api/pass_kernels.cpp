@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "api/forward_tile_choice.hpp"
 #include "api/generate.hpp"
 #include "api/generated_kernel_compile.hpp"
 #include "api/speculative_compile.hpp"
@@ -76,15 +77,15 @@ std::unique_ptr<CompiledKernel> compile_pass(const Program::Impl& program, const
     fallback_job.emplace(compile_request(*fallback), fallback->entry());
     if (!cache.has(fallback_job->key)) ahead.emplace(cache, *fallback_job);
   }
-  jit::ArtifactPtr artifact =
-      compile_or_explain(program.file.name(), generated.entry(), [&] { return cache.get_or_compile(job); });
-  // The chunk kernel follows its family's tile chain while ptxas spills, as Engine::compile does
-  // for the forward (persistent -> one CTA per query tile -> fewer rows or keys).
-  while (pass == compiler::KernelPass::Chunk && generated.tile_if_spills && spills(*artifact, generated, 0)) {
-    compiler::KernelTarget retry = target;
-    retry.tile = generated.tile_if_spills;
-    generated = generate(program, retry);
-    artifact = compile_or_explain(program.file.name(), generated, cache);
+  jit::ArtifactPtr artifact;
+  if (pass == compiler::KernelPass::Chunk) {
+    // The chunk kernel follows its family's tile chain while ptxas spills, as Engine::compile does
+    // for the forward (persistent -> one CTA per query tile -> fewer rows or keys).
+    CompiledForward chosen = compile_choosing_tile(program.file.name(), program, target, std::move(generated), cache);
+    generated = std::move(chosen.generated);
+    artifact = std::move(chosen.artifact);
+  } else {
+    artifact = compile_or_explain(program.file.name(), generated.entry(), [&] { return cache.get_or_compile(job); });
   }
   if (fallback_target && spills(*artifact, generated, 0)) {
     target = *fallback_target;

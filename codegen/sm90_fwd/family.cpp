@@ -63,7 +63,6 @@ class Sm90Chunk final : public Sm90Forward {
   Sm90Chunk() : Sm90Forward("sm90_chunk", compiler::KernelPass::Chunk) {}
 };
 
-
 }  // namespace
 
 const KernelFamily& family() { return single_instance<Sm90Forward>(); }
