@@ -16,11 +16,14 @@
 //   dP^T = V_w dO^T                     as S^T
 //   dS^T = P^T (dP^T - delta)           (times d score_mod / d score; capture gradients scattered)
 //   dK += dS^T Q                        as dV
-//   dQ += dS_w K_w                      dS^T stored swizzled, read M-major (wgmma ss_mn) with K
-//                                       N-major; 64 head-dim columns at a time, staged in shared
-//                                       memory and added to dq_accum by the copy engine (one bulk
-//                                       reduce-add of 16 KB per warpgroup and block; dq_accum in
-//                                       detail::DqBlockedLayout)
+//   dQ += dS K                          every warpgroup's dS^T stored swizzled (two buffers, by
+//                                       the tile's parity), then read M-major (wgmma ss_mn) with K
+//                                       N-major over all BN keys; each warpgroup makes its own 64
+//                                       head-dim columns (D = 128; at D = 64 the warpgroups take
+//                                       the tiles in turn), staged in shared memory and added to
+//                                       dq_accum by the copy engine (one bulk reduce-add of 16 KB;
+//                                       dq_accum in detail::DqBlockedLayout). Splitting by columns
+//                                       rather than by keys halves the adds that reach L2.
 // dK = scale * acc and dV are written at the end.
 //
 // The generator wraps it as
@@ -171,17 +174,17 @@ __device__ __forceinline__ void transposed_product(float (&acc)[BM / 8][4], unsi
   sm90::wgmma_commit();
 }
 
-// dq = dS K for 64 queries x 64 head-dim columns over 64 keys: A = dS^T at `ds` read M-major
-// (store_key_rows' layout), B = the keys' rows of one 64-column block of K at `k_rows` (BN rows a
-// block), N-major. Issued and committed, not waited for.
-template <bool kBf16, int BN>
-__device__ __forceinline__ void dq_block_product(float (&dq)[8][4], unsigned ds, unsigned k_rows) {
+// dq = dS K for 64 queries x 64 head-dim columns over the CTA's BN keys: A = dS^T read M-major,
+// keys 64 w .. + 64 from consumer w's buffer `ds(w)` (store_key_rows' layout), B = one 64-column
+// block of K at `k_block` (BN rows), N-major. Issued and committed, not waited for.
+template <bool kBf16, int BN, class DsBuffer>
+__device__ __forceinline__ void dq_block_product(float (&dq)[8][4], const DsBuffer& ds, unsigned k_block) {
   constexpr unsigned kRow = sm90::kSwizzleBytes;
   sm90::wgmma_fence();
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk) {  // k16 steps over the 64 keys
-    const unsigned long long a = sm90::smem_descriptor(ds + kk * 16 * kRow, 64 * kRow, 1024);
-    const unsigned long long bk = sm90::smem_descriptor(k_rows + kk * 16 * kRow, BN * kRow, 1024);
+  for (int kk = 0; kk < BN / 16; ++kk) {  // k16 steps over the keys
+    const unsigned long long a = sm90::smem_descriptor(ds(kk / 4) + (kk % 4) * 16 * kRow, 64 * kRow, 1024);
+    const unsigned long long bk = sm90::smem_descriptor(k_block + kk * 16 * kRow, BN * kRow, 1024);
     sm90::Wgmma<64>::template ss_mn<kBf16>(dq, a, bk, kk > 0);
   }
   sm90::wgmma_commit();
@@ -241,8 +244,8 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
   constexpr unsigned kRow = sm90::kSwizzleBytes;  // one swizzled row of a 64-column block
   constexpr bool kSlope = Mods::kHasScoreMod && !Mods::kScoreSlopeConstant;
   static_assert(BM == 64, "one 64-query block per dS^T row (the swizzle atom)");
-  static_assert(BN % 64 == 0 && BN <= 192, "64 keys per consumer warpgroup");
-  static_assert(D % 64 == 0 && D <= 128, "head dim 64 or 128");
+  static_assert(BN == 128, "two consumer warpgroups of 64 keys");
+  static_assert(D == 64 || D == 128, "head dim 64 or 128: one dQ column block per warpgroup, or one in turn");
   static_assert(sizeof(typename Cfg::Element) == 2, "16-bit elements only");
 
   extern __shared__ __align__(1024) unsigned char flexjit_smem[];
@@ -288,9 +291,9 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
   const int key_row0 = k0 + w * 64 + warp_in_group * 16 + g;  // this thread's keys: key_row0, key_row0 + 8
   const unsigned sKw = sK + w * 64 * kRow;  // this warpgroup's 64 rows of K and V (in each column block)
   const unsigned sVw = sV + w * 64 * kRow;
-  const unsigned sDS = smem0 + kSmem.ds(w);
   const bool dq_leader = (tid & 127) == 0;  // issues and waits for the warpgroup's bulk dQ adds
   const bool kv_edge = k0 + BN > Tkv;
+  constexpr int kDsBarrier = 1 + Cfg::kConsumers;  // after 1 + w, each warpgroup's own
 
   // acc += A B: A the warpgroup's 64 keys x the tile's queries from registers (P^T or dS^T,
   // packed), B the tile's rows at `cols` (dO or Q, N-major); issued and committed, not waited for.
@@ -356,44 +359,43 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     unsigned da[KQ][1][4];
     detail::pack_probabilities<kBf16>(reinterpret_cast<float(&)[1][NQ][4]>(sacc), da);
     product_from_registers(dk, da, sQ);
-    detail::store_key_rows(sDS, da, warp_in_group, g, t);
-    // The previous tile's dQ adds must have read their staging buffers before they are rewritten
-    // (a whole tile's products after they were issued: the wait rarely waits).
+    const int buffer = ring.i & 1;
+    detail::store_key_rows(smem0 + kSmem.ds(w, buffer), da, warp_in_group, g, t);
+    // The previous tile's dQ add must have read the staging buffer before it is rewritten (a whole
+    // tile's products after it was issued: the wait rarely waits).
     if (dq_leader) sm90::bulk_wait_read<0>();
     sm90::fence_async_shared();
-    sm90::named_barrier_sync(1 + w, 128);  // the warpgroup's dS^T is complete, its dQ buffers free
+    // Every consumer's dS^T is complete. A warpgroup reaches this barrier only after its previous
+    // tile's dQ product has read the other buffers, so each is rewritten two tiles after it is read.
+    sm90::named_barrier_sync(kDsBarrier, Cfg::kConsumers * 128);
 
-    // ---- dQ += dS_w K_w: 64 queries x 64 head-dim columns at a time (A = dS^T M-major, B = K's rows
-    // of this warpgroup N-major), staged and added to the query tile's span of dq_accum.
+    // ---- dQ += dS K: this warpgroup's 64 head-dim columns (D = 64: the one block, every other
+    // tile), staged and added to the query tile's span of dq_accum.
+    const bool makes_dq = D == 128 || ((ring.i + w) & 1) == 0;  // a compile-time true at D = 128
+    const int cb = D == 128 ? w : 0;
+    float dq[8][4];
+    if (makes_dq)
+      detail::dq_block_product<kBf16, BN>(dq, [&](int c) { return smem0 + kSmem.ds(c, buffer); }, sK + cb * BN * kRow);
+    sm90::wgmma_wait<0>();  // also dK's product: Q, lse2 and delta are free
+    __syncwarp();  // the warp's reads of lse2 and delta come before its arrival releases the slot
+    if (lane == 0) sm90::mbarrier_arrive(q_empty(s));
     float* dq_tile = args.dq_accum + ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0) * D;
     // Deterministic dQ (kOrderedDq, a kernel of its own): the kv tiles below this one that reach
-    // the query tile add first, and within a CTA warpgroup 0 before warpgroup 1 (kConsumers adds
-    // per kv tile).
+    // the query tile add first, and within a CTA warpgroup 0 before warpgroup 1 (kConsumers turns
+    // per kv tile, taken whether or not the warpgroup adds).
     using Turns = detail::DqTurns<Mods, BM, BN>;
     int* turns = kOrderedDq ? Turns::counter(args, b, h, q0 / BM) : nullptr;
-#pragma unroll
-    for (int cb = 0; cb < D / 64; ++cb) {
-      float dq[8][4];
-      detail::dq_block_product<kBf16, BN>(dq, sDS, sKw + cb * BN * kRow);  // the warpgroup's 64 keys
-      sm90::wgmma_wait<0>();  // also dK's product: Q and dS^T are free after the last column block
-      if (cb == D / 64 - 1) {
-        __syncwarp();  // the warp's reads of lse2 and delta come before its arrival releases the slot
-        if (lane == 0) sm90::mbarrier_arrive(q_empty(s));
+    if constexpr (kOrderedDq) {
+      if (warp_in_group == 0) {
+        const int turn = Turns::turn(args, p, b, h, n_block, q0 / BM);
+        if (lane == 0) Turns::wait(turns, Cfg::kConsumers * turn + w);
       }
-      if (kOrderedDq && cb == 0) {
-        if (warp_in_group == 0) {
-          const int turn = Turns::turn(args, p, b, h, n_block, q0 / BM);
-          if (lane == 0) Turns::wait(turns, Cfg::kConsumers * turn + w);
-        }
-        sm90::named_barrier_sync(1 + w, 128);
-      }
-      const unsigned staging = smem0 + kSmem.dq(w, cb);
-      detail::add_dq_block(staging, dq, warp_in_group * 16 + g, t, 1 + w, dq_leader,
-                           dq_tile + cb * detail::DqBlockedLayout::kBlockFloats);
+      sm90::named_barrier_sync(1 + w, 128);
     }
+    if (makes_dq)
+      detail::add_dq_block(smem0 + kSmem.dq(w), dq, warp_in_group * 16 + g, t, 1 + w, dq_leader,
+                           dq_tile + cb * detail::DqBlockedLayout::kBlockFloats);
     if constexpr (kOrderedDq) detail::pass_dq_turn<Turns>(turns, dq_leader);  // before the next kv tile's turn
-    // (The next tile rewrites dS^T only after the barrier at its dS^T, which every warp of the
-    // warpgroup reaches past this tile's dQ product.)
   }
   // Shared memory stays the CTA's until its last bulk add has read it.
   if (dq_leader) sm90::bulk_wait<0>();

@@ -254,7 +254,7 @@ __device__ __forceinline__ void attention_bwd_sm90_wide(const BwdArgs& args, con
     for (int c = 0; c < CB; ++c) {
       const int cb = w * CB + c;
       float dq[8][4];
-      detail::dq_block_product<kBf16, BN>(dq, sDS, sK + cb * BN * kRow);  // the CTA's 64 keys
+      detail::dq_block_product<kBf16, BN>(dq, [&](int) { return sDS; }, sK + cb * BN * kRow);  // the CTA's 64 keys
       sm90::wgmma_wait<0>();  // also dK's product: the Q stage is free after the first block
       if (c == 0) {
         __syncwarp();  // the warp's reads of lse2 and delta come before its arrival releases the slot

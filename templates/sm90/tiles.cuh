@@ -120,13 +120,15 @@ constexpr int fwd_smem_bytes(int head_dim, int block_m, int block_n, int stages)
 // aligned start:
 //   K and V of the CTA's block_n keys, loaded once;
 //   per stage: Q and dO (block_m rows each), then lse2 and delta (block_m floats each);
-//   dS^T of each consumer warpgroup (its 64 keys x block_m queries, 16-bit, swizzled);
+//   dS^T of each consumer warpgroup (its 64 keys x block_m queries, 16-bit, swizzled), twice: the
+//   warpgroups read each other's, so a tile's buffers are rewritten two tiles later;
+//   each consumer's dQ staging buffer (block_m x 64 fp32);
 //   the mbarriers: K/V full, then Q full and Q empty per stage.
 struct BwdSmemLayout {
-  int kv_bytes, q_bytes, stages, consumers, block_m, dq_blocks;
+  int kv_bytes, q_bytes, stages, consumers, block_m;
   FJ_SM90_TILES_FN constexpr BwdSmemLayout(int head_dim, int block_m_, int block_n, int stages_)
       : kv_bytes(fwd_tile_bytes(block_n, head_dim)), q_bytes(fwd_tile_bytes(block_m_, head_dim)), stages(stages_),
-        consumers(block_n / 64), block_m(block_m_), dq_blocks(head_dim / 64) {}
+        consumers(block_n / 64), block_m(block_m_) {}
 
   FJ_SM90_TILES_FN constexpr int k() const { return 0; }
   FJ_SM90_TILES_FN constexpr int v() const { return kv_bytes; }
@@ -134,9 +136,11 @@ struct BwdSmemLayout {
   FJ_SM90_TILES_FN constexpr int dout(int s) const { return q(s) + q_bytes; }
   FJ_SM90_TILES_FN constexpr int lse2(int s) const { return q(s) + 2 * q_bytes; }
   FJ_SM90_TILES_FN constexpr int delta(int s) const { return lse2(s) + 4 * block_m; }
-  FJ_SM90_TILES_FN constexpr int ds(int w) const { return 2 * kv_bytes + stages * stage_bytes() + w * ds_bytes(); }
-  // Consumer w's staging buffer for dQ's head-dim columns 64 cb .. + 64 (block_m x 64 fp32).
-  FJ_SM90_TILES_FN constexpr int dq(int w, int cb) const { return ds(consumers) + (w * dq_blocks + cb) * dq_bytes(); }
+  // Consumer w's dS^T of the tiles whose place in the walk has parity `buffer`.
+  FJ_SM90_TILES_FN constexpr int ds(int w, int buffer) const {
+    return 2 * kv_bytes + stages * stage_bytes() + (buffer * consumers + w) * ds_bytes();
+  }
+  FJ_SM90_TILES_FN constexpr int dq(int w) const { return ds(0, 2) + w * dq_bytes(); }
   FJ_SM90_TILES_FN constexpr int kv_full() const { return barrier(0); }
   FJ_SM90_TILES_FN constexpr int q_full(int s) const { return barrier(1 + s); }
   FJ_SM90_TILES_FN constexpr int q_empty(int s) const { return barrier(1 + stages + s); }
@@ -150,7 +154,7 @@ struct BwdSmemLayout {
   }
   FJ_SM90_TILES_FN constexpr int ds_bytes() const { return 64 * block_m * 2; }
   FJ_SM90_TILES_FN constexpr int dq_bytes() const { return 64 * block_m * 4; }
-  FJ_SM90_TILES_FN constexpr int barrier(int i) const { return dq(consumers, 0) + 8 * i; }
+  FJ_SM90_TILES_FN constexpr int barrier(int i) const { return dq(consumers) + 8 * i; }
 };
 
 constexpr int bwd_smem_bytes(int head_dim, int block_m, int block_n, int stages) {
