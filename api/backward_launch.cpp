@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <limits>
@@ -86,15 +87,22 @@ BackwardPlan plan_backward(const std::string& entry, const compiler::ParamLayout
   return plan;
 }
 
-LaunchPlan backward_launch_plan(const codegen::GeneratedKernel& g, BackwardPlan& plan) {
+int backward_heads_per_group(int kv_tiles, int heads, int multiprocessors) {
+  const long long wanted = (static_cast<long long>(kBackwardGroupWaves) * multiprocessors + kv_tiles - 1) / kv_tiles;
+  return static_cast<int>(std::clamp<long long>(wanted, 1, heads));
+}
+
+LaunchPlan backward_launch_plan(const codegen::GeneratedKernel& g, BackwardPlan& plan, const DeviceFacts& device) {
   using codegen::EntryRole;
   BwdArgs& a = plan.args;
   const int block_m = g.tile.block_m, block_n = g.tile.block_n;
   // Thrown while planning, before anything is enqueued, so a refused call leaves the gradients untouched.
-  const long long ctas = static_cast<long long>((a.Tkv + block_n - 1) / block_n) * a.Hkv * a.B;
+  const int kv_tiles = (a.Tkv + block_n - 1) / block_n;
+  const long long ctas = static_cast<long long>(kv_tiles) * a.Hkv * a.B;
   if (ctas > std::numeric_limits<int>::max())
     throw ArgumentError(fmt::format("{}: B * Hkv * ceil(Tkv / {}) = {} backward CTAs exceed the grid's 2^31 - 1",
                                     g.entry(), block_n, ctas));
+  a.kv_heads_per_group = backward_heads_per_group(kv_tiles, a.Hkv * a.B, device.multiprocessors);
   LaunchPlan launches;
   // The workspace: dQ's fp32 accumulator, lse2 and delta over rows padded to whole query tiles,
   // then the transposed tile map when the kernel builds one.
@@ -130,7 +138,7 @@ LaunchPlan backward_launch_plan(const codegen::GeneratedKernel& g, BackwardPlan&
     // The builder takes Mods::Extents when the mask reads tensors.
     launches.add(g, EntryRole::tile_map, map.builder_grid(), {&plan.map_args, plan.params.data(), plan.extents.data()});
   }
-  // One dimension, kv tile slowest (attention_bwd_sm80 says why); the module's grads entry when
+  // One dimension, in groups of (b, kv head)s, kv tile slowest in each (bwd_kv_tile says why); the module's grads entry when
   // score_mod scatters into a captured tensor's gradient (the kernel was compiled for the call).
   const bool scatter = g.has_entry(EntryRole::grads);
   if (scatter != plan.scatter)
@@ -148,7 +156,7 @@ LaunchPlan backward_launch_plan(const codegen::GeneratedKernel& g, BackwardPlan&
 
 void launch_backward(const CompiledKernel& kernel, BackwardPlan& plan, void* stream) {
   run_launch_plan(kernel, plan.device, stream,
-                  [&](const DeviceFacts&) { return backward_launch_plan(kernel.generated, plan); });
+                  [&](const DeviceFacts& device) { return backward_launch_plan(kernel.generated, plan, device); });
 }
 
 }  // namespace flexjit::api

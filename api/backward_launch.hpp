@@ -42,7 +42,14 @@ BackwardPlan plan_backward(const std::string& entry, const compiler::ParamLayout
 // tile map's builder (when the kernel has one), the main kernel (or its grads entry), the
 // post-pass, over one workspace; a kernel with tensor maps gets them encoded in the call's
 // context. Throws ArgumentError for a grid too large, before any launch.
-LaunchPlan backward_launch_plan(const codegen::GeneratedKernel& kernel, BackwardPlan& plan);
+LaunchPlan backward_launch_plan(const codegen::GeneratedKernel& kernel, BackwardPlan& plan, const DeviceFacts& device);
+
+// The main kernel's CTAs run in groups of this many (b, kv head)s (common/bwd_tile.cuh,
+// bwd_kv_tile): enough for each group to fill the GPU kBackwardGroupWaves times over, so that a
+// group's heavy first kv tiles overlap the next group's work, and few enough that the heads in
+// flight keep their Q, dO and dQ accumulator in L2. All the heads where they fit fewer waves.
+inline constexpr int kBackwardGroupWaves = 4;
+int backward_heads_per_group(int kv_tiles, int heads, int multiprocessors);
 void launch_backward(const CompiledKernel& kernel, BackwardPlan& plan, void* stream);
 
 }  // namespace flexjit::api

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "common/attention_common.cuh"
+#include "common/bwd_grid_order.cuh"
 #include "common/kernel_args.cuh"
 #include "common/mods_traits.cuh"
 
@@ -21,17 +22,21 @@ struct BwdSteps {
   static constexpr int ND = D / 8;    // n8 tiles over the head dim (dV, dK)
 };
 
-// A main backward CTA's kv tile and (batch, kv head), from a 1-D grid with the kv tile slowest:
-// every (b, kv head) of kv tile 0 starts first. The low kv tiles carry the most query tiles under
-// causal-like masks (prefix, top-k too), so the longest CTAs start earliest and the wave's tail
-// is short ones.
+// A main backward CTA's kv tile and (batch, kv head), from a 1-D grid of ceil(Tkv / BN) CTAs per
+// (b, kv head): groups of args.kv_heads_per_group (b, kv head)s one after another, the kv tile
+// slowest within a group. The low kv tiles carry the most query tiles under causal-like masks
+// (prefix, top-k too), so a group's longest CTAs start first; and the CTAs running at once share
+// a few heads, whose Q, dO and dQ accumulator stay in L2 while every kv tile of them passes over
+// (the host sizes the groups: backward_launch_plan).
 struct BwdKvTile {
   int n_block, hk, b;
 };
 __device__ __forceinline__ BwdKvTile bwd_kv_tile(const BwdArgs& args) {
-  const int heads = args.B * args.Hkv;
-  const int bh = static_cast<int>(blockIdx.x % static_cast<unsigned>(heads));
-  return {static_cast<int>(blockIdx.x / static_cast<unsigned>(heads)), bh % args.Hkv, bh / args.Hkv};
+  const unsigned heads = static_cast<unsigned>(args.B * args.Hkv);
+  const BwdGridSlot slot =
+      bwd_grid_slot(blockIdx.x, heads, gridDim.x / heads, static_cast<unsigned>(args.kv_heads_per_group));
+  const int bh = static_cast<int>(slot.head);
+  return {static_cast<int>(slot.kv_tile), bh % args.Hkv, bh / args.Hkv};
 }
 
 // acc[0] += a, acc[1] += b, atomically (8-byte aligned): one vector reduction on sm_90, two

@@ -108,6 +108,7 @@ struct BwdArgs : CommonArgs {
   // dQ (common/bwd_tile.cuh, DqTurns). Null in the default kernels: the atomics land in any order.
   int* dq_turns;
   int Tq_pad;
+  int kv_heads_per_group;  // the main kernel's grid order (common/bwd_tile.cuh, bwd_kv_tile)
   long long do_b, do_h, do_t;
   long long dq_b, dq_h, dq_t;
   long long dk_b, dk_h, dk_t;

@@ -131,13 +131,14 @@ TEST(LaunchPlan, BackwardRunsItsPassesInOrderOverOneWorkspace) {
   const Tensors t(2, 8, 2, 1000, 128);
   api::BackwardPlan plan =
       api::plan_backward(g.entry(), g.params, ir_of("causal"), 128, bf16, t.backward(), BackwardOptions{});
-  const api::LaunchPlan p = api::backward_launch_plan(g, plan);
+  const api::LaunchPlan p = api::backward_launch_plan(g, plan, kH200);
   ASSERT_THAT(roles(p), ElementsAre(EntryRole::prep, EntryRole::main, EntryRole::post));
   const unsigned Tq_pad = static_cast<unsigned>((1000 + g.tile.block_m - 1) / g.tile.block_m * g.tile.block_m);
   EXPECT_EQ(plan.args.Tq_pad, static_cast<int>(Tq_pad));
   EXPECT_THAT(grid(p.steps[0]), ElementsAre(Tq_pad / g.pass_rows, 8u, 2u));
   const unsigned kv_tiles = static_cast<unsigned>((1000 + g.tile.block_n - 1) / g.tile.block_n);
   EXPECT_THAT(grid(p.steps[1]), ElementsAre(kv_tiles * 2u * 2u, 1u, 1u));  // kv tiles x Hkv x B, one dimension
+  EXPECT_EQ(plan.args.kv_heads_per_group, 4) << "B * Hkv heads, fewer than fill the GPU's waves: one group";
   EXPECT_EQ(p.steps[1].config.shared_bytes, static_cast<unsigned>(g.main_entry().shared_bytes));
   EXPECT_EQ(p.steps[0].config.block[0], static_cast<unsigned>(g.entry_point(EntryRole::prep).threads));
   // dQ's accumulator, lse2 and delta: disjoint, aligned, inside the workspace.
@@ -152,6 +153,16 @@ TEST(LaunchPlan, BackwardRunsItsPassesInOrderOverOneWorkspace) {
   EXPECT_TRUE(p.zero.empty()) << "no captured tensor's gradient was asked for";
 }
 
+TEST(LaunchPlan, BackwardGroupsOfHeadsFillTheGpuSomeWavesOver) {
+  using flexjit::api::backward_heads_per_group;
+  using flexjit::api::kBackwardGroupWaves;
+  // B = 4, Hkv = 16, T = 4096 in tiles of 128 keys on 132 multiprocessors: ceil(4 * 132 / 32).
+  EXPECT_EQ(backward_heads_per_group(32, 64, 132), (kBackwardGroupWaves * 132 + 31) / 32);
+  EXPECT_EQ(backward_heads_per_group(8, 4, 132), 4) << "all the heads where they fill fewer waves";
+  EXPECT_EQ(backward_heads_per_group(100000, 64, 132), 1) << "one head fills the waves itself";
+  EXPECT_EQ(backward_heads_per_group(1, 1, 132), 1);
+}
+
 TEST(LaunchPlan, BackwardOfATensorMaskBuildsItsTransposedMapFirst) {
   const codegen::GeneratedKernel g = generated("document", 64, compiler::KernelPass::Backward);
   ASSERT_TRUE(g.has_entry(EntryRole::tile_map));
@@ -160,7 +171,7 @@ TEST(LaunchPlan, BackwardOfATensorMaskBuildsItsTransposedMapFirst) {
   BackwardOptions options;
   options.bind = {{"doc_ids", doc_ids}};
   api::BackwardPlan plan = api::plan_backward(g.entry(), g.params, ir_of("document"), 64, bf16, t.backward(), options);
-  const api::LaunchPlan p = api::backward_launch_plan(g, plan);
+  const api::LaunchPlan p = api::backward_launch_plan(g, plan, kH200);
   ASSERT_THAT(roles(p), ElementsAre(EntryRole::prep, EntryRole::tile_map, EntryRole::main, EntryRole::post));
   const int q_tiles = (777 + g.tile.block_m - 1) / g.tile.block_m, kv_tiles = (777 + g.tile.block_n - 1) / g.tile.block_n;
   // A row per kv tile (the mask reads neither b nor h: one map), listing query tiles.
@@ -196,15 +207,15 @@ TEST(LaunchPlan, BackwardScatterZeroesTheGradientAndRunsTheGradsEntry) {
   api::BackwardPlan without =
       api::plan_backward(g.entry(), g.params, ir_of("relative_position_bias"), 64, bf16, t.backward(), options);
   EXPECT_FALSE(without.scatter);
-  EXPECT_THAT(roles(api::backward_launch_plan(g, without)),
+  EXPECT_THAT(roles(api::backward_launch_plan(g, without, kH200)),
               ElementsAre(EntryRole::prep, EntryRole::main, EntryRole::post));
-  EXPECT_THROW(api::backward_launch_plan(gs, without), InternalError);
+  EXPECT_THROW(api::backward_launch_plan(gs, without, kH200), InternalError);
   options.grads = {{"rel_bias", d_table}};
   api::BackwardPlan with =
       api::plan_backward(g.entry(), g.params, ir_of("relative_position_bias"), 64, bf16, t.backward(), options);
   EXPECT_TRUE(with.scatter);
-  EXPECT_THROW(api::backward_launch_plan(g, with), InternalError);
-  const api::LaunchPlan p = api::backward_launch_plan(gs, with);
+  EXPECT_THROW(api::backward_launch_plan(g, with, kH200), InternalError);
+  const api::LaunchPlan p = api::backward_launch_plan(gs, with, kH200);
   EXPECT_THAT(roles(p), ElementsAre(EntryRole::prep, EntryRole::grads, EntryRole::post));
   ASSERT_EQ(p.zero.size(), 1u);
   EXPECT_EQ(p.zero[0].data, d_table.data);
@@ -218,7 +229,7 @@ TEST(LaunchPlan, BackwardGridTooLargeIsRefusedWhilePlanning) {
       api::plan_backward(g.entry(), g.params, ir_of("causal"), 64, bf16, t.backward(), BackwardOptions{});
   plan.args.B = 1 << 20;  // with Hkv and Tkv, past 2^31 CTAs
   plan.args.Tkv = 1 << 20;
-  const std::string e = error_of([&] { api::backward_launch_plan(g, plan); });
+  const std::string e = error_of([&] { api::backward_launch_plan(g, plan, kH200); });
   EXPECT_THAT(e, HasSubstr("backward CTAs exceed the grid's 2^31 - 1"));
 }
 
