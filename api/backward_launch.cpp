@@ -87,9 +87,19 @@ BackwardPlan plan_backward(const std::string& entry, const compiler::ParamLayout
   return plan;
 }
 
-int backward_heads_per_group(int kv_tiles, int heads, int multiprocessors) {
-  const long long wanted = (static_cast<long long>(kBackwardGroupWaves) * multiprocessors + kv_tiles - 1) / kv_tiles;
-  return static_cast<int>(std::clamp<long long>(wanted, 1, heads));
+BackwardGridGroups backward_grid_groups(int kv_tiles, int heads, int multiprocessors) {
+  const long long wanted = std::clamp<long long>(
+      (static_cast<long long>(kBackwardGroupWaves) * multiprocessors + kv_tiles - 1) / kv_tiles, 1, heads);
+  // The divisor of the heads nearest to that (by ratio), with at most grid.y's limit of groups:
+  // groups of equal size, so that no CTA is left without a head.
+  const auto off = [&](long long d) { return std::max(static_cast<double>(d) / wanted, static_cast<double>(wanted) / d); };
+  long long best = heads;
+  for (long long i = 1; i * i <= heads; ++i) {
+    if (heads % i != 0) continue;
+    for (const long long d : {i, heads / i})
+      if (heads / d <= kMaxGridY && off(d) < off(best)) best = d;
+  }
+  return {static_cast<int>(best), static_cast<int>(heads / best)};
 }
 
 LaunchPlan backward_launch_plan(const codegen::GeneratedKernel& g, BackwardPlan& plan, const DeviceFacts& device) {
@@ -102,7 +112,8 @@ LaunchPlan backward_launch_plan(const codegen::GeneratedKernel& g, BackwardPlan&
   if (ctas > std::numeric_limits<int>::max())
     throw ArgumentError(fmt::format("{}: B * Hkv * ceil(Tkv / {}) = {} backward CTAs exceed the grid's 2^31 - 1",
                                     g.entry(), block_n, ctas));
-  a.kv_heads_per_group = backward_heads_per_group(kv_tiles, a.Hkv * a.B, device.multiprocessors);
+  const BackwardGridGroups groups = backward_grid_groups(kv_tiles, a.Hkv * a.B, device.multiprocessors);
+  a.kv_heads_per_group = groups.heads;
   LaunchPlan launches;
   // The workspace: dQ's fp32 accumulator, lse2 and delta over rows padded to whole query tiles,
   // then the transposed tile map when the kernel builds one.
@@ -138,7 +149,7 @@ LaunchPlan backward_launch_plan(const codegen::GeneratedKernel& g, BackwardPlan&
     // The builder takes Mods::Extents when the mask reads tensors.
     launches.add(g, EntryRole::tile_map, map.builder_grid(), {&plan.map_args, plan.params.data(), plan.extents.data()});
   }
-  // One dimension, in groups of (b, kv head)s, kv tile slowest in each (bwd_kv_tile says why); the module's grads entry when
+  // Groups of (b, kv head)s along y, kv tile slowest in each (bwd_kv_tile says why); the module's grads entry when
   // score_mod scatters into a captured tensor's gradient (the kernel was compiled for the call).
   const bool scatter = g.has_entry(EntryRole::grads);
   if (scatter != plan.scatter)
@@ -149,7 +160,10 @@ LaunchPlan backward_launch_plan(const codegen::GeneratedKernel& g, BackwardPlan&
     launches.in_context = [&g, &plan] { plan.maps = encode_bwd_tma_maps(g, plan.args); };
     main_args.push_back(&plan.maps);
   }
-  launches.add(g, scatter ? EntryRole::grads : EntryRole::main, {static_cast<unsigned>(ctas), 1, 1}, main_args);
+  launches.add(g, scatter ? EntryRole::grads : EntryRole::main,
+               {static_cast<unsigned>(groups.heads) * static_cast<unsigned>(kv_tiles),
+                static_cast<unsigned>(groups.count), 1},
+               main_args);
   launches.add(g, EntryRole::post, rows_pass, args);
   return launches;
 }

@@ -44,12 +44,19 @@ BackwardPlan plan_backward(const std::string& entry, const compiler::ParamLayout
 // context. Throws ArgumentError for a grid too large, before any launch.
 LaunchPlan backward_launch_plan(const codegen::GeneratedKernel& kernel, BackwardPlan& plan, const DeviceFacts& device);
 
-// The main kernel's CTAs run in groups of this many (b, kv head)s (common/bwd_tile.cuh,
-// bwd_kv_tile): enough for each group to fill the GPU kBackwardGroupWaves times over, so that a
-// group's heavy first kv tiles overlap the next group's work, and few enough that the heads in
-// flight keep their Q, dO and dQ accumulator in L2. All the heads where they fit fewer waves.
+// The main kernel's CTAs run in groups of (b, kv head)s (common/bwd_tile.cuh, bwd_kv_tile):
+// enough for each group to fill the GPU kBackwardGroupWaves times over, so that a group's heavy
+// first kv tiles overlap the next group's work, and few enough that the heads in flight keep
+// their Q, dO and dQ accumulator in L2. One group of all the heads where they fill fewer waves;
+// groups of equal size (a divisor of the heads). The grid is {heads * kv_tiles, count}.
 inline constexpr int kBackwardGroupWaves = 4;
-int backward_heads_per_group(int kv_tiles, int heads, int multiprocessors);
+inline constexpr int kMaxGridY = 65535;
+struct BackwardGridGroups {
+  int heads;  // per group
+  int count;
+};
+BackwardGridGroups backward_grid_groups(int kv_tiles, int heads, int multiprocessors);
+
 void launch_backward(const CompiledKernel& kernel, BackwardPlan& plan, void* stream);
 
 }  // namespace flexjit::api

@@ -16,14 +16,10 @@ struct BwdGridSlot {
   unsigned kv_tile, head;  // head: b * Hkv + kv head
 };
 
-// CTA `index` of a 1-D grid of kv_tiles CTAs per head, `heads` heads: groups of `group` heads one
-// after another (the last one may be smaller), the kv tile slowest within each group.
-FJ_BWD_GRID_FN constexpr BwdGridSlot bwd_grid_slot(unsigned index, unsigned heads, unsigned kv_tiles,
-                                                   unsigned group) {
-  const unsigned first = index / (group * kv_tiles) * group;  // the group's first head
-  const unsigned in_group = group < heads - first ? group : heads - first;
-  const unsigned r = index - first * kv_tiles;
-  return {r / in_group, first + r % in_group};
+// CTA (x, y) of the grid {group * kv_tiles, groups}: group y holds the heads y * group .. + group,
+// the kv tile slowest within it (group divides the heads: every CTA has work).
+FJ_BWD_GRID_FN constexpr BwdGridSlot bwd_grid_slot(unsigned x, unsigned y, unsigned group) {
+  return {x / group, y * group + x % group};
 }
 
 }  // namespace flexjit

@@ -22,19 +22,17 @@ struct BwdSteps {
   static constexpr int ND = D / 8;    // n8 tiles over the head dim (dV, dK)
 };
 
-// A main backward CTA's kv tile and (batch, kv head), from a 1-D grid of ceil(Tkv / BN) CTAs per
-// (b, kv head): groups of args.kv_heads_per_group (b, kv head)s one after another, the kv tile
+// A main backward CTA's kv tile and (batch, kv head), from the grid {group * kv_tiles, groups}
+// (bwd_grid_slot): groups of args.kv_heads_per_group (b, kv head)s one after another, the kv tile
 // slowest within a group. The low kv tiles carry the most query tiles under causal-like masks
 // (prefix, top-k too), so a group's longest CTAs start first; and the CTAs running at once share
 // a few heads, whose Q, dO and dQ accumulator stay in L2 while every kv tile of them passes over
-// (the host sizes the groups: backward_launch_plan).
+// (the host sizes the groups: backward_grid_groups).
 struct BwdKvTile {
   int n_block, hk, b;
 };
 __device__ __forceinline__ BwdKvTile bwd_kv_tile(const BwdArgs& args) {
-  const unsigned heads = static_cast<unsigned>(args.B * args.Hkv);
-  const BwdGridSlot slot =
-      bwd_grid_slot(blockIdx.x, heads, gridDim.x / heads, static_cast<unsigned>(args.kv_heads_per_group));
+  const BwdGridSlot slot = bwd_grid_slot(blockIdx.x, blockIdx.y, static_cast<unsigned>(args.kv_heads_per_group));
   const int bh = static_cast<int>(slot.head);
   return {static_cast<int>(slot.kv_tile), bh % args.Hkv, bh / args.Hkv};
 }
@@ -158,8 +156,8 @@ struct QTileSchedule {
 // Deterministic dQ: the kv tiles whose CTAs reach query tile m of (b, h) add into its dQ rows in
 // kv tile order. A CTA's turn there is the number of kv tiles below its own that QTileSchedule
 // walks to (h, m), asked of the same q range and classes (or map rows) per kv tile, so the count
-// and the CTAs that advance args.dq_turns agree by construction. The grid runs kv tiles in
-// ascending order (blockIdx: kv tile slowest), so every tile a CTA waits for has started.
+// and the CTAs that advance args.dq_turns agree by construction. The grid runs each head's kv
+// tiles in ascending launch order (bwd_grid_slot), so every tile a CTA waits for has started.
 template <class Mods, int BM, int BN>
 struct DqTurns {
   // Whether the CTA of kv tile n walks to query tile m of head h.

@@ -137,8 +137,9 @@ TEST(LaunchPlan, BackwardRunsItsPassesInOrderOverOneWorkspace) {
   EXPECT_EQ(plan.args.Tq_pad, static_cast<int>(Tq_pad));
   EXPECT_THAT(grid(p.steps[0]), ElementsAre(Tq_pad / g.pass_rows, 8u, 2u));
   const unsigned kv_tiles = static_cast<unsigned>((1000 + g.tile.block_n - 1) / g.tile.block_n);
-  EXPECT_THAT(grid(p.steps[1]), ElementsAre(kv_tiles * 2u * 2u, 1u, 1u));  // kv tiles x Hkv x B, one dimension
-  EXPECT_EQ(plan.args.kv_heads_per_group, 4) << "B * Hkv heads, fewer than fill the GPU's waves: one group";
+  // B * Hkv = 4 heads fill fewer than the GPU's waves: one group of them all, kv tiles x 4 CTAs.
+  EXPECT_THAT(grid(p.steps[1]), ElementsAre(kv_tiles * 2u * 2u, 1u, 1u));
+  EXPECT_EQ(plan.args.kv_heads_per_group, 4);
   EXPECT_EQ(p.steps[1].config.shared_bytes, static_cast<unsigned>(g.main_entry().shared_bytes));
   EXPECT_EQ(p.steps[0].config.block[0], static_cast<unsigned>(g.entry_point(EntryRole::prep).threads));
   // dQ's accumulator, lse2 and delta: disjoint, aligned, inside the workspace.
@@ -154,13 +155,21 @@ TEST(LaunchPlan, BackwardRunsItsPassesInOrderOverOneWorkspace) {
 }
 
 TEST(LaunchPlan, BackwardGroupsOfHeadsFillTheGpuSomeWavesOver) {
-  using flexjit::api::backward_heads_per_group;
+  using flexjit::api::backward_grid_groups;
   using flexjit::api::kBackwardGroupWaves;
-  // B = 4, Hkv = 16, T = 4096 in tiles of 128 keys on 132 multiprocessors: ceil(4 * 132 / 32).
-  EXPECT_EQ(backward_heads_per_group(32, 64, 132), (kBackwardGroupWaves * 132 + 31) / 32);
-  EXPECT_EQ(backward_heads_per_group(8, 4, 132), 4) << "all the heads where they fill fewer waves";
-  EXPECT_EQ(backward_heads_per_group(100000, 64, 132), 1) << "one head fills the waves itself";
-  EXPECT_EQ(backward_heads_per_group(1, 1, 132), 1);
+  static_assert(kBackwardGroupWaves == 4, "the figures below");
+  // B = 4, Hkv = 16, T = 4096 in tiles of 128 keys on 132 multiprocessors: ceil(4 * 132 / 32) = 17
+  // heads a group asked for; the nearest divisor of 64 is 16.
+  EXPECT_EQ(backward_grid_groups(32, 64, 132).heads, 16);
+  EXPECT_EQ(backward_grid_groups(32, 64, 132).count, 4);
+  EXPECT_EQ(backward_grid_groups(32, 65, 132).heads, 13) << "65 = 5 x 13: five groups of 13";
+  EXPECT_EQ(backward_grid_groups(32, 65, 132).count, 5);
+  EXPECT_EQ(backward_grid_groups(32, 67, 132).heads, 67) << "a prime: one group (17 / 1 is further than 67 / 17)";
+  EXPECT_EQ(backward_grid_groups(8, 4, 132).heads, 4) << "all the heads where they fill fewer waves";
+  EXPECT_EQ(backward_grid_groups(8, 4, 132).count, 1);
+  EXPECT_EQ(backward_grid_groups(100000, 64, 132).heads, 1) << "one head fills the waves itself";
+  EXPECT_EQ(backward_grid_groups(1000, 200000, 132).heads, 4) << "at most 65535 groups: 50000 of 4";
+  EXPECT_EQ(backward_grid_groups(1000, 200000, 132).count, 50000);
 }
 
 TEST(LaunchPlan, BackwardOfATensorMaskBuildsItsTransposedMapFirst) {
