@@ -20,7 +20,7 @@ constexpr DecodeTolerance kTolerance{.out_rel_l2 = 1e-5, .lse_rel_l2 = 1e-6,
 // Runs the case on a cpu kernel with host tensors of the case's dtype (16-bit outputs read back
 // as floats).
 DecodeOutputs run_on_cpu(const Kernel& kernel, const DecodeCase& c, const DecodeBindings& bound) {
-  DecodeOutputs r{std::vector<float>(c.q.size(), -1.f), std::vector<float>(c.rows(), -1.f)};
+  DecodeOutputs r{std::vector<float>(c.rows() * static_cast<std::size_t>(c.Dv), -1.f), std::vector<float>(c.rows(), -1.f)};
   ForwardOptions o{.lse = TensorView::contiguous(r.lse.data(), f32, c.lse_shape(), Device::cpu()), .bind = bound.bind};
   o.kv_lens = TensorView::contiguous(c.lens.data(), i32, {c.B}, Device::cpu());
   o.q_offset = c.shape.q_offset, o.kv_offset = c.shape.kv_offset;
@@ -29,23 +29,24 @@ DecodeOutputs run_on_cpu(const Kernel& kernel, const DecodeCase& c, const Decode
   if (dtype == f32) {
     kernel.forward(TensorView::contiguous(c.q.data(), f32, c.q_shape(), Device::cpu()),
                    TensorView::contiguous(c.k.data(), f32, c.kv_shape(), Device::cpu()),
-                   TensorView::contiguous(c.v.data(), f32, c.kv_shape(), Device::cpu()),
-                   TensorView::contiguous(r.out.data(), f32, c.q_shape(), Device::cpu()), o);
+                   TensorView::contiguous(c.v.data(), f32, c.v_shape(), Device::cpu()),
+                   TensorView::contiguous(r.out.data(), f32, c.out_shape(), Device::cpu()), o);
     return r;
   }
   const std::vector<std::uint16_t> q = c.elements(c.q), k = c.elements(c.k), v = c.elements(c.v);
-  std::vector<std::uint16_t> out(c.q.size());
+  std::vector<std::uint16_t> out(r.out.size());
   kernel.forward(TensorView::contiguous(q.data(), dtype, c.q_shape(), Device::cpu()),
                  TensorView::contiguous(k.data(), dtype, c.kv_shape(), Device::cpu()),
-                 TensorView::contiguous(v.data(), dtype, c.kv_shape(), Device::cpu()),
-                 TensorView::contiguous(out.data(), dtype, c.q_shape(), Device::cpu()), o);
+                 TensorView::contiguous(v.data(), dtype, c.v_shape(), Device::cpu()),
+                 TensorView::contiguous(out.data(), dtype, c.out_shape(), Device::cpu()), o);
   std::transform(out.begin(), out.end(), r.out.begin(),
                  [&](std::uint16_t e) { return dtype == bf16 ? bf16_bits_to_float(e) : fp16_bits_to_float(e); });
   return r;
 }
 
-Kernel cpu_kernel(const Program& p, DType dtype = f32, CpuBackend backend = CpuBackend::automatic) {
-  return engine().compile(p, {.head_dim = D, .dtype = dtype, .device = Device::cpu(), .cpu_backend = backend});
+Kernel cpu_kernel(const Program& p, DType dtype = f32, CpuBackend backend = CpuBackend::automatic, int head_dim_v = 0) {
+  return engine().compile(
+      p, {.head_dim = D, .head_dim_v = head_dim_v, .dtype = dtype, .device = Device::cpu(), .cpu_backend = backend});
 }
 
 DecodeShape layout(int Hq, int Hkv, int Tq, int page_size) {
@@ -77,6 +78,23 @@ INSTANTIATE_TEST_SUITE_P(PrefillChunk, KvCache,
                          testing::Values(prefill_chunk(layout(8, 2, 1, 16)), prefill_chunk(layout(8, 2, 1, 256)),
                                          prefill_chunk(layout(8, 2, 1, 0))),
                          shape_name);
+
+// v and out of their own head dim (multi-head latent attention's shapes): decode and chunked
+// prefill, paged and contiguous, a mask, a sink, block lists and a tensor-reading mask.
+TEST(KvCacheDecode, ValueHeadDimOfItsOwn) {
+  for (DecodeShape s : {layout(8, 2, 4, 16), prefill_chunk(layout(8, 2, 1, 64)), layout(8, 1, 1, 0)}) {
+    s.Dv = D / 2;
+    const DecodeCase c(s);
+    ASSERT_EQ(c.v.size() * 2, c.k.size());
+    for (const char* name : {"causal", "learned_sink", "documents", "top_k_blocks"}) {
+      const Program p = load_decode_program(decode_program(name));
+      const DecodeBindings bound(p, c);
+      const DecodeOutputs r = run_on_cpu(cpu_kernel(p, f32, CpuBackend::automatic, s.Dv), c, bound);
+      expect_decode_matches(c, c.reference(p, bound.env), r, kTolerance,
+                            std::string(name) + " " + decode_layout_name(s) + " Dv " + std::to_string(s.Dv));
+    }
+  }
+}
 
 // A shard of a longer sequence (ForwardOptions::q_offset, kv_offset) on the programs that index
 // no tensor by position: the queries 20 past the keys' shard, and keys 20 past the queries (the

@@ -21,7 +21,7 @@ int table_pitch(const test::DecodeCase& c, const IndexPlacement& p) {
 
 DecodeOnGpu::DecodeOnGpu(const test::DecodeCase& c, IndexPlacement placement)
     : case_(c), placement_(placement), q_(bytes_of(c.q_shape(), 2)), k_(bytes_of(c.kv_shape(), 2)),
-      v_(bytes_of(c.kv_shape(), 2)), out_(bytes_of(c.q_shape(), 2)), lse_(bytes_of(c.lse_shape(), 4)),
+      v_(bytes_of(c.v_shape(), 2)), out_(bytes_of(c.out_shape(), 2)), lse_(bytes_of(c.lse_shape(), 4)),
       lens_(static_cast<std::size_t>(c.B) * placement.lens_stride * 4),
       table_(static_cast<std::size_t>(c.B) * table_pitch(c, placement) * 4) {
   const std::pair<const std::vector<float>*, DeviceBuffer*> inputs[] = {{&c.q, &q_}, {&c.k, &k_}, {&c.v, &v_}};
@@ -76,10 +76,10 @@ test::DecodeOutputs DecodeOnGpu::run(const Kernel& kernel, const test::DecodeBin
   out_.fill_bytes(0xFF);
   lse_.fill_bytes(0xFF);
   kernel.forward(TensorView::contiguous(q_.get(), dtype, c.q_shape()), TensorView::contiguous(k_.get(), dtype, c.kv_shape()),
-                 TensorView::contiguous(v_.get(), dtype, c.kv_shape()), TensorView::contiguous(out_.get(), dtype, c.q_shape()),
+                 TensorView::contiguous(v_.get(), dtype, c.v_shape()), TensorView::contiguous(out_.get(), dtype, c.out_shape()),
                  o);
   synchronize();
-  std::vector<std::uint16_t> out(c.q.size());
+  std::vector<std::uint16_t> out(c.rows() * static_cast<std::size_t>(c.Dv));
   out_.download(out.data(), out.size() * 2);
   test::DecodeOutputs r{std::vector<float>(out.size()), std::vector<float>(c.rows())};
   std::transform(out.begin(), out.end(), r.out.begin(), [&](std::uint16_t e) { return from_element(e, dtype); });

@@ -48,12 +48,12 @@ const std::vector<std::string> kPositionPrograms = {"causal", "sliding_window", 
                                                     "learned_sink", "alibi"};
 
 std::string shape_name(const DecodeShape& s, Math math = Math::fast) {
-  return fmt::format("{}_{}_d{}{}", test::decode_layout_name(s), dtype_name(s.dtype), s.D,
-                     math == Math::exact ? "_exact" : "");
+  return fmt::format("{}_{}_d{}{}{}", test::decode_layout_name(s), dtype_name(s.dtype), s.D,
+                     s.dv() != s.D ? fmt::format("v{}", s.dv()) : "", math == Math::exact ? "_exact" : "");
 }
 
 Kernel decode_kernel(const Program& p, const DecodeShape& s, Math math) {
-  return engine().compile(p, {.head_dim = s.D, .dtype = s.dtype, .math = math});
+  return engine().compile(p, {.head_dim = s.D, .head_dim_v = s.Dv, .dtype = s.dtype, .math = math});
 }
 
 // One decode program on an uploaded case against the oracle; the sequences in nan_sequences
@@ -119,10 +119,15 @@ INSTANTIATE_TEST_SUITE_P(Others, DecodePrograms,
 // Chunked prefill on the chunk kernel: test::prefill_chunk (100 new tokens per sequence, one query
 // tile) under every program, block lists of 16 x 16 included, over pages of 16, 64 and 256 keys and
 // a contiguous cache; and chunks of 333 tokens (several query tiles, a ragged last one) against up
-// to 1500 keys, fp16, head dims 64 and 256, exact math.
+// to 1500 keys, fp16, head dims 64 and 256, exact math, and multi-head latent attention's q and k
+// of 192 with v and out of 128.
 DecodeShape long_chunk(DecodeShape s) {
   s.Tq = 333;
   s.lens = {333, 900, 1500, 401};
+  return s;
+}
+DecodeShape with_dv(DecodeShape s, int Dv) {
+  s.Dv = Dv;
   return s;
 }
 INSTANTIATE_TEST_SUITE_P(PrefillChunk, DecodePrograms,
@@ -135,6 +140,8 @@ INSTANTIATE_TEST_SUITE_P(PrefillChunk, DecodePrograms,
                                          Row{long_chunk(shape(4, 2, 1, 16, 128, DType::fp16)), kFewPrograms},
                                          Row{long_chunk(shape(8, 2, 1, 256, 64)), kFewPrograms},
                                          Row{long_chunk(shape(4, 2, 1, 32, 256)), kFewPrograms},
+                                         Row{with_dv(long_chunk(shape(8, 2, 1, 64, 192)), 128), kFewPrograms},
+                                         Row{with_dv(test::prefill_chunk(shape(8, 1, 1, 0, 192)), 128), kFewPrograms},
                                          Row{test::prefill_chunk(shape(8, 2, 1, 16)), {"softcap", "alibi"}, Math::exact}),
                          row_name);
 

@@ -39,12 +39,14 @@ std::string decode_layout_name(const DecodeShape& s) {
 }
 
 void PrintTo(const DecodeShape& s, std::ostream* os) {
-  *os << decode_layout_name(s) << "_" << dtype_name(s.dtype) << "_d" << s.D << "_B" << s.lens.size();
+  *os << decode_layout_name(s) << "_" << dtype_name(s.dtype) << "_d" << s.D;
+  if (s.dv() != s.D) *os << "v" << s.Dv;
+  *os << "_B" << s.lens.size();
 }
 
 DecodeCase::DecodeCase(const DecodeShape& s)
-    : shape(s), B(static_cast<int>(s.lens.size())), Hq(s.Hq), Hkv(s.Hkv), Tq(s.Tq), D(s.D), page_size(s.page_size),
-      lens(s.lens) {
+    : shape(s), B(static_cast<int>(s.lens.size())), Hq(s.Hq), Hkv(s.Hkv), Tq(s.Tq), D(s.D), Dv(s.dv()),
+      page_size(s.page_size), lens(s.lens) {
   std::mt19937 rng(static_cast<unsigned>(Hq * 1000 + Hkv * 100 + Tq * 10 + page_size));
   q.resize(static_cast<std::size_t>(B) * Hq * Tq * D);
   fill_normal(q.data(), q.size(), rng);
@@ -63,30 +65,30 @@ DecodeCase::DecodeCase(const DecodeShape& s)
     for (int b = 0; b < B; ++b)
       for (int p = 0; p < max_pages; ++p)
         table[static_cast<std::size_t>(b) * max_pages + p] = p < pages_of[b] ? ids[next++] : (p % 2 ? -7 : 1 << 30);
-    const std::size_t pool = static_cast<std::size_t>(num_pages) * page_size * Hkv * D;
-    k.assign(pool, kNaN);
-    v.assign(pool, kNaN);
+    const std::size_t slots = static_cast<std::size_t>(num_pages) * page_size * Hkv;
+    k.assign(slots * D, kNaN);
+    v.assign(slots * Dv, kNaN);
     for (int b = 0; b < B; ++b)
       for (int j = 0; j < lens[b]; ++j)
         for (int g = 0; g < Hkv; ++g) {
           const std::size_t page = static_cast<std::size_t>(table[static_cast<std::size_t>(b) * max_pages + j / page_size]);
-          const std::size_t at = ((page * page_size + j % page_size) * Hkv + g) * D;
-          fill_normal(k.data() + at, static_cast<std::size_t>(D), rng);
-          fill_normal(v.data() + at, static_cast<std::size_t>(D), rng);
+          const std::size_t slot = (page * page_size + j % page_size) * Hkv + g;
+          fill_normal(k.data() + slot * D, static_cast<std::size_t>(D), rng);
+          fill_normal(v.data() + slot * Dv, static_cast<std::size_t>(Dv), rng);
         }
   } else {
     Tkv = longest + s.spare_keys;
-    const std::size_t n = static_cast<std::size_t>(B) * Hkv * Tkv * D;
-    k.resize(n);
-    v.resize(n);
-    fill_normal(k.data(), n, rng);
-    fill_normal(v.data(), n, rng);
+    const std::size_t rows = static_cast<std::size_t>(B) * Hkv * Tkv;
+    k.resize(rows * D);
+    v.resize(rows * Dv);
+    fill_normal(k.data(), k.size(), rng);
+    fill_normal(v.data(), v.size(), rng);
     for (int b = 0; b < B; ++b)
       for (int g = 0; g < Hkv; ++g)
         for (int j = std::max(0, lens[b]); j < Tkv; ++j) {
-          const std::size_t at = ((static_cast<std::size_t>(b) * Hkv + g) * Tkv + j) * D;
-          std::fill_n(k.begin() + static_cast<std::ptrdiff_t>(at), D, kNaN);
-          std::fill_n(v.begin() + static_cast<std::ptrdiff_t>(at), D, kNaN);
+          const std::size_t row = (static_cast<std::size_t>(b) * Hkv + g) * Tkv + j;
+          std::fill_n(k.begin() + static_cast<std::ptrdiff_t>(row * D), D, kNaN);
+          std::fill_n(v.begin() + static_cast<std::ptrdiff_t>(row * Dv), Dv, kNaN);
         }
   }
   if (s.dtype != DType::f32)
@@ -94,9 +96,9 @@ DecodeCase::DecodeCase(const DecodeShape& s)
       for (float& e : *x) e = round_to(s.dtype, e);
 }
 
-std::vector<std::int64_t> DecodeCase::kv_shape() const {
-  if (paged()) return {num_pages, page_size, Hkv, D};
-  return {B, Hkv, Tkv, D};
+std::vector<std::int64_t> DecodeCase::cache_shape(int columns) const {
+  if (paged()) return {num_pages, page_size, Hkv, columns};
+  return {B, Hkv, Tkv, columns};
 }
 
 std::vector<std::uint16_t> DecodeCase::elements(const std::vector<float>& x) const {
@@ -108,6 +110,7 @@ std::vector<std::uint16_t> DecodeCase::elements(const std::vector<float>& x) con
 
 ReferenceOutputs DecodeCase::reference(const Program& p, const ir::Env& env) const {
   ReferenceInputs in{q.data(), k.data(), v.data(), B, Hq, Hkv, Tq, Tkv, D};
+  in.Dv = Dv;
   in.scale = 1.0 / std::sqrt(static_cast<double>(D));
   in.env = &env;
   in.kv_lens = lens.data();

@@ -21,9 +21,11 @@ namespace flexjit::test {
 
 // One decode step: q [B, Hq, Tq, D] and a cache holding lens[b] keys for each of B = lens.size()
 // sequences, paged [num_pages, page_size, Hkv, D] (page_size > 0) or contiguous [B, Hkv, Tkv, D]
-// with lengths (page_size 0).
+// with lengths (page_size 0); v and out of Dv columns.
 struct DecodeShape {
   int Hq = 8, Hkv = 2, Tq = 1, page_size = 0, D = 32;
+  int Dv = 0;  // the head dim of v and out (MLA shapes); 0: D
+  int dv() const { return Dv > 0 ? Dv : D; }
   // Not multiples of any page size; one sequence is empty.
   std::vector<std::int32_t> lens = {37, 0, 300, 129};
   // f32, or bf16 / fp16: every input rounded to it, so the oracle sees what the kernel reads.
@@ -44,7 +46,7 @@ DecodeShape prefill_chunk(DecodeShape s);
 
 struct DecodeCase {
   DecodeShape shape;
-  int B = 0, Hq = 0, Hkv = 0, Tq = 0, D = 0, page_size = 0;
+  int B = 0, Hq = 0, Hkv = 0, Tq = 0, D = 0, Dv = 0, page_size = 0;
   int max_pages = 0, num_pages = 0;  // paged: a spare column of garbage, three pages nobody uses
   int Tkv = 0;                       // the keys a sequence can hold (max_pages * page_size when paged)
   std::vector<std::int32_t> lens, table;  // table: [B, max_pages] when paged
@@ -53,14 +55,19 @@ struct DecodeCase {
   explicit DecodeCase(const DecodeShape& s);
 
   bool paged() const { return page_size > 0; }
-  std::vector<std::int64_t> q_shape() const { return {B, Hq, Tq, D}; }  // q and out
-  std::vector<std::int64_t> kv_shape() const;
+  std::vector<std::int64_t> q_shape() const { return {B, Hq, Tq, D}; }
+  std::vector<std::int64_t> out_shape() const { return {B, Hq, Tq, Dv}; }
+  std::vector<std::int64_t> kv_shape() const { return cache_shape(D); }  // k
+  std::vector<std::int64_t> v_shape() const { return cache_shape(Dv); }
   std::vector<std::int64_t> lse_shape() const { return {B, Hq, Tq}; }
   std::size_t rows() const { return static_cast<std::size_t>(B) * Hq * Tq; }
   // q, k or v as the bf16 / fp16 elements the kernel reads (the case's dtype).
   std::vector<std::uint16_t> elements(const std::vector<float>& x) const;
 
   ReferenceOutputs reference(const Program& p, const ir::Env& env) const;
+
+ private:
+  std::vector<std::int64_t> cache_shape(int columns) const;
 };
 
 // Decode programs: each reads the new tokens' absolute positions, q_idx + offsets[b].
@@ -88,7 +95,7 @@ struct DecodeBindings {
   DecodeBindings& operator=(const DecodeBindings&) = delete;
 };
 
-// What a kernel wrote, as floats: out [B, Hq, Tq, D], lse [B, Hq, Tq].
+// What a kernel wrote, as floats: out [B, Hq, Tq, Dv], lse [B, Hq, Tq].
 struct DecodeOutputs {
   std::vector<float> out, lse;
 };

@@ -14,7 +14,7 @@ DecodeFigures expect_decode_matches(const DecodeCase& c, const ReferenceOutputs&
                                     const std::vector<int>& nan_sequences) {
   const std::vector<float>& out = got.out;
   const std::vector<float>& lse = got.lse;
-  const std::size_t D = static_cast<std::size_t>(c.D), rows_per_sequence = static_cast<std::size_t>(c.Hq) * c.Tq;
+  const std::size_t D = static_cast<std::size_t>(c.Dv), rows_per_sequence = static_cast<std::size_t>(c.Hq) * c.Tq;
   EXPECT_EQ(out.size(), c.rows() * D) << what;
   EXPECT_EQ(lse.size(), c.rows()) << what;
   if (out.size() != c.rows() * D || lse.size() != c.rows()) return {};
