@@ -92,12 +92,14 @@ BackwardGridGroups backward_grid_groups(int kv_tiles, int heads, int multiproces
       (static_cast<long long>(kBackwardGroupWaves) * multiprocessors + kv_tiles - 1) / kv_tiles, 1, heads);
   // The divisor of the heads nearest to that (by ratio), with at most grid.y's limit of groups:
   // groups of equal size, so that no CTA is left without a head.
-  const auto off = [&](long long d) { return std::max(static_cast<double>(d) / wanted, static_cast<double>(wanted) / d); };
+  const auto off = [&](long long d) {
+    return std::max(static_cast<double>(d) / wanted, static_cast<double>(wanted) / d);
+  };
   long long best = heads;
   for (long long i = 1; i * i <= heads; ++i) {
     if (heads % i != 0) continue;
     for (const long long d : {i, heads / i})
-      if (heads / d <= kMaxGridY && off(d) < off(best)) best = d;
+      if (heads / d <= kMaxGridYZ && off(d) < off(best)) best = d;
   }
   return {static_cast<int>(best), static_cast<int>(heads / best)};
 }
@@ -149,8 +151,9 @@ LaunchPlan backward_launch_plan(const codegen::GeneratedKernel& g, BackwardPlan&
     // The builder takes Mods::Extents when the mask reads tensors.
     launches.add(g, EntryRole::tile_map, map.builder_grid(), {&plan.map_args, plan.params.data(), plan.extents.data()});
   }
-  // Groups of (b, kv head)s along y, kv tile slowest in each (bwd_kv_tile says why); the module's grads entry when
-  // score_mod scatters into a captured tensor's gradient (the kernel was compiled for the call).
+  // Groups of (b, kv head)s along y, kv tile slowest in each (bwd_kv_tile says why); the module's
+  // grads entry when score_mod scatters into a captured tensor's gradient (the kernel was compiled
+  // for the call).
   const bool scatter = g.has_entry(EntryRole::grads);
   if (scatter != plan.scatter)
     throw InternalError(fmt::format("{}: a backward module {} the captured tensors' gradients for a call that asks "

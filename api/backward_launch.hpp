@@ -50,7 +50,6 @@ LaunchPlan backward_launch_plan(const codegen::GeneratedKernel& kernel, Backward
 // their Q, dO and dQ accumulator in L2. One group of all the heads where they fill fewer waves;
 // groups of equal size (a divisor of the heads). The grid is {heads * kv_tiles, count}.
 inline constexpr int kBackwardGroupWaves = 4;
-inline constexpr int kMaxGridY = 65535;
 struct BackwardGridGroups {
   int heads;  // per group
   int count;

@@ -11,7 +11,6 @@
 namespace flexjit::api {
 namespace {
 
-constexpr long long kGridYMax = 65535;
 constexpr long long kGridXMax = 2147483647;
 // Splits stop where a split would get fewer chunks than this per warp (8192 keys per split at
 // 32 keys a chunk): below, each CTA's fixed cost (Q, the kv range, the merge, the partial row)
@@ -62,10 +61,10 @@ DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& la
   }
   const long long rows = static_cast<long long>(group) * shape.Tq;
   const long long row_groups = (rows + rows_per_cta - 1) / rows_per_cta;
-  if (row_groups * shape.Hkv > kGridYMax)
+  if (row_groups * shape.Hkv > kMaxGridYZ)
     problems.add(fmt::format("Tq={} x {} query heads per kv head x Hkv={} is more than one decode launch covers "
                              "({} CTAs of {} rows along grid.y)",
-                             shape.Tq, group, shape.Hkv, kGridYMax, decode::kRows));
+                             shape.Tq, group, shape.Hkv, kMaxGridYZ, decode::kRows));
   if (static_cast<long long>(shape.B) * shape.Hq * shape.Tq / decode::kCombineRows > kGridXMax)
     problems.add(fmt::format("B={} x Hq={} x Tq={} rows are more than one decode launch covers", shape.B, shape.Hq,
                              shape.Tq));

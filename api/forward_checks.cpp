@@ -7,11 +7,12 @@
 #include <cstdint>
 #include <limits>
 
+#include "api/launch_plan.hpp"
+
 namespace flexjit::api {
 namespace {
 
 constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
-constexpr std::int64_t kGridYZMax = 65535;  // gridDim.y (Hq) and gridDim.z (B)
 constexpr int kVectorElements = 8;          // 16-byte cp.async vectors of 2-byte elements
 
 struct Tensor4 {
@@ -184,10 +185,10 @@ std::optional<AttentionShape> check_attention_tensors(const TensorView& q, const
   expect_like("out", out, "q", q);
   const std::int64_t Hq = q.shape[1], Hkv = k.shape[paged ? 2 : 1];
   if (Hq >= 1 && Hkv >= 1 && Hq % Hkv != 0) problems.add(fmt::format("Hq={} is not a multiple of Hkv={}", Hq, Hkv));
-  if (cuda && Hq > kGridYZMax)
-    problems.add(fmt::format("Hq={} is more than the {} heads one launch can cover", Hq, kGridYZMax));
-  if (cuda && q.shape[0] > kGridYZMax)
-    problems.add(fmt::format("B={} is more than the {} batch entries one launch can cover", q.shape[0], kGridYZMax));
+  if (cuda && Hq > kMaxGridYZ)
+    problems.add(fmt::format("Hq={} is more than the {} heads one launch can cover", Hq, kMaxGridYZ));
+  if (cuda && q.shape[0] > kMaxGridYZ)
+    problems.add(fmt::format("B={} is more than the {} batch entries one launch can cover", q.shape[0], kMaxGridYZ));
 
   if (lse) {
     const std::vector<std::int64_t> want{q.shape[0], q.shape[1], q.shape[2]};

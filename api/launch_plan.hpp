@@ -18,6 +18,9 @@
 
 namespace flexjit::api {
 
+// The most CTAs a grid takes along y and along z (x takes 2^31 - 1).
+inline constexpr long long kMaxGridYZ = 65535;
+
 struct LaunchStep {
   codegen::EntryRole entry;
   jit::LaunchConfig config;  // grid; block and dynamic shared memory are the entry point's

@@ -21,7 +21,7 @@
 //
 // The generator wraps the three as extern "C" kernels (codegen/sm80_bwd), launched with
 //   prep, post: grid (Tq_pad / kBwdPassRows, Hq, B), kBwdPassThreads threads;
-//   main: a 1-D grid of ceil(Tkv / block_n) * Hkv * B CTAs, kv tile slowest, kThreads threads,
+//   main: ceil(Tkv / block_n) * Hkv * B CTAs in the order of bwd_kv_tile, kThreads threads,
 //   kSmemBytes of dynamic smem.
 #pragma once
 

@@ -33,8 +33,8 @@
 //               const __grid_constant__ flexjit::BwdTmaMaps maps) {
 //     flexjit::attention_bwd_sm90<Mods, Cfg, kScatter>(args, params, grads, maps);
 //   }
-// launched like the sm80 main kernel: a 1-D grid of ceil(Tkv / block_n) * Hkv * B CTAs, kv tile
-// slowest, Cfg::kThreads threads, Cfg::kSmemBytes of dynamic shared memory. args.Tq_pad is a
+// launched like the sm80 main kernel: ceil(Tkv / block_n) * Hkv * B CTAs in the order of
+// bwd_kv_tile, Cfg::kThreads threads, Cfg::kSmemBytes of dynamic shared memory. args.Tq_pad is a
 // multiple of block_m.
 #pragma once
 

@@ -21,8 +21,8 @@
 // have read it, so the next tile's dO loads under this tile's dK and dQ products (shared memory
 // holds no second dO at D = 256: sm90::BwdWideSmemLayout).
 //
-// Launched like the narrow kernel: a 1-D grid of ceil(Tkv / block_n) * Hkv * B CTAs, kv tile
-// slowest, Cfg::kThreads threads, Cfg::kSmemBytes of dynamic shared memory.
+// Launched like the narrow kernel: ceil(Tkv / block_n) * Hkv * B CTAs in the order of
+// bwd_kv_tile, Cfg::kThreads threads, Cfg::kSmemBytes of dynamic shared memory.
 #pragma once
 
 #include "sm90/attention_bwd.cuh"
