@@ -50,11 +50,11 @@ CUtensorMapDataType element_type(const codegen::GeneratedKernel& kernel) {
 // q (block_m rows a box), k and v (block_n), from the arguments every family shares.
 TmaMaps encode_qkv(const codegen::GeneratedKernel& kernel, const CommonArgs& a) {
   const CUtensorMapDataType type = element_type(kernel);
-  const int D = kernel.target.head_dim;
+  const int D = kernel.target.head_dim, Dv = kernel.target.dv();
   TmaMaps maps;
   maps.q = encode("q", a.q, type, a.B, a.Hq, a.Tq, D, a.q_b, a.q_h, a.q_t, kernel.tile.block_m);
   maps.k = encode("k", a.k, type, a.B, a.Hkv, a.Tkv, D, a.k_b, a.k_h, a.k_t, kernel.tile.block_n);
-  maps.v = encode("v", a.v, type, a.B, a.Hkv, a.Tkv, D, a.v_b, a.v_h, a.v_t, kernel.tile.block_n);
+  maps.v = encode("v", a.v, type, a.B, a.Hkv, a.Tkv, Dv, a.v_b, a.v_h, a.v_t, kernel.tile.block_n);
   return maps;
 }
 
@@ -67,9 +67,9 @@ TmaMaps encode_chunk_tma_maps(const codegen::GeneratedKernel& kernel, const Chun
   if (a.cache.page_table == nullptr) return maps;
   // The page pool [num_pages, page_size, Hkv, D]: pages as batches, slots as rows.
   const CUtensorMapDataType type = element_type(kernel);
-  const int D = kernel.target.head_dim;
+  const int D = kernel.target.head_dim, Dv = kernel.target.dv();
   maps.k = encode("k", a.k, type, a.cache.num_pages, a.Hkv, a.cache.page_size, D, a.k_b, a.k_h, a.k_t, a.kv_box_rows);
-  maps.v = encode("v", a.v, type, a.cache.num_pages, a.Hkv, a.cache.page_size, D, a.v_b, a.v_h, a.v_t, a.kv_box_rows);
+  maps.v = encode("v", a.v, type, a.cache.num_pages, a.Hkv, a.cache.page_size, Dv, a.v_b, a.v_h, a.v_t, a.kv_box_rows);
   return maps;
 }
 

@@ -2,8 +2,8 @@
 // comparison (bench/peers.py runs the peers on the same names and shapes; bench/compare.py
 // merges the two JSON files). Per config: compile, bind, rotate several input sets so that the L2
 // cache holds none of them, warm up, time each launch with CUDA events, report the median.
-// TF/s = 4 * D * (unmasked (q, kv) pairs) / time, the pairs counted exactly on the host, so work
-// a kernel skips is never credited.
+// TF/s = 4 * D * (unmasked (q, kv) pairs) / time (2 * (D + Dv) * pairs where v has a head dim of
+// its own: mla_*), the pairs counted exactly on the host, so work a kernel skips is never credited.
 //
 // Decode configs (decode_*): one query token per sequence against a KV cache (ForwardOptions::
 // kv_lens, and page_table for the *_paged64 twins), examples/decode_causal.py. They read their
@@ -123,6 +123,8 @@ void synchronize() {
 struct Shape {
   int B, Hq, Hkv, T, D;
   DType dtype;
+  int Dv = 0;  // v and out (MLA's 128 beside 192); 0: D
+  int dv() const { return Dv > 0 ? Dv : D; }
 };
 
 // What a config binds besides q, k, v, out, the device memory behind it, and the number of keys
@@ -382,6 +384,9 @@ std::vector<Config> configs() {
       {"dense_d64", d64, "bench/dense.py", dense_setup},
       {"dense_d256", {4, 16, 16, 4096, 256, bf16}, "bench/dense.py", dense_setup},
       {"causal_d256", {4, 16, 16, 4096, 256, bf16}, "examples/causal.py", causal_setup},
+      // Multi-head latent attention's prefill: q and k of 192 columns, v and out of 128.
+      {"mla_causal_d192v128", {4, 16, 16, 4096, 192, bf16, 128}, "examples/causal.py", causal_setup},
+      {"mla_dense_d192v128", {4, 16, 16, 4096, 192, bf16, 128}, "bench/dense.py", dense_setup},
   };
   for (Config& c : decode_configs()) all.push_back(std::move(c));
   // Last: a fault in the backward kernels, which poisons the CUDA context, then costs no other figures.
@@ -489,6 +494,7 @@ struct Device {
 
 flexjit::Kernel compile_config(const Config& c, const Options& opt, flexjit::Engine& jit) {
   const flexjit::CompileOptions compile_options{.head_dim = c.s.D,
+                                                .head_dim_v = c.s.Dv,
                                                 .dtype = c.s.dtype,
                                                 .tile = opt.tile,
                                                 .family = opt.family,
@@ -549,6 +555,9 @@ void check_output(const DeviceBuffer& out, std::size_t n, DType dtype, nlohmann:
 
 std::vector<std::int64_t> q_shape(const Shape& s) { return {s.B, s.Hq, s.T, s.D}; }
 std::vector<std::int64_t> kv_shape(const Shape& s) { return {s.B, s.Hkv, s.T, s.D}; }
+// v and out, of Dv columns (the buffers are q's and k's size: Dv <= D).
+std::vector<std::int64_t> v_shape(const Shape& s) { return {s.B, s.Hkv, s.T, s.dv()}; }
+std::vector<std::int64_t> out_shape(const Shape& s) { return {s.B, s.Hq, s.T, s.dv()}; }
 std::size_t q_elements(const Shape& s) { return std::size_t{1} * s.B * s.Hq * s.T * s.D; }
 std::size_t kv_elements(const Shape& s) { return std::size_t{1} * s.B * s.Hkv * s.T * s.D; }
 
@@ -617,7 +626,7 @@ Prefill prepare_prefill(const Config& c, const Options& opt, const Device& dev, 
 void launch_forward(Prefill& p, const Shape& s, std::size_t i, const flexjit::ForwardOptions& o) {
   InputSet& x = p.sets[i];
   p.kernel.forward(device_view(x.q, s.dtype, q_shape(s)), device_view(x.k, s.dtype, kv_shape(s)),
-                   device_view(x.v, s.dtype, kv_shape(s)), device_view(x.out, s.dtype, q_shape(s)), o);
+                   device_view(x.v, s.dtype, v_shape(s)), device_view(x.out, s.dtype, out_shape(s)), o);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -654,6 +663,7 @@ nlohmann::json prefill_row(const Config& c) {
   const Shape& s = c.s;
   nlohmann::json row = {{"cfg", c.name}, {"B", s.B}, {"Hq", s.Hq}, {"Hkv", s.Hkv},
                         {"T", s.T},      {"D", s.D}, {"dtype", flexjit::dtype_name(s.dtype)}};
+  if (s.Dv > 0) row["Dv"] = s.Dv;
   if (c.fwdbwd) row["kind"] = "fwdbwd";
   return row;
 }
@@ -807,8 +817,8 @@ nlohmann::json run_config(const Config& c, const Options& opt, const Device& dev
   const double med = median(ms);
   row["ms"] = med;
   row["ms_min"] = *std::min_element(ms.begin(), ms.end());
-  row["tflops"] = 4.0 * s.D * static_cast<double>(p.pairs) / med / 1e9;
-  check_output(p.sets[0].out, q_elements(s), s.dtype, row);
+  row["tflops"] = 2.0 * (s.D + s.dv()) * static_cast<double>(p.pairs) / med / 1e9;  // QK^T and PV
+  check_output(p.sets[0].out, q_elements(s) / s.D * s.dv(), s.dtype, row);
   return row;
 }
 

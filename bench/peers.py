@@ -248,6 +248,31 @@ def run(cfg, rows):
     torch.cuda.empty_cache()
 
 
+# Multi-head latent attention's prefill (attn_bench's mla_* configs): q and k of 192 columns, v and
+# out of 128; (name, B, Hq, Hkv, T, D, Dv, dtype, mask_mod, is_causal).
+MLA_CONFIGS = [("mla_causal_d192v128", 4, 16, 16, 4096, 192, 128, torch.bfloat16, causal, True),
+               ("mla_dense_d192v128", 4, 16, 16, 4096, 192, 128, torch.bfloat16, None, False)]
+
+
+def run_mla(cfg, rows):
+    name, B, Hq, Hkv, T, D, Dv, dtype, mask_mod, is_causal = cfg
+    q = torch.randn(B, Hq, T, D, device=DEV, dtype=dtype)
+    k = torch.randn(B, Hkv, T, D, device=DEV, dtype=dtype)
+    v = torch.randn(B, Hkv, T, Dv, device=DEV, dtype=dtype)
+    pairs = count_pairs(mask_mod, T) * B * Hq
+    shape = dict(cfg=name, B=B, Hq=Hq, Hkv=Hkv, T=T, D=D, Dv=Dv, dtype=DTYPE_NAMES[dtype], pairs=pairs,
+                 density=pairs / (B * Hq * T * T))
+    flop = 2 * (D + Dv) * pairs  # QK^T over D, PV over Dv
+    block_mask = create_block_mask(mask_mod, None, None, T, T, device=DEV) if mask_mod is not None else None
+    record(rows, shape, "flex", lambda: flex(q, k, v, block_mask=block_mask), "tflops", flop)
+    for backend in (SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION):
+        with sdpa_kernel([backend]):  # a backend that refuses the head dims leaves an error row
+            record(rows, shape, str(backend).split(".")[-1],
+                   lambda: F.scaled_dot_product_attention(q, k, v, is_causal=is_causal), "tflops", flop)
+    del q, k, v, block_mask
+    torch.cuda.empty_cache()
+
+
 # Forward + backward: the mission's masks at B = 4, H = 16, T = 4096, D = 128, causal at D = 64 and
 # dense and causal at D = 256 (attn_bench's fwdbwd_configs names the same), each a copy of its
 # prefill config under the prefix.
@@ -444,7 +469,7 @@ def main():
         flex_autotune = torch.compile(flex_attention, dynamic=False, mode="max-autotune-no-cudagraphs")
     prefill = configs()
     # Forward + backward last, as in attn_bench.
-    cfgs = ([(run_host_overhead, HOST_OVERHEAD)] + [(run, c) for c in prefill]
+    cfgs = ([(run_host_overhead, HOST_OVERHEAD)] + [(run, c) for c in prefill] + [(run_mla, c) for c in MLA_CONFIGS]
             + [(run_decode, c) for c in decode_configs()] + [(run_chunk, c) for c in CHUNK_CONFIGS]
             + [(run_fwdbwd, c) for c in fwdbwd_configs(prefill)])
     if args.only:

@@ -16,9 +16,17 @@ class Sm90Forward : public KernelFamily {
  public:
   Sm90Forward() : Sm90Forward("sm90_fwd", compiler::KernelPass::Forward) {}
 
+  bool serves_value_head_dim() const override { return true; }
+
   std::string refusal(const compiler::KernelTarget& t, const ir::Program& program) const override {
     if (t.arch != "sm_90a") return fmt::format("architecture {} is not sm_90a (wgmma, TMA)", dsl::quoted(t.arch));
-    if (!sm90::serves_head_dim(t.head_dim)) return fmt::format("head dim {} is not 64, 128 or 256", t.head_dim);
+    if (t.dv() != t.head_dim) {
+      if (!sm90::serves_head_dims(t.head_dim, t.dv()))
+        return fmt::format("head dims {} (q, k) and {} (v): the value head dim differs only as 192 and 128",
+                           t.head_dim, t.dv());
+    } else if (!sm90::serves_head_dim(t.head_dim)) {
+      return fmt::format("head dim {} is not 64, 128 or 256", t.head_dim);
+    }
     std::string tile = tile_refusal(t);
     if (!tile.empty()) return tile;
     if (program.block_indices) {
@@ -38,15 +46,16 @@ class Sm90Forward : public KernelFamily {
     GeneratedKernel kernel = generate_forward(
         plan, {.family = name(),
                .tile = t,
-               .shared_bytes = shared_bytes(t, target.head_dim),
+               .shared_bytes = shared_bytes(t, target),
                .templates = "sm90/attention_fwd.cuh",
                .tensor_maps = true,
                .description = fmt::format("TMA + wgmma, warp-specialized; tile {}x{}, {} stages, {} consumer "
                                           "warpgroups{}", t.block_m, t.block_n, t.stages, t.block_m / 64,
                                           t.persistent ? "; persistent grid" : ""),
-               .config = fmt::format("flexjit::Sm90FwdConfig<{}, {}, {}, {}, {}, {}>", target.head_dim, t.block_m,
+               .config = fmt::format("flexjit::Sm90FwdConfig<{}, {}, {}, {}, {}, {}{}>", target.head_dim, t.block_m,
                                      t.block_n, t.stages, compiler::element_cuda_type(target.dtype),
-                                     t.persistent ? "true" : "false"),
+                                     t.persistent ? "true" : "false",
+                                     target.dv() != target.head_dim ? fmt::format(", {}", target.dv()) : ""),
                .min_blocks = "Cfg::kMinBlocksPerSM",
                .kernel = chunk ? "flexjit::attention_chunk_sm90" : "flexjit::attention_fwd_sm90",
                .chunk = chunk});

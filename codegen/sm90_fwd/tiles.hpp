@@ -22,7 +22,7 @@ TileConfig choose_tile(const compiler::KernelTarget& target, const ir::Program& 
 // never for a tile the caller asked for.
 std::optional<compiler::TileRequest> tile_if_spills(const compiler::KernelTarget& target, const TileConfig& chosen);
 
-// Dynamic shared memory of templates/sm90/attention_fwd.cuh for a tile.
-int shared_bytes(const TileConfig& tile, int head_dim);
+// Dynamic shared memory of templates/sm90/attention_fwd.cuh for a tile of the target's head dims.
+int shared_bytes(const TileConfig& tile, const compiler::KernelTarget& target);
 
 }  // namespace flexjit::codegen::sm90_fwd

@@ -15,7 +15,8 @@
 //     others' products. Overlapping a warpgroup's own softmax with its P V (the next S issued
 //     first, P V waited for after the softmax) measured slower, with or without the turns, and
 //     spilled on masks that read tensors: bench/NOTES.md.
-// Tiles are stored as TMA writes them with the 128-byte swizzle: D / 64 column blocks of
+// Tiles are stored as TMA writes them with the 128-byte swizzle: D / 64 column blocks (V: Dv / 64,
+// Cfg::kHeadDimV, MLA's 128 beside q and k's 192) of
 // rows x 128 bytes, each 1024-byte aligned. Rows past Tq or Tkv are zero-filled by the copy engine
 // and masked by the logits' bounds checks.
 //
@@ -30,8 +31,9 @@
 //     flexjit::attention_fwd_sm90<Mods, Cfg>(args, params, maps);
 //   }
 // launched with grid (ceil(Tq / kBlockM), Hq, B), block kThreads, dynamic smem Cfg::kSmemBytes.
-// maps.q, maps.k, maps.v are 4-D tensor maps (D, T, H, B) with 128-byte swizzle and boxes of
-// (64, kBlockM, 1, 1) for Q and (64, kBlockN, 1, 1) for K and V (api/tma_maps.cpp).
+// maps.q, maps.k, maps.v are 4-D tensor maps (D, T, H, B) (v's of Dv columns) with 128-byte
+// swizzle and boxes of (64, kBlockM, 1, 1) for Q and (64, kBlockN, 1, 1) for K and V
+// (api/tma_maps.cpp).
 // A chunk of new tokens against a KV cache (chunked prefill) runs attention_chunk_sm90 with
 // flexjit::ChunkArgs: each query tile's keys end at its sequence's own length; paged K and V are
 // maps over (D, page_size, Hkv, num_pages) whose boxes of ChunkArgs::kv_box_rows rows lie in one
@@ -53,18 +55,21 @@
 
 namespace flexjit {
 
-template <int kHeadDim_, int kBlockM_, int kBlockN_, int kStages_, class Element_, bool kPersistent_ = false>
+template <int kHeadDim_, int kBlockM_, int kBlockN_, int kStages_, class Element_, bool kPersistent_ = false,
+          int kHeadDimV_ = kHeadDim_>
 struct Sm90FwdConfig : TileConfigBase<kHeadDim_, kBlockM_, kBlockN_, kStages_, Element_> {
+  static constexpr int kHeadDimV = kHeadDimV_;  // of v and out
   // A grid of at most one wave of CTAs that take query tiles from AttnArgs::tile_counter, the
   // producer loading the next tile's Q and K/V under this one's last products and epilogue.
   static constexpr bool kPersistent = kPersistent_;
   static constexpr int kConsumers = kBlockM_ / 64;  // consumer warpgroups
   static constexpr int kThreads = (kConsumers + 1) * 128;
-  static constexpr int kSmemBytes = sm90::fwd_smem_bytes(kHeadDim_, kBlockM_, kBlockN_, kStages_);
+  static constexpr int kSmemBytes = sm90::fwd_smem_bytes(kHeadDim_, kBlockM_, kBlockN_, kStages_, kHeadDimV_);
   static_assert(kSmemBytes <= sm90::kSmemPerCtaBytes, "the forward's shared memory");
   static constexpr unsigned kQBytes = sm90::fwd_tile_bytes(kBlockM_, kHeadDim_);
-  static constexpr unsigned kKvBytes = sm90::fwd_tile_bytes(kBlockN_, kHeadDim_);
-  static constexpr bool kServed = sm90::serves_head_dim(kHeadDim_);
+  static constexpr unsigned kKBytes = sm90::fwd_tile_bytes(kBlockN_, kHeadDim_);
+  static constexpr unsigned kVBytes = sm90::fwd_tile_bytes(kBlockN_, kHeadDimV_);
+  static constexpr bool kServed = sm90::serves_head_dims(kHeadDim_, kHeadDimV_);
   // One CTA per SM, or two for a one-consumer tile that fits twice (sm90/tiles.cuh).
   static constexpr int kMinBlocksPerSM = sm90::fwd_ctas_per_sm(kConsumers, kSmemBytes);
   // Registers per thread after reallocation: the producer keeps few, the consumers take the rest.
@@ -106,18 +111,20 @@ template <class Mods, class Cfg, bool kKvCache>
 __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, const KvCacheRef& cache, int kv_box_rows,
                                                         const typename Mods::Params& p, const TmaMaps& maps) {
   constexpr int D = Cfg::kHeadDim;
+  constexpr int DV = Cfg::kHeadDimV;  // of V and O
   constexpr int BM = Cfg::kBlockM;
   constexpr int BN = Cfg::kBlockN;
   constexpr int S = Cfg::kStages;
   constexpr bool kBf16 = Cfg::kIsBf16;
   constexpr int NN = BN / 8;   // n8 column blocks of S
-  constexpr int ND = D / 8;    // n8 column blocks of O
+  constexpr int ND = DV / 8;   // n8 column blocks of O
   constexpr int KD = D / 16;   // k16 steps of QK^T
   constexpr int KN = BN / 16;  // k16 steps of PV
   constexpr unsigned kBlockBytes = sm90::kSwizzleBytes;  // one swizzled row of a column block
   constexpr unsigned kQBytes = Cfg::kQBytes;
-  constexpr unsigned kKvBytes = Cfg::kKvBytes;
-  static_assert(Cfg::kServed, "head dim not in the sm90 table");
+  constexpr unsigned kKBytes = Cfg::kKBytes;
+  constexpr unsigned kVBytes = Cfg::kVBytes;
+  static_assert(Cfg::kServed, "head dims not in the sm90 table");
   static_assert(BM % 64 == 0 && BM >= 64, "64 query rows per consumer warpgroup");
   static_assert(BN % 64 == 0 && BN <= 256, "kv tile must be a multiple of 64, at most 256");
   static_assert(S >= 2, "need at least a double-buffered K/V ring");
@@ -126,7 +133,7 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
   extern __shared__ __align__(1024) unsigned char flexjit_smem[];
   const unsigned smem0 = (smem_u32(flexjit_smem) + sm90::kTileAlign - 1) & ~unsigned(sm90::kTileAlign - 1);
   // The offsets are sm90/tiles.cuh's FwdSmemLayout, which also sizes Cfg::kSmemBytes.
-  constexpr sm90::FwdSmemLayout kSmem(D, BM, BN, S);
+  constexpr sm90::FwdSmemLayout kSmem(D, BM, BN, S, DV);
   const unsigned sQ = smem0 + kSmem.q();
   auto sK = [&](int s) { return smem0 + kSmem.k(s); };  // the K tile of ring stage s
   auto sV = [&](int s) { return smem0 + kSmem.v(s); };
@@ -208,7 +215,7 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
             const int boxes = (min2(BN, Tkv - k0) + kv_box_rows - 1) / kv_box_rows;
             const unsigned bytes = static_cast<unsigned>(boxes * kv_box_rows) * kBlockBytes * (D / 64);
             sm90::mbarrier_arrive_expect_tx(k_full(s), bytes);
-            sm90::mbarrier_arrive_expect_tx(v_full(s), bytes);
+            sm90::mbarrier_arrive_expect_tx(v_full(s), DV == D ? bytes : bytes / D * DV);
 #pragma unroll 1
             for (int j = 0; j < boxes; ++j) {
               const int key = k0 + j * kv_box_rows;
@@ -217,19 +224,20 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
 #pragma unroll
               for (int cb = 0; cb < D / 64; ++cb) {
                 sm90::tma_load_4d(sK(s) + cb * BN * kBlockBytes + row, &maps.k, k_full(s), cb * 64, slot, hk, page);
-                sm90::tma_load_4d(sV(s) + cb * BN * kBlockBytes + row, &maps.v, v_full(s), cb * 64, slot, hk, page);
+                if (cb < DV / 64)
+                  sm90::tma_load_4d(sV(s) + cb * BN * kBlockBytes + row, &maps.v, v_full(s), cb * 64, slot, hk, page);
               }
             }
             continue;
           }
         }
-        sm90::mbarrier_arrive_expect_tx(k_full(s), kKvBytes);
+        sm90::mbarrier_arrive_expect_tx(k_full(s), kKBytes);
 #pragma unroll
         for (int cb = 0; cb < D / 64; ++cb)
           sm90::tma_load_4d(sK(s) + cb * BN * kBlockBytes, &maps.k, k_full(s), cb * 64, k0, hk, at.b);
-        sm90::mbarrier_arrive_expect_tx(v_full(s), kKvBytes);
+        sm90::mbarrier_arrive_expect_tx(v_full(s), kVBytes);
 #pragma unroll
-        for (int cb = 0; cb < D / 64; ++cb)
+        for (int cb = 0; cb < DV / 64; ++cb)
           sm90::tma_load_4d(sV(s) + cb * BN * kBlockBytes, &maps.v, v_full(s), cb * 64, k0, hk, at.b);
       }
       return ring;
@@ -333,7 +341,7 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
       for (int kn = 0; kn < KN; ++kn) {
         const unsigned long long bv =
             sm90::smem_descriptor(sV(s) + kn * 16 * kBlockBytes, BN * kBlockBytes, 1024);
-        sm90::Wgmma<D>::template rs<kBf16>(o[0], pa[kn][0], bv, 1);
+        sm90::Wgmma<DV>::template rs<kBf16>(o[0], pa[kn][0], bv, 1);
       }
       sm90::wgmma_commit();
     };
@@ -344,7 +352,7 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
     auto zero_v_past_end = [&](int s, int k0) {
       if constexpr (kKvCache) {
         if (k0 + BN <= Tkv) return;
-        constexpr int kVectors = (D / 64) * 8;  // 16-byte vectors of a row
+        constexpr int kVectors = (DV / 64) * 8;  // 16-byte vectors of a row
         const int valid = Tkv - k0;
         for (int i = tid % 128; i < (BN - valid) * kVectors; i += 128) {
           const int row = valid + i / kVectors, cb = (i % kVectors) / 8, v = i % 8;

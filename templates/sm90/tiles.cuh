@@ -22,8 +22,12 @@ struct FwdTile {
   bool persistent;  // one wave of CTAs taking query tiles in turn
 };
 
-// Head dims the family serves (the N of the PV wgmma, in 64-column swizzle blocks).
+// Head dims the family serves (the N of the PV wgmma, in 64-column swizzle blocks): one head dim
+// for q, k and v, or multi-head latent attention's q and k of 192 with v and out of 128.
 constexpr bool serves_head_dim(int head_dim) { return head_dim == 64 || head_dim == 128 || head_dim == 256; }
+constexpr bool serves_head_dims(int head_dim, int head_dim_v) {
+  return head_dim_v == head_dim ? serves_head_dim(head_dim) : head_dim == 192 && head_dim_v == 128;
+}
 
 // The shipped tile per head dim (64 query rows per consumer warpgroup):
 //   D = 64 : 192 x 128, 4 stages.  Q 24 KB + K, V 4 x 32 KB = 152 KB. Three consumers: at this
@@ -36,16 +40,20 @@ constexpr bool serves_head_dim(int head_dim) { return head_dim == 64 || head_dim
 // and epilogue (up to +14% over one CTA per tile, most on short kv loops: bench/NOTES.md), except
 // for masks that follow a tile map (codegen/sm90_fwd/tiles.cpp); at D = 64 the 192-row tile has
 // no registers to spare for it (it measured up to 10% slower).
-constexpr FwdTile default_fwd_tile(int head_dim) {
-  return head_dim <= 64    ? FwdTile{192, 128, 4, false}
-         : head_dim <= 128 ? FwdTile{128, 128, 3, true}
-                           : FwdTile{128, 64, 2, false};
+//   D = 192, Dv = 128: 128 x 128, 2 stages.  Q 48 KB + K 2 x 48 KB + V 2 x 32 KB = 208 KB; O as
+//            at D = 128, S as at D = 128 over 12 k-steps.
+constexpr FwdTile default_fwd_tile(int head_dim, int head_dim_v) {
+  return head_dim_v != head_dim ? FwdTile{128, 128, 2, false}
+         : head_dim <= 64       ? FwdTile{192, 128, 4, false}
+         : head_dim <= 128      ? FwdTile{128, 128, 3, true}
+                                : FwdTile{128, 64, 2, false};
 }
+constexpr FwdTile default_fwd_tile(int head_dim) { return default_fwd_tile(head_dim, head_dim); }
 
 // A tile for programs whose block-sparse blocks (q_block rows) the default tile does not divide:
 // the same kv tile with 128 query rows, when that divides them.
-constexpr FwdTile fwd_tile_for_blocks(int head_dim, int q_block) {
-  const FwdTile d = default_fwd_tile(head_dim);
+constexpr FwdTile fwd_tile_for_blocks(int head_dim, int head_dim_v, int q_block) {
+  const FwdTile d = default_fwd_tile(head_dim, head_dim_v);
   return q_block % d.block_m != 0 && q_block % 128 == 0 ? FwdTile{128, d.block_n, d.stages, d.persistent} : d;
 }
 
@@ -82,18 +90,22 @@ FJ_SM90_TILES_FN constexpr int fwd_tile_bytes(int rows, int head_dim) { return r
 
 // The forward's shared memory, in bytes from the CTA's 1024-byte aligned start: the one copy of
 // the kernel's offsets and of the host's size.
-//   Q (block_m rows), the K ring, the V ring (stages tiles of block_n rows each);
+//   Q (block_m rows), the K ring, the V ring (stages tiles of block_n rows each; V's of
+//   head_dim_v columns);
 //   the mbarriers, 8 bytes each: Q full; K full, V full and K/V empty per stage; Q empty and one
 //   full barrier per tile slot (these three used by the persistent grid only);
 //   two int tile slots (the persistent grid's query tiles, written by the producer).
 struct FwdSmemLayout {
-  int q_bytes, kv_bytes, stages;
+  int q_bytes, k_bytes, v_bytes, stages;
+  FJ_SM90_TILES_FN constexpr FwdSmemLayout(int head_dim, int block_m, int block_n, int stages_, int head_dim_v)
+      : q_bytes(fwd_tile_bytes(block_m, head_dim)), k_bytes(fwd_tile_bytes(block_n, head_dim)),
+        v_bytes(fwd_tile_bytes(block_n, head_dim_v)), stages(stages_) {}
   FJ_SM90_TILES_FN constexpr FwdSmemLayout(int head_dim, int block_m, int block_n, int stages_)
-      : q_bytes(fwd_tile_bytes(block_m, head_dim)), kv_bytes(fwd_tile_bytes(block_n, head_dim)), stages(stages_) {}
+      : FwdSmemLayout(head_dim, block_m, block_n, stages_, head_dim) {}
 
   FJ_SM90_TILES_FN constexpr int q() const { return 0; }
-  FJ_SM90_TILES_FN constexpr int k(int s) const { return q_bytes + s * kv_bytes; }
-  FJ_SM90_TILES_FN constexpr int v(int s) const { return q_bytes + (stages + s) * kv_bytes; }
+  FJ_SM90_TILES_FN constexpr int k(int s) const { return q_bytes + s * k_bytes; }
+  FJ_SM90_TILES_FN constexpr int v(int s) const { return q_bytes + stages * k_bytes + s * v_bytes; }
   FJ_SM90_TILES_FN constexpr int q_full() const { return barrier(0); }
   FJ_SM90_TILES_FN constexpr int k_full(int s) const { return barrier(1 + s); }
   FJ_SM90_TILES_FN constexpr int v_full(int s) const { return barrier(1 + stages + s); }
@@ -106,14 +118,17 @@ struct FwdSmemLayout {
   FJ_SM90_TILES_FN constexpr int bytes() const { return end() + kTileAlign; }
 
  private:
-  FJ_SM90_TILES_FN constexpr int barrier(int i) const { return q_bytes + 2 * stages * kv_bytes + 8 * i; }
+  FJ_SM90_TILES_FN constexpr int barrier(int i) const { return q_bytes + stages * (k_bytes + v_bytes) + 8 * i; }
 };
 
 // The mbarriers and tile slots alone (the layout of no tiles).
 constexpr int fwd_barrier_bytes(int stages) { return FwdSmemLayout(0, 0, 0, stages).end(); }
 // Dynamic shared memory of one CTA.
+constexpr int fwd_smem_bytes(int head_dim, int block_m, int block_n, int stages, int head_dim_v) {
+  return FwdSmemLayout(head_dim, block_m, block_n, stages, head_dim_v).bytes();
+}
 constexpr int fwd_smem_bytes(int head_dim, int block_m, int block_n, int stages) {
-  return FwdSmemLayout(head_dim, block_m, block_n, stages).bytes();
+  return fwd_smem_bytes(head_dim, block_m, block_n, stages, head_dim);
 }
 
 // The backward's shared memory (templates/sm90/attention_bwd.cuh), from the CTA's 1024-byte

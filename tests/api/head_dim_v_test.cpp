@@ -78,16 +78,23 @@ TEST(HeadDimV, AbsorbedDecodeReadsVFromTheKeyPages) {
   EXPECT_LT(relative_l2(mla.out, ref.out), 1e-6);
 }
 
-// On CUDA the mma.sync forward takes v of Dv <= D columns (sm90_fwd, decode and the backward
-// families refuse it by name), under its own entry name.
-TEST(HeadDimV, CudaForwardOnMmaSyncOnly) {
+// On CUDA the forward takes v of its own head dim: sm90_fwd MLA's 192 / 128 on sm_90a, the
+// mma.sync forward any Dv <= D (decode and the backward families refuse it by name), under an
+// entry name of its own.
+TEST(HeadDimV, CudaForwardOnBothForwardFamilies) {
   const Kernel k = engine().compile(example("causal"), {.head_dim = 192, .head_dim_v = 128, .arch = "sm_90a"});
-  EXPECT_EQ(k.family(), "sm80_fwd");
+  EXPECT_EQ(k.family(), "sm90_fwd");
   EXPECT_EQ(k.head_dim(), 192);
   EXPECT_EQ(k.head_dim_v(), 128);
   EXPECT_EQ(k.entry_name(), "flexjit_fwd_causal_d192v128_bf16");
   EXPECT_THAT(generate_cuda_source(example("causal"), {.head_dim = 192, .head_dim_v = 128, .arch = "sm_90a"}),
+              HasSubstr("flexjit::Sm90FwdConfig<192, 128, 128, 2, flexjit::bf16_t, false, 128>"));
+  EXPECT_THAT(generate_cuda_source(example("causal"),
+                                   {.head_dim = 192, .head_dim_v = 128, .arch = "sm_90a", .family = "sm80_fwd"}),
               HasSubstr("flexjit::FwdConfig<192, 64, 32, 4, 2, flexjit::bf16_t, false, 2, 128>"));
+  EXPECT_EQ(engine().compile(example("causal"), {.head_dim = 128, .head_dim_v = 64, .arch = "sm_90a"}).family(),
+            "sm80_fwd")
+      << "head dims the Hopper family does not serve take the mma.sync one";
   auto refusal = [](const CompileOptions& o) {
     try {
       engine().compile(example("causal"), o);
@@ -97,8 +104,8 @@ TEST(HeadDimV, CudaForwardOnMmaSyncOnly) {
     }
   };
   EXPECT_THAT(refusal({.head_dim = 128, .head_dim_v = 64, .arch = "sm_90a", .family = "sm90_fwd"}),
-              HasSubstr("kernel family sm90_fwd cannot run the forward pass at head dim 128 (v: 64), bf16, sm_90a: v's "
-                        "head dim 64 differs from q and k's 128: this family takes one head dim"));
+              HasSubstr("kernel family sm90_fwd cannot run the forward pass at head dim 128 (v: 64), bf16, sm_90a: head "
+                        "dims 128 (q, k) and 64 (v): the value head dim differs only as 192 and 128"));
   EXPECT_THAT(refusal({.head_dim = 128, .head_dim_v = 192, .arch = "sm_90a"}),
               HasSubstr("sm80_fwd: v's head dim 192 is not a multiple of 16 between 16 and q and k's 128"));
   EXPECT_THAT(refusal({.head_dim = 64, .head_dim_v = -2, .arch = "sm_90a"}),

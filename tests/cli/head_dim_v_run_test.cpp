@@ -88,8 +88,8 @@ TEST(CliHeadDimV, RefusalsNameTheProblem) {
   EXPECT_NE(r.output.find("expected the shape of out (1, 2, 4, 8), got (1, 2, 4, 16)"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(out));
 
-  // On CUDA only the mma.sync forward takes Dqk != Dv: the backward and decode sources are refused
-  // by name.
+  // On CUDA only the forward families take Dqk != Dv (sm90_fwd for 192 / 128 on sm_90a): the
+  // backward and decode sources are refused by name.
   const std::string refusal = "v's head dim 128 differs from q and k's 192: this family takes one head dim";
   for (const char* command : {"emit ptx --backward", "emit cuda --decode"}) {
     const std::string log = temp_path("mla_emit.log");
@@ -108,7 +108,7 @@ TEST(CliHeadDimV, RefusalsNameTheProblem) {
   EXPECT_TRUE(WIFEXITED(raw) && WEXITSTATUS(raw) == 0);
   std::ifstream in(log);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("// Forward attention, head dim 192 (v and out: 128), bf16, sm_90a; sm80_fwd family"),
+  EXPECT_NE(text.find("// Forward attention, head dim 192 (v and out: 128), bf16, sm_90a; sm90_fwd family"),
             std::string::npos)
       << text;
 }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "templates/sm90/tiles.cuh"
@@ -43,15 +44,17 @@ void expect_sound(const std::vector<Region>& regions, int end, int bytes, const 
 constexpr int kTile = flexjit::sm90::kTileAlign, kBulk = 16, kBarrier = 8;
 
 TEST(Sm90SmemLayout, ForwardTilesAreAlignedDisjointAndFit) {
-  for (int head_dim : {64, 128, 256}) {
-    const flexjit::sm90::FwdTile t = flexjit::sm90::default_fwd_tile(head_dim);
-    const FwdSmemLayout l(head_dim, t.block_m, t.block_n, t.stages);
-    const int q = t.block_m * head_dim * 2, kv = t.block_n * head_dim * 2;
+  // (q and k's head dim, v's): the table's entries, MLA's 192 / 128 among them.
+  for (auto [head_dim, head_dim_v] : {std::pair{64, 64}, {128, 128}, {256, 256}, {192, 128}}) {
+    ASSERT_TRUE(flexjit::sm90::serves_head_dims(head_dim, head_dim_v));
+    const flexjit::sm90::FwdTile t = flexjit::sm90::default_fwd_tile(head_dim, head_dim_v);
+    const FwdSmemLayout l(head_dim, t.block_m, t.block_n, t.stages, head_dim_v);
+    const int q = t.block_m * head_dim * 2, k = t.block_n * head_dim * 2, v = t.block_n * head_dim_v * 2;
     std::vector<Region> r = {{"q", l.q(), q, kTile}, {"q_full", l.q_full(), 8, kBarrier},
                              {"q_empty", l.q_empty(), 8, kBarrier}};
     for (int s = 0; s < t.stages; ++s) {
-      r.push_back({"k" + std::to_string(s), l.k(s), kv, kTile});
-      r.push_back({"v" + std::to_string(s), l.v(s), kv, kTile});
+      r.push_back({"k" + std::to_string(s), l.k(s), k, kTile});
+      r.push_back({"v" + std::to_string(s), l.v(s), v, kTile});
       r.push_back({"k_full" + std::to_string(s), l.k_full(s), 8, kBarrier});
       r.push_back({"v_full" + std::to_string(s), l.v_full(s), 8, kBarrier});
       r.push_back({"kv_empty" + std::to_string(s), l.kv_empty(s), 8, kBarrier});
@@ -60,7 +63,7 @@ TEST(Sm90SmemLayout, ForwardTilesAreAlignedDisjointAndFit) {
       r.push_back({"tile_full" + std::to_string(j), l.tile_full(j), 8, kBarrier});
       r.push_back({"tile_slot" + std::to_string(j), l.tile_slot(j), 4, 4});
     }
-    expect_sound(r, l.end(), l.bytes(), "forward d" + std::to_string(head_dim));
+    expect_sound(r, l.end(), l.bytes(), "forward d" + std::to_string(head_dim) + "v" + std::to_string(head_dim_v));
   }
 }
 

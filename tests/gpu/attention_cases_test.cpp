@@ -76,8 +76,9 @@ std::vector<Case> cases() {
       c.tile = TileShape{.block_m = 128, .block_n = 128, .warps = 12, .stages = 3, .persistent = true};
       if (std::string(p) != "causal") v.push_back(c);
     }
-  // 5c. MLA's head dims (q and k of 192, v and out of 128; sm80_fwd serves them, also on sm_90a):
-  //     a mask, a score mod with a window, a tensor-reading mask, GQA and PyTorch's layout.
+  // 5c. MLA's head dims (q and k of 192, v and out of 128; sm90_fwd on sm_90a, sm80_fwd below):
+  //     a mask, a score mod with a window, a tensor-reading mask, GQA and PyTorch's layout; and a
+  //     value head dim only sm80_fwd serves.
   for (const char* p : {"causal", "alibi_softcap_window", "document"}) {
     Case c{p, bf16, 192, 2, 4, 2, 1000, 1000, L::bhsd};
     c.Dv = 128;
@@ -95,7 +96,7 @@ std::vector<Case> cases() {
   //    device; every such case runs again on sm80_fwd.
   const std::size_t automatic = v.size();
   for (std::size_t i = 0; i < automatic; ++i)
-    if (flexjit::sm90::serves_head_dim(v[i].D) && v[i].Dv == 0 && !v[i].tile && v[i].family.empty()) {
+    if (flexjit::sm90::serves_head_dims(v[i].D, v[i].dv()) && !v[i].tile && v[i].family.empty()) {
       Case c = v[i];
       c.family = "sm80_fwd";
       v.push_back(c);
