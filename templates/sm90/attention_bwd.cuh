@@ -381,14 +381,15 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     if (lane == 0) sm90::mbarrier_arrive(q_empty(s));
     float* dq_tile = args.dq_accum + ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0) * D;
     // Deterministic dQ (kOrderedDq, a kernel of its own): the kv tiles below this one that reach
-    // the query tile add first, and within a CTA warpgroup 0 before warpgroup 1 (kConsumers turns
-    // per kv tile, taken whether or not the warpgroup adds).
+    // the query tile add first. The warpgroups of a CTA add disjoint column blocks, so they go
+    // together once every lower kv tile's kConsumers passes are in, and each passes (whether or
+    // not it added) when its add has landed.
     using Turns = detail::DqTurns<Mods, BM, BN>;
     int* turns = kOrderedDq ? Turns::counter(args, b, h, q0 / BM) : nullptr;
     if constexpr (kOrderedDq) {
       if (warp_in_group == 0) {
         const int turn = Turns::turn(args, p, b, h, n_block, q0 / BM);
-        if (lane == 0) Turns::wait(turns, Cfg::kConsumers * turn + w);
+        if (lane == 0) Turns::wait(turns, Cfg::kConsumers * turn);
       }
       sm90::named_barrier_sync(1 + w, 128);
     }
