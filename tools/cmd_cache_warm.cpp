@@ -1,6 +1,7 @@
-// `flexjit cache warm FILE... --head-dim 64,128 --dtype bf16,fp16 --arch sm_90a [--backward]
-// [--decode] [--chunk] -j N`: compiles every kernel those programs will need into the disk cache ahead of
-// time (for a deployment image, or before a job starts), N at a time, one progress line each.
+// `flexjit cache warm FILE... --head-dim 64,128 --dtype bf16,fp16 --arch sm_90a [--backward
+// [--deterministic] [--grads NAME,...]] [--decode] [--chunk] -j N`: compiles every kernel those
+// programs will need into the disk cache ahead of time (for a deployment image, or before a job
+// starts), N at a time, one progress line each.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -28,6 +29,10 @@ struct WarmOptions {
   std::vector<std::string> dtypes{"bf16"};
   std::vector<std::string> archs{"sm_90a"};
   bool backward = false;
+  // The backward module a training job's calls run: the deterministic one, the one that scatters
+  // into these captured tensors' gradients (Kernel::compile_backward's `like`).
+  bool deterministic = false;
+  std::vector<std::string> grads;
   bool decode = false;
   bool chunk = false;
   Math math = Math::fast;
@@ -52,7 +57,39 @@ struct Job {
   std::string file;
   CompileOptions options;
   Pass pass;
+  std::string variant = "";  // " (deterministic)", " (grads: bias)": the backward module's, as printed
 };
+
+// The variant's words in a progress line ("" for the default backward module).
+std::string variant_words(const WarmOptions& o) {
+  std::vector<std::string> words;
+  if (o.deterministic) words.push_back("deterministic");
+  if (!o.grads.empty()) words.push_back(fmt::format("grads: {}", fmt::join(o.grads, ", ")));
+  return words.empty() ? "" : fmt::format(" ({})", fmt::join(words, "; "));
+}
+
+// The backward call a job's module serves: only its flags and the gradients' names are read.
+BackwardOptions backward_like(const WarmOptions& o) {
+  BackwardOptions like;
+  like.deterministic = o.deterministic;
+  for (const std::string& name : o.grads) like.grads.emplace(name, TensorView{});
+  return like;
+}
+
+// Why `program` cannot take --grads: a name that is not one of its float tensors ("" if none).
+std::string grads_problem(const Program& program, const WarmOptions& o) {
+  for (const std::string& name : o.grads) {
+    const auto& params = program.parameters();
+    const auto it = std::find_if(params.begin(), params.end(), [&](const Parameter& p) { return p.name == name; });
+    const bool float_tensor = it != params.end() && it->kind == Parameter::Kind::tensor &&
+                              (it->dtype == DType::f32 || it->dtype == DType::f64 || it->dtype == DType::bf16 ||
+                               it->dtype == DType::fp16);
+    if (!float_tensor)
+      return fmt::format("{}: --grads {}: the program declares no float tensor of that name", dsl::quoted(program.name()),
+                         dsl::quoted(name));
+  }
+  return "";
+}
 
 // One line per finished kernel, whole lines only when several threads finish at once.
 class Progress {
@@ -62,10 +99,10 @@ class Progress {
     std::lock_guard lock(mutex_);
     ++done_;
     const int dv = job.options.head_dim_v;
-    std::cout << fmt::format("[{:>{}}/{}] {:<8} {} d{}{} {} {} {} ({:.2f} s){}\n", done_, width_, total_, outcome,
+    std::cout << fmt::format("[{:>{}}/{}] {:<8} {} d{}{} {} {} {}{} ({:.2f} s){}\n", done_, width_, total_, outcome,
                              dsl::quoted(job.file), job.options.head_dim,
                              dv && dv != job.options.head_dim ? fmt::format("/{}", dv) : "", job.options.dtype == DType::fp16 ? "fp16" : "bf16",
-                             job.options.arch, pass_name(job.pass), seconds, detail)
+                             job.options.arch, pass_name(job.pass), job.variant, seconds, detail)
               << std::flush;
   }
 
@@ -89,7 +126,7 @@ void run_job(const Job& job, const WarmOptions& o, Progress& progress, Tally& ta
     const Kernel kernel = engine.compile(*job.program, job.options);
     std::uint64_t before = job.pass == Pass::forward ? 0 : engine.counters().compiles;
     if (job.pass == Pass::decode) kernel.compile_decode();
-    if (job.pass == Pass::backward) kernel.compile_backward();
+    if (job.pass == Pass::backward) kernel.compile_backward(backward_like(o));
     if (job.pass == Pass::chunk) kernel.compile_chunk();
     bool compiled = engine.counters().compiles > before;
     (compiled ? tally.compiled : tally.cached)++;
@@ -123,6 +160,11 @@ int warm(const WarmOptions& o) {
   for (const std::string& file : o.files) {
     try {
       programs.emplace_back(Program::from_file(file));
+      if (const std::string why = grads_problem(*programs.back(), o); !why.empty()) {
+        std::cout << why << "\n";
+        programs.back().reset();
+        ++unreadable;
+      }
     } catch (const std::exception& e) {
       std::cout << e.what() << (std::string_view(e.what()).ends_with('\n') ? "" : "\n");
       programs.emplace_back(std::nullopt);
@@ -140,7 +182,7 @@ int warm(const WarmOptions& o) {
           CompileOptions c{.head_dim = d, .head_dim_v = o.head_dim_v, .dtype = dtype == "fp16" ? DType::fp16 : DType::bf16, .arch = arch, .math = o.math};
           forward.push_back({&*programs[f], o.files[f], c, Pass::forward});
           if (o.decode) others.push_back({&*programs[f], o.files[f], c, Pass::decode});
-          if (o.backward) others.push_back({&*programs[f], o.files[f], c, Pass::backward});
+          if (o.backward) others.push_back({&*programs[f], o.files[f], c, Pass::backward, variant_words(o)});
           if (o.chunk) others.push_back({&*programs[f], o.files[f], c, Pass::chunk});
         }
   }
@@ -172,7 +214,15 @@ void add_cache_warm_command(CLI::App* cache, int& exit_code) {
   cmd->add_option("--arch", o->archs, "GPU architectures (sm_80, sm_90a, ...), comma-separated")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_flag("--backward", o->backward, "also the backward kernels (training)");
+  auto* backward = cmd->add_flag("--backward", o->backward, "also the backward kernels (training)");
+  cmd->add_flag("--deterministic", o->deterministic,
+                "the backward kernels of deterministic calls (BackwardOptions::deterministic) instead")
+      ->needs(backward);
+  cmd->add_option("--grads", o->grads,
+                  "the backward kernels of calls that ask for these captured float tensors' gradients instead "
+                  "(names as the programs declare them), comma-separated")
+      ->delimiter(',')
+      ->needs(backward);
   cmd->add_flag("--decode", o->decode, "also the decode kernels (calls with a KV cache)");
   cmd->add_flag("--chunk", o->chunk, "also the chunk kernels (calls with a KV cache and many new tokens)");
   cmd->add_option("-j,--jobs", o->jobs, "compiles at a time (default: the number of cores)")

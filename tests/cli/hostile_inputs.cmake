@@ -99,6 +99,12 @@ set_tests_properties(cli_hostile_compile_past_its_memory_bound PROPERTIES
 cli_hostile(cache_warm_with_a_bad_program 2 "warmed '${hostile_dir}/warm': 1 compiled, 0 already cached, 1 failed"
   ARGS cache warm ${hostile_dir}/latin1_comment.py examples/causal.py --head-dim 64 --arch sm_80 -j 2
        --cache-dir ${hostile_dir}/warm)
+# --grads naming no float tensor of a program: that program refused by name before anything compiles.
+cli_hostile(cache_warm_grads_of_no_tensor 2 "'examples/causal.py': --grads 'bias': the program declares no float tensor of that name"
+  ARGS cache warm examples/causal.py --head-dim 64 --arch sm_80 --backward --grads bias
+       --cache-dir ${hostile_dir}/warm_grads)
+cli_hostile(cache_warm_deterministic_without_backward 2 "--deterministic requires --backward"
+  ARGS cache warm examples/causal.py --deterministic)
 # What a user typed is quoted with control characters escaped, so it cannot start a line of its own.
 cli_hostile(bind_value_with_a_newline 2 "--bind 'window=1\\n#x': 'window' is a scalar int, and '1\\n#x' is not one"
   ARGS run examples/sliding_window.py --demo --device cpu --bind "window=1\n#x")
