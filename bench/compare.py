@@ -22,6 +22,9 @@ issue: training II):
   - dense and causal configs (those SDPA runs) below head dim 256: >= 0.9x SDPA's cuDNN backend
   - other masked configs, and every config at head dim 256: >= 1.2x FlexAttention
   - a head dim our backward does not serve counts as missed ("unsupported")
+  The roofline of these compute-bound rows is the GPU's dense bf16 tensor-core rate: "of peak" is
+  TF/s over the nominal rate of the device attn_bench names (NOMINAL_DENSE_BF16_TFLOPS; "-" for a
+  device not in that table).
 
 Chunked prefill (prefill_chunk_*: new tokens of each sequence against its KV cache, contiguous
 and paged, in TF/s), set against the same chunk as a forward call without a cache (the *_forward
@@ -45,6 +48,15 @@ PREFILL_X_CUDNN, PREFILL_X_FLEX = 1.0, 1.3
 FWDBWD_X_CUDNN, FWDBWD_X_FLEX, FWDBWD_FLEX_ONLY_D = 0.9, 1.2, 256
 CHUNK_X_FORWARD = 0.9
 DECODE_X_SDPA, DECODE_RAGGED_COPY_FRACTION, PAGED_OVER_CONTIGUOUS = 1.0, 0.85, 1.05
+# Dense (not sparse) bf16 tensor-core TF/s of each GPU's data sheet, by a part of the name CUDA
+# gives it; the first match wins.
+NOMINAL_DENSE_BF16_TFLOPS = [("H100 80GB HBM3", 989.4), ("H100 SXM", 989.4), ("H100 NVL", 835.5), ("H100 PCIe", 756.5),
+                             ("H200", 989.4), ("A100", 312.0)]
+
+
+def nominal_peak(device):
+    """The device's dense bf16 tensor-core TF/s, or None for a device not in the table."""
+    return next((tf for part, tf in NOMINAL_DENSE_BF16_TFLOPS if part in (device or "")), None)
 
 
 def load(path):
@@ -68,10 +80,10 @@ def pairs_note(name, r, peer_row, notes):
                      f"density {r.get('density', 0):.4f} vs {peer_row['density']:.4f})")
 
 
-def fwdbwd_table(ours, peers, checks_out, notes):
+def fwdbwd_table(ours, peers, checks_out, notes, peak=None):
     print("| config | fwd+bwd ms | TF/s | bwd ms | bwd TF/s | flex TF/s | FA2 TF/s | cuDNN TF/s | x flex | x FA2 | "
-          "x cuDNN | targets |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "x cuDNN | of peak | targets |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in ours:
         name = r["cfg"]
         tf = r.get("tflops")
@@ -94,7 +106,7 @@ def fwdbwd_table(ours, peers, checks_out, notes):
         print(f"| {name} | {fmt(r.get('ms'), '.3f')} | {fmt(tf, '.1f')} | {fmt(r.get('bwd_ms'), '.3f')} | "
               f"{fmt(r.get('bwd_tflops'), '.1f')} | {fmt(peer_tf.get(FLEX), '.1f')} | {fmt(peer_tf.get(FA2), '.1f')} | "
               f"{fmt(peer_tf.get(CUDNN), '.1f')} | {fmt(x_flex, '.2f')} | {fmt(x_fa2, '.2f')} | "
-              f"{fmt(x_cudnn, '.2f')} | {flags(checks)} |")
+              f"{fmt(x_cudnn, '.2f')} | {fmt(tf / peak if tf and peak else None, '.2f')} | {flags(checks)} |")
         pairs_note(name, r, peers.get((name, FLEX)), notes)
 
 
@@ -282,10 +294,13 @@ def main(argv):
     if fwdbwd:
         if prefill or decode:
             print()
+        peak = nominal_peak(doc.get("device"))
         print("Forward + backward: the forward with lse, then the backward, timed together (TF/s = 3.5 * 4 * D * "
-              "unmasked pairs / time, FlashAttention's count); bwd: the backward alone (2.5 * 4 * D * pairs / time)")
+              "unmasked pairs / time, FlashAttention's count); bwd: the backward alone (2.5 * 4 * D * pairs / time); "
+              + (f"of peak: TF/s / {peak:.1f}, the {doc['device']}'s nominal dense bf16 tensor rate (the roofline)"
+                 if peak else f"of peak: no nominal rate known for {doc.get('device', 'the device')!r}"))
         print()
-        fwdbwd_table(fwdbwd, peers, checks, notes)
+        fwdbwd_table(fwdbwd, peers, checks, notes, peak)
     if chunks:
         print()
         print("Chunked prefill: the new tokens of each sequence against its KV cache (causal among themselves), "

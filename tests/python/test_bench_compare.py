@@ -33,9 +33,9 @@ def peer(cfg, system, tflops=None, ms=None):
     return row
 
 
-def run_compare(tmp_path, ours, peers):
+def run_compare(tmp_path, ours, peers, device=None):
     ours_path, peers_path = tmp_path / "ours.json", tmp_path / "peers.json"
-    ours_path.write_text(json.dumps({"rows": ours}))
+    ours_path.write_text(json.dumps({"rows": ours, **({"device": device} if device else {})}))
     peers_path.write_text(json.dumps({"rows": peers}))
     out = subprocess.run([sys.executable, "-B", COMPARE, str(ours_path), str(peers_path)], capture_output=True,
                          text=True, check=True).stdout
@@ -70,6 +70,18 @@ def test_fwdbwd_targets_follow_the_head_dim(tmp_path):
     assert flags["fwdbwd_alibi_causal"] == "ok"  # 1.21x flex
     assert flags["fwdbwd_dense_d256"] == "ok"  # 1.24x flex; cuDNN is no target at D = 256
     assert flags["fwdbwd_causal_d256"] == "MISS: flex 1.18x (>= 1.2)"
+
+
+def test_fwdbwd_rows_give_their_fraction_of_the_devices_nominal_rate(tmp_path):
+    ours = [fwdbwd("fwdbwd_dense", 494.7)]
+    _, out = run_compare(tmp_path, ours, [], device="NVIDIA H100 80GB HBM3")
+    row = next(line for line in out.splitlines() if line.startswith("| fwdbwd_dense"))
+    assert row.split("|")[-3].strip() == "0.50"  # 494.7 / 989.4, before the targets column
+    assert "TF/s / 989.4, the NVIDIA H100 80GB HBM3's nominal dense bf16 tensor rate" in out
+    _, out = run_compare(tmp_path, ours, [], device="Some GPU")
+    row = next(line for line in out.splitlines() if line.startswith("| fwdbwd_dense"))
+    assert row.split("|")[-3].strip() == "-"
+    assert "no nominal rate known for 'Some GPU'" in out
 
 
 def test_fwdbwd_a_head_dim_without_a_backward_is_missed(tmp_path):
