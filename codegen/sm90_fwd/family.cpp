@@ -20,13 +20,11 @@ class Sm90Forward : public KernelFamily {
 
   std::string refusal(const compiler::KernelTarget& t, const ir::Program& program) const override {
     if (t.arch != "sm_90a") return fmt::format("architecture {} is not sm_90a (wgmma, TMA)", dsl::quoted(t.arch));
-    if (t.dv() != t.head_dim) {
-      if (!sm90::serves_head_dims(t.head_dim, t.dv()))
-        return fmt::format("head dims {} (q, k) and {} (v): the value head dim differs only as 192 and 128",
-                           t.head_dim, t.dv());
-    } else if (!sm90::serves_head_dim(t.head_dim)) {
-      return fmt::format("head dim {} is not 64, 128 or 256", t.head_dim);
-    }
+    if (!sm90::serves_head_dims(t.head_dim, t.dv()))
+      return t.dv() == t.head_dim
+                 ? fmt::format("head dim {} is not 64, 128 or 256", t.head_dim)
+                 : fmt::format("head dims {} (q, k) and {} (v): the value head dim differs only as 192 and 128",
+                               t.head_dim, t.dv());
     std::string tile = tile_refusal(t);
     if (!tile.empty()) return tile;
     if (program.block_indices) {
