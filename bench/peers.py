@@ -35,6 +35,7 @@ out / time, as attn_bench counts them. attn_bench's paged twins (*_paged64) have
 their own: naming one in --only runs its contiguous config, which compare.py sets them against.
 """
 import argparse
+import functools
 import json
 import math
 import sys
@@ -204,23 +205,23 @@ def record(rows, shape, system, fn, rate, amount, **extra):
     print(f"{shape['cfg']:26s} {system:16s} {figures}", flush=True)
 
 
-def prefill_inputs(cfg, **kind):
+def prefill_inputs(cfg, Dv=None, **kind):
     """Random q, k, v of a prefill config and its row's shape fields (with the pairs its FLOPs
-    count)."""
+    count); v of Dv columns where given (MLA_CONFIGS)."""
     name, B, Hq, Hkv, T, D, dtype, mask_mod, _, _ = cfg
     q = torch.randn(B, Hq, T, D, device=DEV, dtype=dtype)
     k = torch.randn(B, Hkv, T, D, device=DEV, dtype=dtype)
-    v = torch.randn(B, Hkv, T, D, device=DEV, dtype=dtype)
+    v = torch.randn(B, Hkv, T, Dv or D, device=DEV, dtype=dtype)
     pairs = count_pairs(mask_mod, T) * B * Hq
-    shape = dict(cfg=name, **kind, B=B, Hq=Hq, Hkv=Hkv, T=T, D=D, dtype=DTYPE_NAMES[dtype], pairs=pairs,
-                 density=pairs / (B * Hq * T * T))
+    shape = dict(cfg=name, **kind, B=B, Hq=Hq, Hkv=Hkv, T=T, D=D, **({"Dv": Dv} if Dv else {}),
+                 dtype=DTYPE_NAMES[dtype], pairs=pairs, density=pairs / (B * Hq * T * T))
     return q, k, v, shape
 
 
-def run(cfg, rows):
+def run(cfg, rows, Dv=None):
     name, B, Hq, Hkv, T, D, dtype, mask_mod, score_mod, sdpa = cfg
-    q, k, v, shape = prefill_inputs(cfg)
-    flop = 4 * D * shape["pairs"]
+    q, k, v, shape = prefill_inputs(cfg, Dv)
+    flop = 2 * (D + (Dv or D)) * shape["pairs"]  # QK^T over D, PV over Dv
     gqa = Hq != Hkv
 
     block_mask, mask_ms = None, None
@@ -248,29 +249,10 @@ def run(cfg, rows):
     torch.cuda.empty_cache()
 
 
-# Multi-head latent attention's prefill (attn_bench's mla_* configs): q and k of 192 columns, v and
-# out of 128; (name, B, Hq, Hkv, T, D, Dv, dtype, mask_mod, is_causal).
-MLA_CONFIGS = [("mla_causal_d192v128", 4, 16, 16, 4096, 192, 128, torch.bfloat16, causal, True),
-               ("mla_dense_d192v128", 4, 16, 16, 4096, 192, 128, torch.bfloat16, None, False)]
-
-
-def run_mla(cfg, rows):
-    name, B, Hq, Hkv, T, D, Dv, dtype, mask_mod, is_causal = cfg
-    q = torch.randn(B, Hq, T, D, device=DEV, dtype=dtype)
-    k = torch.randn(B, Hkv, T, D, device=DEV, dtype=dtype)
-    v = torch.randn(B, Hkv, T, Dv, device=DEV, dtype=dtype)
-    pairs = count_pairs(mask_mod, T) * B * Hq
-    shape = dict(cfg=name, B=B, Hq=Hq, Hkv=Hkv, T=T, D=D, Dv=Dv, dtype=DTYPE_NAMES[dtype], pairs=pairs,
-                 density=pairs / (B * Hq * T * T))
-    flop = 2 * (D + Dv) * pairs  # QK^T over D, PV over Dv
-    block_mask = create_block_mask(mask_mod, None, None, T, T, device=DEV) if mask_mod is not None else None
-    record(rows, shape, "flex", lambda: flex(q, k, v, block_mask=block_mask), "tflops", flop)
-    for backend in (SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION):
-        with sdpa_kernel([backend]):  # a backend that refuses the head dims leaves an error row
-            record(rows, shape, str(backend).split(".")[-1],
-                   lambda: F.scaled_dot_product_attention(q, k, v, is_causal=is_causal), "tflops", flop)
-    del q, k, v, block_mask
-    torch.cuda.empty_cache()
+# Multi-head latent attention's prefill (attn_bench's mla_* configs): prefill configs whose q and
+# k have 192 columns, v and out 128 (the second field); run by `run` with that Dv.
+MLA_CONFIGS = [(("mla_causal_d192v128", 4, 16, 16, 4096, 192, torch.bfloat16, causal, None, "causal"), 128),
+               (("mla_dense_d192v128", 4, 16, 16, 4096, 192, torch.bfloat16, None, None, "dense"), 128)]
 
 
 # Forward + backward: the mission's masks at B = 4, H = 16, T = 4096, D = 128, causal at D = 64 and
@@ -469,7 +451,8 @@ def main():
         flex_autotune = torch.compile(flex_attention, dynamic=False, mode="max-autotune-no-cudagraphs")
     prefill = configs()
     # Forward + backward last, as in attn_bench.
-    cfgs = ([(run_host_overhead, HOST_OVERHEAD)] + [(run, c) for c in prefill] + [(run_mla, c) for c in MLA_CONFIGS]
+    cfgs = ([(run_host_overhead, HOST_OVERHEAD)] + [(run, c) for c in prefill]
+            + [(functools.partial(run, Dv=dv), c) for c, dv in MLA_CONFIGS]
             + [(run_decode, c) for c in decode_configs()] + [(run_chunk, c) for c in CHUNK_CONFIGS]
             + [(run_fwdbwd, c) for c in fwdbwd_configs(prefill)])
     if args.only:
