@@ -70,8 +70,9 @@ struct DqBlockedLayout {
 // group, each with its class (CTA-uniform, like the forward's KvTileSchedule). A program whose
 // mask reads tensors, or that follows block lists, walks the row of the transposed tile map
 // built for this call (args.tile_map: common/tile_map.cuh, build_q_tile_map); any other walks
-// the q range and classifies each tile itself.
-template <class Mods, int BM, int BN>
+// the q range and classifies each tile itself. kDescending walks each head's tiles from the last
+// down (the deterministic dQ's order: common/bwd_tile.cuh DqTurns).
+template <class Mods, int BM, int BN, bool kDescending = false>
 struct QTileSchedule {
   static constexpr bool kMapped = BlockListOf<Mods>::value || TileMapOf<Mods>::value;
 
@@ -90,13 +91,20 @@ struct QTileSchedule {
   __device__ __forceinline__ int tile() const { return tile_; }  // query tile index (rows tile * BM ...)
   __device__ __forceinline__ int tile_class() const { return cls_; }
   __device__ __forceinline__ void pop() {
-    ++next_;
+    next_ += kStep;
     seek();
   }
 
  private:
-  // Moves to the next head that has query tiles to walk: the map row's entries [next_, end_), or
-  // the tiles [next_, end_) of the q range.
+  static constexpr int kStep = kDescending ? -1 : 1;
+  // Walks next_ towards end_ (exclusive) by kStep over [first, last) (the walk goes on while
+  // next_ is short of end_ in kStep's direction).
+  __device__ __forceinline__ void walk(int first, int last) {
+    next_ = kDescending ? last - 1 : first;
+    end_ = kDescending ? first - 1 : last;
+  }
+  // Moves to the next head that has query tiles to walk: the map row's entries, or the tiles of
+  // the q range.
   __device__ __forceinline__ void next_head() {
     for (++h_; h_ < h_end_; ++h_) {
       if constexpr (kMapped) {
@@ -105,32 +113,34 @@ struct QTileSchedule {
         row_ = args_.tile_map.entries + row * args_.tile_map.row_entries;
         next_ = 0;
         end_ = __ldg(args_.tile_map.counts + row);
-        if (end_ > 0) return;
+        if (end_ > 0) {
+          walk(0, end_);
+          return;
+        }
       } else {
         int lo = 0, hi = Tq_;
         QRangeOf<Mods>::get(p_, b_, h_, k0_, k1_, Tq_, &lo, &hi);
         lo = max2(lo, 0);
         hi = min2(hi, Tq_);
         if (lo < hi) {
-          next_ = lo / BM;
-          end_ = (hi + BM - 1) / BM;
+          walk(lo / BM, (hi + BM - 1) / BM);
           return;
         }
       }
     }
   }
-  // Moves to the first tile at or after next_ (of this head or a later one) that is not EMPTY.
+  // Moves to the first tile from next_ on (of this head or a later one) that is not EMPTY.
   __device__ __forceinline__ void seek() {
     while (h_ < h_end_) {
       if constexpr (kMapped) {
-        if (next_ < end_) {
+        if (kDescending ? next_ > end_ : next_ < end_) {
           const int e = __ldg(row_ + next_);
           tile_ = e >> 2;
           cls_ = e & 3;
           return;
         }
       } else {
-        for (; next_ < end_; ++next_) {
+        for (; kDescending ? next_ > end_ : next_ < end_; next_ += kStep) {
           const int q0 = next_ * BM;
           cls_ = Mods::classify(p_, b_, h_, q0, min2(q0 + BM, Tq_), k0_, k1_);
           if (cls_ != EMPTY) {
@@ -147,7 +157,7 @@ struct QTileSchedule {
   const typename Mods::Params& p_;
   int b_, k0_, k1_, Tq_;
   int h_, h_end_;
-  int next_, end_;   // the map row's entries, or the q range's tiles, still to walk
+  int next_, end_;   // the map row's entry or the q range's tile next, and where the walk ends
   int tile_ = 0;     // the current query tile
   int cls_ = EMPTY;  // ... and its class
   const int* row_ = nullptr;
@@ -158,6 +168,10 @@ struct QTileSchedule {
 // walks to (h, m), asked of the same q range and classes (or map rows) per kv tile, so the count
 // and the CTAs that advance args.dq_turns agree by construction. The grid runs each head's kv
 // tiles in ascending launch order (bwd_grid_slot), so every tile a CTA waits for has started.
+// The Hopper kernels walk each head's query tiles from the last down (kDescending) when ordered:
+// under causal-like masks every kv tile's walk then ends at the same last tile, so neighbouring
+// kv tiles reach a query tile at the same step (or the lower one first, under windows), where the
+// ascending walk brought the upper one there two steps early to wait.
 template <class Mods, int BM, int BN>
 struct DqTurns {
   // Whether the CTA of kv tile n walks to query tile m of head h.

@@ -112,9 +112,9 @@ __device__ __forceinline__ void load_kv_once(unsigned sK, unsigned sV, const Bwd
 // The CTA's query tiles (QTileSchedule) as they pass through a ring of S shared-memory slots:
 // the i-th tile of the walk takes slot i % S, in that slot's (i / S)-th use, whose parity the
 // slot's mbarriers wait for.
-template <class Mods, int BM, int BN, int S>
-struct QTileRing : QTileSchedule<Mods, BM, BN> {
-  using QTileSchedule<Mods, BM, BN>::QTileSchedule;
+template <class Mods, int BM, int BN, int S, bool kDescending = false>
+struct QTileRing : QTileSchedule<Mods, BM, BN, kDescending> {
+  using QTileSchedule<Mods, BM, BN, kDescending>::QTileSchedule;
   int i = 0;  // the tile's place in the walk
   __device__ __forceinline__ void next() {
     this->pop();
@@ -128,11 +128,11 @@ struct QTileRing : QTileSchedule<Mods, BM, BN> {
 // The producer's walk: each tile's slot is refilled once the consumers have released its
 // previous tile (q_empty), then `load(i, s, b, h, q0)` issues its copies (b, h: the tile's batch
 // and query head).
-template <class Mods, int BM, int BN, int S, class QEmpty, class Load>
+template <class Mods, int BM, int BN, int S, bool kDescending, class QEmpty, class Load>
 __device__ __forceinline__ void produce_q_tiles(const BwdArgs& args, const typename Mods::Params& p, int b, int hk,
                                                 int k0, int k1, const QEmpty& q_empty, const Load& load) {
 #pragma unroll 1
-  for (QTileRing<Mods, BM, BN, S> ring(args, p, b, hk, k0, k1); ring.has_tile(); ring.next()) {
+  for (QTileRing<Mods, BM, BN, S, kDescending> ring(args, p, b, hk, k0, k1); ring.has_tile(); ring.next()) {
     if (ring.i >= S) sm90::mbarrier_wait(q_empty(ring.slot()), ring.parity() ^ 1);
     load(ring.i, ring.slot(), b, ring.head(), ring.q0());
   }
@@ -208,10 +208,12 @@ __device__ __forceinline__ void add_dq_block(unsigned staging, const float (&dq)
 }
 
 // Deterministic dQ: the leader's adds have landed (completed, then ordered) before it passes the
-// turn to the next kv tile (Turns: DqTurns).
+// turn to the next kv tile (Turns: DqTurns). The kernels pass a tile's turn part-way through the
+// next tile's products, so that the add completes under them instead of stalling the warpgroup;
+// `turns` is null before the first tile.
 template <class Turns>
 __device__ __forceinline__ void pass_dq_turn(int* turns, bool leader) {
-  if (leader) {
+  if (leader && turns != nullptr) {
     sm90::bulk_wait<0>();
     sm90::fence_async_global();
     __threadfence();
@@ -272,7 +274,7 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     sm90::registers_release<Cfg::kProducerRegisters>();
     if (tid != 0) return;
     detail::load_kv_once<D, BN>(sK, sV, maps, kv_full, k0, hk, b);
-    detail::produce_q_tiles<Mods, BM, BN, S>(args, p, b, hk, k0, k1, q_empty, [&](int, int s, int b, int h, int q0) {
+    detail::produce_q_tiles<Mods, BM, BN, S, kOrderedDq>(args, p, b, hk, k0, k1, q_empty, [&](int, int s, int b, int h, int q0) {
       const unsigned sQ = smem0 + kSmem.q(s);
       sm90::mbarrier_arrive_expect_tx(q_full(s), 2 * BM * D * 2 + 2 * BM * 4);
 #pragma unroll
@@ -309,9 +311,15 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
   detail::zero_fragments(dk);
   detail::zero_fragments(dv);
   sm90::mbarrier_wait(kv_full, 0);
+  // Deterministic dQ (kOrderedDq, a kernel of its own): the kv tiles below this one that reach a
+  // query tile add first (detail::DqTurns). The warpgroups of a CTA add disjoint column blocks, so
+  // they go together once every lower kv tile's kConsumers passes are in; each passes (whether or
+  // not it added) once its add has landed, during the next tile (pending: that tile's counter).
+  using Turns = detail::DqTurns<Mods, BM, BN>;
+  int* pending = nullptr;
 
 #pragma unroll 1
-  for (detail::QTileRing<Mods, BM, BN, S> ring(args, p, b, hk, k0, k1); ring.has_tile(); ring.next()) {
+  for (detail::QTileRing<Mods, BM, BN, S, kOrderedDq> ring(args, p, b, hk, k0, k1); ring.has_tile(); ring.next()) {
     const int s = ring.slot(), h = ring.head(), q0 = ring.q0(), cls = ring.tile_class();
     const unsigned sQ = smem0 + kSmem.q(s);
     const unsigned sdO = smem0 + kSmem.dout(s);
@@ -362,8 +370,10 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     const int buffer = ring.i & 1;
     detail::store_key_rows(smem0 + kSmem.ds(w, buffer), da, warp_in_group, g, t);
     // The previous tile's dQ add must have read the staging buffer before it is rewritten (a whole
-    // tile's products after it was issued: the wait rarely waits).
-    if (dq_leader) sm90::bulk_wait_read<0>();
+    // tile's products after it was issued: the wait rarely waits). Ordered: it must have landed,
+    // and its turn passes now.
+    if constexpr (kOrderedDq) detail::pass_dq_turn<Turns>(pending, dq_leader);
+    else if (dq_leader) sm90::bulk_wait_read<0>();
     sm90::fence_async_shared();
     // Every consumer's dS^T is complete. A warpgroup reaches this barrier only after its previous
     // tile's dQ product has read the other buffers, so each is rewritten two tiles after it is read.
@@ -380,11 +390,6 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     __syncwarp();  // the warp's reads of lse2 and delta come before its arrival releases the slot
     if (lane == 0) sm90::mbarrier_arrive(q_empty(s));
     float* dq_tile = args.dq_accum + ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0) * D;
-    // Deterministic dQ (kOrderedDq, a kernel of its own): the kv tiles below this one that reach
-    // the query tile add first. The warpgroups of a CTA add disjoint column blocks, so they go
-    // together once every lower kv tile's kConsumers passes are in, and each passes (whether or
-    // not it added) when its add has landed.
-    using Turns = detail::DqTurns<Mods, BM, BN>;
     int* turns = kOrderedDq ? Turns::counter(args, b, h, q0 / BM) : nullptr;
     if constexpr (kOrderedDq) {
       if (warp_in_group == 0) {
@@ -396,8 +401,9 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     if (makes_dq)
       detail::add_dq_block(smem0 + kSmem.dq(w), dq, warp_in_group * 16 + g, t, 1 + w, dq_leader,
                            dq_tile + cb * detail::DqBlockedLayout::kBlockFloats);
-    if constexpr (kOrderedDq) detail::pass_dq_turn<Turns>(turns, dq_leader);  // before the next kv tile's turn
+    pending = turns;
   }
+  if constexpr (kOrderedDq) detail::pass_dq_turn<Turns>(pending, dq_leader);  // the last tile's
   // Shared memory stays the CTA's until its last bulk add has read it.
   if (dq_leader) sm90::bulk_wait<0>();
 

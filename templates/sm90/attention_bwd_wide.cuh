@@ -100,7 +100,7 @@ __device__ __forceinline__ void attention_bwd_sm90_wide(const BwdArgs& args, con
     sm90::registers_release<Cfg::kProducerRegisters>();
     if (tid != 0) return;
     detail::load_kv_once<D, BN>(sK, sV, maps, kv_full, k0, hk, b);
-    detail::produce_q_tiles<Mods, BM, BN, S>(args, p, b, hk, k0, k1, q_empty, [&](int i, int s, int b, int h, int q0) {
+    detail::produce_q_tiles<Mods, BM, BN, S, kOrderedDq>(args, p, b, hk, k0, k1, q_empty, [&](int i, int s, int b, int h, int q0) {
       const unsigned sQ = smem0 + kSmem.q(s);
       sm90::mbarrier_arrive_expect_tx(q_full(s), BM * D * 2 + 2 * BM * 4);
 #pragma unroll
@@ -152,9 +152,11 @@ __device__ __forceinline__ void attention_bwd_sm90_wide(const BwdArgs& args, con
   detail::zero_fragments(dk);
   detail::zero_fragments(dv);
   sm90::mbarrier_wait(kv_full, 0);
+  using Turns = detail::DqTurns<Mods, BM, BN>;
+  int* pending = nullptr;  // ordered: the counter of the tile whose adds have not passed their turn
 
 #pragma unroll 1
-  for (detail::QTileRing<Mods, BM, BN, S> ring(args, p, b, hk, k0, k1); ring.has_tile(); ring.next()) {
+  for (detail::QTileRing<Mods, BM, BN, S, kOrderedDq> ring(args, p, b, hk, k0, k1); ring.has_tile(); ring.next()) {
     const int i = ring.i, s = ring.slot(), h = ring.head(), q0 = ring.q0();
     const unsigned sQ = smem0 + kSmem.q(s);
 
@@ -241,9 +243,10 @@ __device__ __forceinline__ void attention_bwd_sm90_wide(const BwdArgs& args, con
     // N-major), staged in the warpgroup's buffer and added to the query tile's span of dq_accum.
     float* dq_tile = args.dq_accum + ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0) * D;
     // Deterministic dQ (kOrderedDq): the kv tiles below this one that reach the query tile add
-    // first. The two warpgroups add disjoint columns, so they wait for the same count.
-    using Turns = detail::DqTurns<Mods, BM, BN>;
+    // first. The two warpgroups add disjoint columns, so they wait for the same count. The
+    // previous tile's adds have had this tile's products to land: their turn passes now.
     int* turns = kOrderedDq ? Turns::counter(args, b, h, q0 / BM) : nullptr;
+    if constexpr (kOrderedDq) detail::pass_dq_turn<Turns>(pending, dq_leader);
     const unsigned staging = smem0 + kSmem.dq(w);
     // The warp's first query row, opaque to the compiler: the 16 swizzled staging addresses are
     // then computed here, per tile, instead of hoisted out of the tile loop into 16 registers that
@@ -270,8 +273,9 @@ __device__ __forceinline__ void attention_bwd_sm90_wide(const BwdArgs& args, con
       detail::add_dq_block(staging, dq, warp_row, t, 1 + w, dq_leader,
                            dq_tile + cb * detail::DqBlockedLayout::kBlockFloats);
     }
-    if constexpr (kOrderedDq) detail::pass_dq_turn<Turns>(turns, dq_leader);  // before the next kv tile's turn
+    pending = turns;
   }
+  if constexpr (kOrderedDq) detail::pass_dq_turn<Turns>(pending, dq_leader);  // the last tile's
   // Shared memory stays the CTA's until its last bulk add has read it.
   if (dq_leader) sm90::bulk_wait<0>();
 
