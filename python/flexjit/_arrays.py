@@ -35,8 +35,13 @@ def is_array(x):
 def dtype_name(x):
     """flexjit's name of x's element type ("bf16", "f32", ...), or None for one it has no name for."""
     if is_torch(x):
-        return _TORCH_DTYPES.get(str(x.dtype))
+        return torch_dtype_name(x.dtype)
     return _NUMPY_DTYPES.get(x.dtype.name)
+
+
+def torch_dtype_name(dtype):
+    """flexjit's name of a torch dtype, or None."""
+    return _TORCH_DTYPES.get(str(dtype))
 
 
 def on_host(x):

@@ -82,14 +82,19 @@ def prepare(q, k, v, score_mod, mask_mod, sink, kernel_options):
     dtype = _arrays.dtype_name(q)
     if dtype not in ("bf16", "fp16", "f32"):
         raise ArgumentError(f"q has elements of type {getattr(q, 'dtype', '?')}; use bfloat16, float16 or float32")
-    device = _arrays.device_name(q)
+    kernel = kernel_for(translation, dtype, _arrays.device_name(q), int(q.shape[-1]), int(v.shape[-1]), kernel_options)
+    return kernel, bind
+
+
+def kernel_for(translation, dtype, device, head_dim, head_dim_v, kernel_options):
+    """The kernel of a translation for q of `dtype` ("bf16", "fp16", "f32") on `device` ("cuda",
+    "cpu") with these head dims."""
     options = _kernel_options(kernel_options)
     if device == "cpu":  # the cpu kernels have no tile and one backward
         options = tuple(o for o in options if o[0] not in ("tile", "backward_family"))
-    if int(v.shape[-1]) != int(q.shape[-1]):  # a value head dim of its own (MLA shapes)
-        options = options + (("head_dim_v", int(v.shape[-1])),)
-    kernel = _compiled(translation, int(q.shape[-1]), dtype, device, options)
-    return kernel, bind
+    if head_dim_v != head_dim:  # a value head dim of its own (MLA shapes)
+        options = options + (("head_dim_v", head_dim_v),)
+    return _compiled(translation, head_dim, dtype, device, options)
 
 
 def attention(q, k, v, score_mod=None, mask_mod=None, sink=None, scale=None, enable_gqa=False, return_lse=False,

@@ -12,7 +12,9 @@ the user's file lets diagnostics point at the user's code.
 
 A call walks the mods twice at most: a quick walk collects the values and a key of everything the
 program text depends on (which code, which kinds of values, which names); only a key not seen
-before walks again to write the program."""
+before walks again to write the program. The writing walk also records each value's route from
+its entry point (closure cells, globals, attributes, items, a partial's parts), so that a traced
+call (torch.compile) can read the values with plain Python that the tracer follows: `follow`."""
 
 import collections
 import functools
@@ -43,10 +45,11 @@ class Translation:
     values are bound to, in the order a walk collects them. `kernels` is the caller's memo of
     what was compiled from it."""
 
-    def __init__(self, lines, names, fallback):
+    def __init__(self, lines, names, routes, fallback):
         self.lines = lines
         self.text = "".join(line.text + "\n" for line in lines)
         self.names = names
+        self.routes = routes  # per name: the steps from an entry point to its value (`follow`)
         self.fallback = fallback  # (file, line) for diagnostics on lines flexjit wrote
         self.kernels = {}
 
@@ -70,12 +73,35 @@ def translate(**entries):
     if translation is None:
         full = _Walk(writing=True)
         full.run(entries)
-        translation = Translation(full.program_lines(), full.names, full.fallback or ("<flexjit>", 0))
+        translation = Translation(full.program_lines(), full.names, full.routes, full.fallback or ("<flexjit>", 0))
         with _programs_lock:
             _programs[key] = translation
             while len(_programs) > _PROGRAMS_KEPT:
                 _programs.popitem(last=False)
     return translation, dict(zip(translation.names, quick.values))
+
+
+def follow(entries, route):
+    """The value at the end of a route (Translation.routes) from the entry points (role -> mod):
+    the reads a walk made, written as plain attribute and item reads that a tracer can follow and
+    guard."""
+    value = entries[route[0][1]]
+    for kind, what in route[1:]:
+        if kind == "closure":
+            value = value.__closure__[what].cell_contents
+        elif kind == "global":
+            value = value.__globals__[what]
+        elif kind == "attr":
+            value = getattr(value, what)
+        elif kind == "item":
+            value = value[what]
+        elif kind == "func":
+            value = value.func
+        elif kind == "arg":
+            value = value.args[what]
+        else:  # "keyword"
+            value = value.keywords[what]
+    return value
 
 
 def _is_bool(value):
@@ -100,6 +126,8 @@ class _Walk:
         self.key = []
         self.values = []
         self.names = []         # writing: the declared name of each value, in order
+        self.routes = []        # writing: the route to each value, in order (`follow`)
+        self.route = []         # the steps from the entry point to what is being walked
         self.declarations = []  # Lines
         self.imports = []
         self.blocks = []        # [Lines] per function, lambda, partial or combinator
@@ -114,6 +142,7 @@ class _Walk:
             fn = entries.get(role)
             if fn is not None:
                 self.key.append(role)
+                self.route = [("entry", role)]
                 self.assignments.append(Line(f"{role} = {self.value(fn, role, None, None)}"))
         return tuple(self.key)
 
@@ -184,6 +213,7 @@ class _Walk:
         if self.writing:
             name = self.fresh(preferred)
             self.names.append(name)
+            self.routes.append(tuple(self.route))
             self.declarations.append(Line(f"{name}: {declared}"))
             return name
         return preferred
@@ -213,9 +243,9 @@ class _Walk:
         if not new:
             return name
         self.key.append(("partial", len(p.args), tuple(p.keywords)))
-        func = self.value(p.func, "func", site, node)
-        args = [self.value(a, f"{name}_arg{i}", site, node) for i, a in enumerate(p.args)]
-        args += [f"{key}={self.value(v, key, site, node)}" for key, v in p.keywords.items()]
+        func = self.value_at([("func", None)], p.func, "func", site, node)
+        args = [self.value_at([("arg", i)], a, f"{name}_arg{i}", site, node) for i, a in enumerate(p.args)]
+        args += [f"{key}={self.value_at([('keyword', key)], v, key, site, node)}" for key, v in p.keywords.items()]
         if not any(line.text == "from functools import partial" for line in self.imports):
             self.imports.append(Line("from functools import partial"))
         self.blocks.append([Line(f"{name} = partial({', '.join([func] + args)})")])
@@ -232,10 +262,12 @@ class _Walk:
                 new, name = self.first_visit(fn, f"_{combinator[:-1]}")
                 if not new:
                     return name
-                cells = dict(zip(fn.__code__.co_freevars, (c.cell_contents for c in fn.__closure__ or ())))
-                masks = cells.get("mask_mods", ())
+                freevars = fn.__code__.co_freevars
+                cell = freevars.index("mask_mods") if "mask_mods" in freevars else None
+                masks = fn.__closure__[cell].cell_contents if cell is not None else ()
                 self.key.append((combinator, len(masks)))
-                parts = [self.value(m, "mask", site, node) for m in masks]
+                parts = [self.value_at([("closure", cell), ("item", j)], m, "mask", site, node)
+                         for j, m in enumerate(masks)]
                 self.blocks.append([Line(f"{name} = {combinator}({', '.join(parts)})")])
                 return name
         return self.imported(fn, fn.__name__, site, node)
@@ -260,7 +292,7 @@ class _Walk:
             replacements.setdefault(lineno, []).append((start, start + len(info.node.name), name))
         reads = {}
         for read in info.reads:
-            found, value = _lookup(fn, read.name)
+            found, value, where = _lookup(fn, read.name)
             if not found:
                 continue  # a builtin, or undefined: the compiler reports it where it is used
             taken = 0
@@ -270,12 +302,22 @@ class _Walk:
             expr_node = read.nodes[taken]
             read_key = (read.name, taken, tuple(read.steps[:taken]))
             if read_key not in reads:
-                reads[read_key] = self.value(value, _preferred_name(read, taken), info, expr_node)
+                reads[read_key] = self.value_at([where] + list(read.steps[:taken]), value,
+                                                _preferred_name(read, taken), info, expr_node)
             if self.writing:
                 self.replace(info, expr_node, reads[read_key], replacements)
         if self.writing:
             self.blocks.append(self.copy(info, name, replacements))
         return name
+
+    def value_at(self, steps, value, preferred, site, node):
+        """self.value of what `steps` lead to from the object being walked."""
+        depth = len(self.route)
+        self.route.extend(steps)
+        try:
+            return self.value(value, preferred, site, node)
+        finally:
+            del self.route[depth:]
 
     def step(self, info, read, taken, value):
         kind, what = read.steps[taken]
@@ -323,16 +365,17 @@ class _Walk:
 
 
 def _lookup(fn, name):
-    """(found, value) of a free name as Python finds it: the closure, then the globals."""
+    """(found, value, route step) of a free name as Python finds it: the closure, then the globals."""
     code = fn.__code__
     if name in code.co_freevars:
+        cell = code.co_freevars.index(name)
         try:
-            return True, fn.__closure__[code.co_freevars.index(name)].cell_contents
+            return True, fn.__closure__[cell].cell_contents, ("closure", cell)
         except ValueError:
-            return False, None  # not assigned yet: the compiler reports the name
+            return False, None, None  # not assigned yet: the compiler reports the name
     if name in fn.__globals__:
-        return True, fn.__globals__[name]
-    return False, None
+        return True, fn.__globals__[name], ("global", name)
+    return False, None, None
 
 
 def _text_of(read, taken):

@@ -5,7 +5,12 @@
 The mods are the user's Python functions (score_mod, and block_mask.mask_mod of a BlockMask the
 user made with create_block_mask: flexjit reads its mask_mod and analyses it itself, never its
 block tensors). The call is a torch custom op with a registered fake and autograd formula, so
-gradients reach q, k, v and every captured float tensor that requires them."""
+gradients reach q, k, v and every captured float tensor that requires them.
+
+Under torch.compile the mods are translated and compiled once, at trace time, as a constant of the
+graph (`_traced_plan`); the values they read are then read by plain closure, global, attribute and
+item reads that the tracer follows (`_mods.follow`), so captured tensors become graph inputs and
+new values of the same kinds reuse the kernel, with no graph break."""
 
 import threading
 import warnings
@@ -13,9 +18,9 @@ from typing import List, Tuple
 
 import torch
 
-from . import _attention
+from . import _arrays, _attention, _mods
 from ._context_parallel import balanced_sharding, context_parallel_attention, shard_sequence
-from .errors import CompileError, UnsupportedError
+from .errors import ArgumentError, CompileError, UnsupportedError
 
 # Set to True to have calls flexjit cannot compile run on PyTorch's flex_attention instead (a
 # warning says so once per reason); False raises the error.
@@ -124,16 +129,52 @@ def _backward(ctx, dout, dlse):
 _attention_op.register_autograd(_backward, setup_context=_setup_context)
 
 
-def _fall_back(reason, args, kwargs):
+def _warn_fall_back(reason):
     if not fallback:
         raise reason
     key = str(reason).splitlines()[0]
     if key not in _warned:
         _warned.add(key)
-        warnings.warn(f"flexjit: running PyTorch's flex_attention instead: {key}", stacklevel=3)
+        warnings.warn(f"flexjit: running PyTorch's flex_attention instead: {key}", stacklevel=4)
+
+
+def _torch_flex_attention(args, kwargs):
     from torch.nn.attention.flex_attention import flex_attention as torch_flex_attention
 
     return torch_flex_attention(*args, **kwargs)
+
+
+@torch._dynamo.assume_constant_result
+def _traced_plan(score_mod, mask_mod, dtype, device, head_dim, head_dim_v, kernel_options):
+    """What a traced call runs, computed once when torch.compile traces it and kept in the graph as
+    a constant: (call id, layout of the bound values, their routes), or ("fall back",) where the
+    mods cannot be compiled and `fallback` is on. Only the values' kinds enter it; the values are
+    read by the traced code (`_traced_values`)."""
+    try:
+        translation, bind = _mods.translate(score_mod=score_mod, mask_mod=mask_mod)
+        dtype_name = _arrays.torch_dtype_name(dtype)
+        if dtype_name not in ("bf16", "fp16", "f32"):
+            raise ArgumentError(f"q has elements of type {dtype}; use bfloat16, float16 or float32")
+        kernel = _attention.kernel_for(translation, dtype_name, device, head_dim, head_dim_v, kernel_options)
+    except (CompileError, UnsupportedError) as e:
+        _warn_fall_back(e)
+        return ("fall back",)
+    layout = _split(bind)[0]
+    return _register(kernel, layout), layout, translation.routes
+
+
+def _traced_values(layout, routes, entries):
+    """The bound values as _split gives them, read along their routes by code the tracer follows."""
+    tensors, ints, floats = [], [], []
+    for (_, kind), route in zip(layout, routes):
+        value = _mods.follow(entries, route)
+        if kind == "tensor":
+            tensors.append(value)
+        elif kind == "float":
+            floats.append(value)
+        else:
+            ints.append(int(value))
+    return tensors, ints + [0], floats + [0.0]
 
 
 def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=None, enable_gqa=False,
@@ -142,22 +183,32 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     and value [B, Hkv, Tkv, D] (bf16 or fp16 on a CUDA device; any dtype flexjit's cpu kernels take
     on the host). Returns out, (out, lse) with return_lse, or (out, AuxOutput) with return_aux."""
     args = (query, key, value, score_mod, block_mask, scale, enable_gqa, return_lse, kernel_options)
+    fallback_kwargs = {"return_aux": return_aux} if return_aux is not None else {}
     mask_mod = getattr(block_mask, "mask_mod", None)
     _attention._check_heads(query, key, value, enable_gqa)
-    try:
-        kernel, bind = _attention.prepare(query, key, value, score_mod, mask_mod, None, kernel_options)
-    except (CompileError, UnsupportedError) as e:
-        return _fall_back(e, args, {"return_aux": return_aux} if return_aux is not None else {})
     q, k, v = (x if x.stride(-1) == 1 else x.contiguous() for x in (query, key, value))
-    layout, tensors, ints, floats = _split(bind)
-    if kernel.device != "cpu" and torch.is_grad_enabled() and any(
-            getattr(x, "requires_grad", False) for x in (q, k, v, *tensors)):
-        # Training: the backward kernels compile beside the forward's first run, not after it (those
-        # for the captured tensors that will want gradients, in the mode the backward will run in).
-        names = [name for name, kind in layout if kind == "tensor"]
-        wanted = tuple(n for n, t in zip(names, tensors) if t.requires_grad and t.is_floating_point())
-        kernel.compile_backward_ahead(wanted, torch.are_deterministic_algorithms_enabled())
-    call = _register(kernel, layout)
+    if torch.compiler.is_compiling():
+        plan = _traced_plan(score_mod, mask_mod, query.dtype, query.device.type, query.shape[-1], value.shape[-1],
+                            kernel_options)
+        if len(plan) == 1:
+            return _torch_flex_attention(args, fallback_kwargs)
+        call, layout, routes = plan
+        tensors, ints, floats = _traced_values(layout, routes, {"score_mod": score_mod, "mask_mod": mask_mod})
+    else:
+        try:
+            kernel, bind = _attention.prepare(query, key, value, score_mod, mask_mod, None, kernel_options)
+        except (CompileError, UnsupportedError) as e:
+            _warn_fall_back(e)
+            return _torch_flex_attention(args, fallback_kwargs)
+        layout, tensors, ints, floats = _split(bind)
+        if kernel.device != "cpu" and torch.is_grad_enabled() and any(
+                getattr(x, "requires_grad", False) for x in (q, k, v, *tensors)):
+            # Training: the backward kernels compile beside the forward's first run, not after it (those
+            # for the captured tensors that will want gradients, in the mode the backward will run in).
+            names = [name for name, kind in layout if kind == "tensor"]
+            wanted = tuple(n for n, t in zip(names, tensors) if t.requires_grad and t.is_floating_point())
+            kernel.compile_backward_ahead(wanted, torch.are_deterministic_algorithms_enabled())
+        call = _register(kernel, layout)
     out, lse = _attention_op(q, k, v, tensors, call, ints, floats,
                              float(scale) if scale is not None else q.shape[-1] ** -0.5)
     if return_aux is not None:

@@ -146,3 +146,33 @@ def test_grouped_heads_need_enable_gqa(rng):
     q, k, v = qkv(rng)
     with pytest.raises(flexjit.ArgumentError, match="enable_gqa=True"):
         flexjit.attention(q, k, v, mask_mod=causal)
+
+
+
+GLOBAL_SCALE = 0.5
+
+
+def scaled_band(score, b, h, q_idx, kv_idx, lo, hi):
+    return score * GLOBAL_SCALE if band(b, h, q_idx, kv_idx, lo, hi) else score
+
+
+def band_from(lo, b, h, q_idx, kv_idx, hi):
+    return band(b, h, q_idx, kv_idx, lo, hi)
+
+
+def test_each_value_is_found_again_by_its_route(rng):
+    """A traced call (torch.compile) reads the values through Translation.routes with `follow`:
+    every route leads to the value the walk bound, through closures, globals, attributes and
+    items, and partials' positional and keyword arguments."""
+    layer = Layer(rng)
+    score_mod, mask_mod = layer.mods()
+    cases = [
+        {"score_mod": score_mod, "mask_mod": mask_mod},
+        {"mask_mod": functools.partial(band_from, 2, hi=30)},
+        {"score_mod": functools.partial(scaled_band, lo=1, hi=9), "mask_mod": sliding_window(7)},
+    ]
+    for entries in cases:
+        translation, bind = _mods.translate(**entries)
+        assert len(translation.routes) == len(bind) > 0
+        for name, route in zip(translation.names, translation.routes):
+            assert _mods.follow(entries, route) is bind[name], (name, route)

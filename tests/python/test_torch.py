@@ -127,3 +127,105 @@ def test_the_ring_on_cuda_is_one_call(name, bind):
     rq, rk, rv = ring.simulated_backward(kernel, q, k, v, out, lse, dout, 4, "zigzag", bind)
     for got, ref in ((rq, dq), (rk, dk), (rv, dv)):
         assert (got.float() - ref.float()).norm() / ref.float().norm() < 2e-2
+
+
+def compiled_matches_eager(model, *tensors, backend="aot_eager"):
+    """model(*tensors) compiled with fullgraph=True (no graph break) against the same call run
+    eagerly: outputs and the gradients of every tensor that wants one."""
+    results = []
+    for run in (model, torch.compile(model, fullgraph=True, backend=backend)):
+        for x in tensors:
+            x.grad = None
+        out = run(*tensors)
+        out.float().pow(2).sum().backward()
+        results.append([out] + [x.grad for x in tensors if x.requires_grad])
+    for got, ref in zip(*results):
+        assert got is not None and ref is not None
+        assert (got.float() - ref.float()).abs().max().item() <= 1e-3 * (ref.float().abs().max().item() + 1e-6)
+
+
+SLOPES = torch.rand(HQ, device="cuda")
+
+
+def global_alibi(score, b, h, q_idx, kv_idx):
+    return score - SLOPES[h] * (q_idx - kv_idx).abs()
+
+
+def test_torch_compile_fullgraph_closures_globals_and_partials():
+    """torch.compile(fullgraph=True) over a model calling flexjit.torch.flex_attention: mods that
+    read closures (a learned tensor, an int), globals and partials trace without a graph break and
+    give the eager call's output and gradients (captured tensor included)."""
+    q, k, v = inputs()
+    slopes = torch.rand(HQ, device="cuda", requires_grad=True)
+    width = 200
+
+    def alibi(score, b, h, q_idx, kv_idx):
+        return score - slopes[h] * (q_idx - kv_idx).abs()
+
+    def windowed(b, h, q_idx, kv_idx):
+        return (q_idx >= kv_idx) & (q_idx - kv_idx < width)
+
+    block_mask = create_block_mask(windowed, B, HQ, T, T)
+
+    def model(q, k, v, slopes):
+        return fj.flex_attention(q, k, v, score_mod=alibi, block_mask=block_mask, enable_gqa=True)
+
+    compiled_matches_eager(model, q, k, v, slopes)
+
+    doc_ids = torch.repeat_interleave(torch.arange(4, device="cuda"), torch.tensor([300, 200, 400, 100], device="cuda"))
+
+    def same_doc(b, h, q_idx, kv_idx, ids):
+        return ids[q_idx] == ids[kv_idx]
+
+    documents = create_block_mask(and_masks(causal, functools.partial(same_doc, ids=doc_ids)), B, HQ, T, T)
+
+    def model2(q, k, v):
+        return fj.flex_attention(q, k, v, score_mod=global_alibi, block_mask=documents, enable_gqa=True)
+
+    compiled_matches_eager(model2, q, k, v)
+
+
+def test_torch_compile_reads_new_values_without_compiling_a_kernel():
+    """A compiled model whose mods read new values (a new int, a new tensor) gives the eager
+    results for each, and compiles no new flexjit kernel."""
+    q, k, v = inputs(requires_grad=False)
+    state = {"width": 64, "bias": torch.zeros(HQ, device="cuda")}
+
+    def score_mod(score, b, h, q_idx, kv_idx):
+        return score + state["bias"][h]
+
+    def mask_mod(b, h, q_idx, kv_idx):
+        return (q_idx - kv_idx).abs() < state["width"]
+
+    block_mask = create_block_mask(mask_mod, B, HQ, T, T)
+    compiled = torch.compile(lambda q, k, v: fj.flex_attention(q, k, v, score_mod=score_mod, block_mask=block_mask,
+                                                                enable_gqa=True), fullgraph=True, backend="aot_eager")
+    compiled(q, k, v)
+    kernels = len(fj._attention._kernels)
+    for width, bias in ((100, torch.ones(HQ, device="cuda")), (300, torch.rand(HQ, device="cuda"))):
+        state["width"], state["bias"] = width, bias
+        got = compiled(q, k, v)
+        ref = fj.flex_attention(q, k, v, score_mod=score_mod, block_mask=block_mask, enable_gqa=True)
+        assert (got.float() - ref.float()).abs().max().item() == 0
+    assert len(fj._attention._kernels) == kernels
+
+
+def test_torch_compile_with_inductor_and_a_mod_defined_in_the_model():
+    """The default backend (inductor), with the mods defined inside the compiled forward reading
+    the module's parameter, as model code often writes them."""
+
+    class Layer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.slopes = torch.nn.Parameter(torch.rand(HQ, device="cuda"))
+
+        def forward(self, q, k, v):
+            def alibi(score, b, h, q_idx, kv_idx):
+                return score - self.slopes[h] * (q_idx - kv_idx).abs()
+
+            return fj.flex_attention(q, k, v, score_mod=alibi, enable_gqa=True)
+
+    layer = Layer()
+    q, k, v = inputs()
+    compiled_matches_eager(layer, q, k, v, backend="inductor")
+    assert layer.slopes.grad is not None
