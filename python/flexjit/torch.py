@@ -172,8 +172,8 @@ def _traced_values(layout, routes, entries):
             tensors.append(value)
         elif kind == "float":
             floats.append(value)
-        else:
-            ints.append(int(value))
+        else:  # an int stays as traced (a symbolic int, once it varies, must not be pinned by int())
+            ints.append(int(value) if kind == "bool" else value)
     return tensors, ints + [0], floats + [0.0]
 
 
