@@ -114,7 +114,11 @@ def _usable(value):
         return True
     if isinstance(value, types.ModuleType):
         return value.__name__ in _IMPORTABLE
-    return callable(value)
+    if isinstance(value, (types.FunctionType, functools.partial)):
+        return True
+    # Other callables only where they are imports (torch.where, math.exp); a callable object of the
+    # user's (an nn.Module: `self.slopes`) is read on into its attributes.
+    return callable(value) and getattr(value, "__module__", None) in _IMPORTABLE
 
 
 class _Walk:
