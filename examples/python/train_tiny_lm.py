@@ -3,7 +3,11 @@ side by side: 2 layers, d_model 256, 8 heads, T = 1024, packed documents (a docu
 ALiBi as score_mod, AdamW, a fixed seed. Prints the loss of both at every step, checks that they
 agree within 2%, and reports the median step time of each.
 
-    python3 examples/python/train_tiny_lm.py [--steps 200] [--device cuda]
+    python3 examples/python/train_tiny_lm.py [--steps 200] [--device cuda] [--compile]
+
+--compile compiles each whole model with torch.compile(fullgraph=True) (FlexAttention's run is
+compiled either way: its fused kernels need it). The mods are made in the modules' __init__ and
+before the model runs, as torch.compile needs them for flexjit (docs/python.md).
 
 Needs PyTorch and the flexjit package (PYTHONPATH=build/python, or pip install .)."""
 
@@ -40,17 +44,19 @@ class Attention(nn.Module):
         self.qkv = nn.Linear(D_MODEL, 3 * D_MODEL, bias=False)
         self.out = nn.Linear(D_MODEL, D_MODEL, bias=False)
         self.attention = attention
-        self.slopes = torch.tensor([2.0 ** (-8.0 * (h + 1) / HEADS) for h in range(HEADS)])
+        # Powers of two: exact in any dtype the model is moved to.
+        self.register_buffer("slopes", torch.tensor([2.0 ** (-8.0 * (h + 1) / HEADS) for h in range(HEADS)]),
+                             persistent=False)
+
+        def alibi(score, b, h, q_idx, kv_idx):
+            return score - self.slopes[h] * (q_idx - kv_idx)
+
+        self.alibi = alibi
 
     def forward(self, x, block_mask):
         B, L, _ = x.shape
         q, k, v = self.qkv(x).view(B, L, 3, HEADS, D_MODEL // HEADS).permute(2, 0, 3, 1, 4)
-        slopes = self.slopes.to(x.device)
-
-        def alibi(score, b, h, q_idx, kv_idx):
-            return score - slopes[h] * (q_idx - kv_idx)
-
-        y = self.attention(q, k, v, score_mod=alibi, block_mask=block_mask)
+        y = self.attention(q, k, v, score_mod=self.alibi, block_mask=block_mask)
         return self.out(y.transpose(1, 2).reshape(B, L, D_MODEL))
 
 
@@ -80,10 +86,11 @@ class TinyLM(nn.Module):
         return self.norm(x) @ self.embed.weight.t()
 
 
-def train(attention, steps, device, dtype):
+def train(attention, steps, device, dtype, compile_model):
     torch.manual_seed(0)
     generator = torch.Generator().manual_seed(0)
     model = TinyLM(attention).to(device=device, dtype=dtype)
+    run = torch.compile(model, fullgraph=True) if compile_model else model
     optimizer = torch.optim.AdamW(model.parameters(), lr=3e-4)
     docs = document_ids(BATCH, T, generator).to(device)
 
@@ -100,7 +107,7 @@ def train(attention, steps, device, dtype):
         if device == "cuda":
             torch.cuda.synchronize()
         start = time.perf_counter()
-        logits = model(tokens[:, :-1], block_mask)
+        logits = run(tokens[:, :-1], block_mask)
         loss = F.cross_entropy(logits.float().reshape(-1, VOCAB), tokens[:, 1:].reshape(-1))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -116,11 +123,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--device", default="cuda")
+    parser.add_argument("--compile", action="store_true", help="torch.compile each whole model (fullgraph)")
     args = parser.parse_args()
     dtype = torch.bfloat16 if args.device == "cuda" else torch.float32
-    flex = torch.compile(torch_flex_attention)  # FlexAttention's fused kernels need torch.compile
-    ours, ours_times = train(flexjit_flex_attention, args.steps, args.device, dtype)
-    theirs, theirs_times = train(flex, args.steps, args.device, dtype)
+    # FlexAttention's fused kernels need torch.compile: its function alone, or within the model.
+    flex = torch_flex_attention if args.compile else torch.compile(torch_flex_attention)
+    ours, ours_times = train(flexjit_flex_attention, args.steps, args.device, dtype, args.compile)
+    theirs, theirs_times = train(flex, args.steps, args.device, dtype, args.compile)
     worst = 0.0
     for step, (a, b) in enumerate(zip(ours, theirs)):
         worst = max(worst, abs(a - b) / abs(b))
