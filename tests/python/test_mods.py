@@ -79,17 +79,9 @@ class CallableLayer(Layer):
         raise AssertionError("a mod's object is never called")
 
 
-def test_attributes_of_callable_objects_are_captured(rng):
-    layer = CallableLayer(rng)
-    score_mod, mask_mod = layer.mods()
-    text = ("bias: Tensor[float32, 2]\nwindow: int\n"
-            "def score_mod(score, b, h, q_idx, kv_idx):\n    return score + bias[h, kv_idx]\n"
-            "def mask_mod(b, h, q_idx, kv_idx):\n    return abs(q_idx - kv_idx) < window\n")
-    run(rng, text, {"bias": layer.bias, "window": 12}, score_mod=score_mod, mask_mod=mask_mod)
-
-
-def test_attributes_and_items_of_objects_are_captured(rng):
-    layer = Layer(rng)
+@pytest.mark.parametrize("layer_class", [Layer, CallableLayer])
+def test_attributes_and_items_of_objects_are_captured(rng, layer_class):
+    layer = layer_class(rng)
     score_mod, mask_mod = layer.mods()
     text = ("bias: Tensor[float32, 2]\nwindow: int\n"
             "def score_mod(score, b, h, q_idx, kv_idx):\n    return score + bias[h, kv_idx]\n"
