@@ -32,16 +32,28 @@ def is_array(x):
     return numpy is not None and isinstance(x, numpy.ndarray)
 
 
+# Names found so far, by dtype object (numpy's and torch's apart): a mod's captured arrays are
+# named at every call, and numpy's dtype.name is slow.
+_torch_names, _numpy_names = {}, {}
+
+
 def dtype_name(x):
     """flexjit's name of x's element type ("bf16", "f32", ...), or None for one it has no name for."""
     if is_torch(x):
         return torch_dtype_name(x.dtype)
-    return _NUMPY_DTYPES.get(x.dtype.name)
+    dtype = x.dtype
+    name = _numpy_names.get(dtype, False)
+    if name is False:
+        name = _numpy_names[dtype] = _NUMPY_DTYPES.get(dtype.name)
+    return name
 
 
 def torch_dtype_name(dtype):
     """flexjit's name of a torch dtype, or None."""
-    return _TORCH_DTYPES.get(str(dtype))
+    name = _torch_names.get(dtype, False)
+    if name is False:
+        name = _torch_names[dtype] = _TORCH_DTYPES.get(str(dtype))
+    return name
 
 
 def on_host(x):

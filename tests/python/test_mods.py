@@ -11,6 +11,7 @@ import pytest
 
 import flexjit
 from flexjit import _attention, _kernel, _mods
+from flexjit.errors import CompileError
 from conftest import oracle_backward, oracle_forward, qkv, relative_l2
 
 
@@ -184,3 +185,70 @@ def test_each_value_is_found_again_by_its_route(rng):
         assert len(translation.routes) == len(bind) > 0
         for name, route in zip(translation.names, translation.routes):
             assert _mods.follow(entries, route) is bind[name], (name, route)
+
+
+HELPER = causal
+
+
+def via_helper(b, h, q_idx, kv_idx):
+    return HELPER(b, h, q_idx, kv_idx)
+
+
+def test_the_same_mods_again_walk_again_only_where_the_program_would_change():
+    """A call with the mod objects of a call before reads its values along the recorded routes; a
+    change the program depends on (a value's kind, a function a global names, a partial's
+    arguments) makes it walk again, and new values of the same kinds give the same program."""
+    global HELPER
+    width = 5
+
+    def mask(b, h, q_idx, kv_idx):
+        return q_idx - kv_idx < width
+
+    first, bind = _mods.translate(mask_mod=mask)
+    assert bind == {"width": 5}
+    width = 9
+    again, bind = _mods.translate(mask_mod=mask)
+    assert again is first and bind == {"width": 9}
+    width = 7.5
+    as_float, bind = _mods.translate(mask_mod=mask)
+    assert as_float is not first and "width: float" in as_float.text and bind == {"width": 7.5}
+
+    try:
+        causal_program, _ = _mods.translate(mask_mod=via_helper)
+        assert "q_idx >= kv_idx" in causal_program.text
+        HELPER = sliding_window(3)
+        window_program, bind = _mods.translate(mask_mod=via_helper)
+        assert window_program is not causal_program and bind == {"width": 3}
+    finally:
+        HELPER = causal
+
+    partial = functools.partial(band, lo=2, hi=30)
+    first, bind = _mods.translate(mask_mod=partial)
+    partial.keywords["hi"] = 31
+    again, bind = _mods.translate(mask_mod=partial)
+    assert again is first and bind == {"lo": 2, "hi": 31}
+    del partial.keywords["hi"]
+    with pytest.raises(CompileError):  # band's hi is missing now: walked again, and refused
+        flexjit.attention(*qkv(np.random.default_rng(0)), mask_mod=partial, enable_gqa=True)
+
+
+def test_the_memo_of_mods_keeps_no_captured_array_alive():
+    """What a call's mods captured goes when the caller drops them: the memo of mods holds its
+    objects weakly."""
+    import gc
+    import weakref
+
+    def biased_mod():
+        table = np.arange(70, dtype=np.float32)
+
+        def biased(score, b, h, q_idx, kv_idx):
+            return score + table[kv_idx]
+
+        return biased, weakref.ref(table)
+
+    biased, table_alive = biased_mod()
+    _mods.translate(score_mod=biased, mask_mod=via_helper)
+    _mods.translate(score_mod=biased, mask_mod=via_helper)  # the memo's path
+    del biased
+    gc.collect()
+    assert table_alive() is None
