@@ -231,3 +231,28 @@ def test_torch_compile_with_inductor_and_a_mod_made_by_the_module():
     layer = Layer()
     q, k, v = inputs()
     compiled_matches_eager(layer, q, k, v, parameters=(layer.slopes,), backend="inductor")
+
+
+def test_fallback_runs_torch_flex_attention_and_says_so_once():
+    """With flexjit.torch.fallback on, a mod flexjit cannot compile runs on PyTorch's
+    flex_attention with one warning naming the reason; off (the default), the error is raised."""
+    q, k, v = inputs(requires_grad=False)
+    label = "not a number"
+
+    def unreadable(score, b, h, q_idx, kv_idx):
+        return score if label else score
+
+    from flexjit.errors import CompileError
+
+    with pytest.raises(CompileError, match="'label' is a str"):
+        fj.flex_attention(q, k, v, score_mod=unreadable, enable_gqa=True)
+    fj.fallback = True
+    try:
+        with pytest.warns(UserWarning, match="running PyTorch's flex_attention instead") as caught:
+            got = fj.flex_attention(q, k, v, score_mod=unreadable, enable_gqa=True)
+            fj.flex_attention(q, k, v, score_mod=unreadable, enable_gqa=True)
+        assert len([w for w in caught if "flex_attention instead" in str(w.message)]) == 1
+    finally:
+        fj.fallback = False
+    ref = flex_attention(q, k, v, score_mod=unreadable, enable_gqa=True)
+    assert (got.float() - ref.float()).abs().max().item() == 0
