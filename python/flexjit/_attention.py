@@ -100,8 +100,9 @@ def kernel_for(translation, dtype, device, head_dim, head_dim_v, kernel_options)
 def attention(q, k, v, score_mod=None, mask_mod=None, sink=None, scale=None, enable_gqa=False, return_lse=False,
               kernel_options=None):
     """softmax(score_mod(scale * q k^T) masked by mask_mod) v, as torch's flex_attention computes it,
-    with q [B, Hq, Tq, D], k [B, Hkv, Tkv, D] and v [B, Hkv, Tkv, Dv] (Dv may differ from D: on the cpu, and D = 192 with Dv = 128 on the Hopper forward). Returns out
-    [B, Hq, Tq, Dv], or (out, lse) with return_lse.
+    with q [B, Hq, Tq, D], k [B, Hkv, Tkv, D] and v [B, Hkv, Tkv, Dv] (Dv may differ from D: on
+    the cpu, and D = 192 with Dv = 128 on the Hopper forward). Returns out [B, Hq, Tq, Dv], or
+    (out, lse) with return_lse.
     The first call with a new mod compiles it (cached by its text); new values of what the mods
     read never recompile. sink(b, h) is flexjit's learned-sink logit (docs/language.md)."""
     _check_heads(q, k, v, enable_gqa)
