@@ -135,7 +135,7 @@ def _warn_fall_back(reason):
     key = str(reason).splitlines()[0]
     if key not in _warned:
         _warned.add(key)
-        warnings.warn(f"flexjit: running PyTorch's flex_attention instead: {key}", stacklevel=4)
+        warnings.warn(f"flexjit: running PyTorch's flex_attention instead: {key}", stacklevel=3)
 
 
 def _torch_flex_attention(args, kwargs):
