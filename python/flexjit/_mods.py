@@ -96,7 +96,8 @@ def translate(**entries):
     if translation is None:
         full = _Walk(writing=True)
         full.run(entries)
-        translation = Translation(full.program_lines(), full.names, full.routes, full.fallback or ("<flexjit>", 0))
+        routes = tuple(route for route, check, _ in full.checks if check == "bound")  # one per name, in order
+        translation = Translation(full.program_lines(), full.names, routes, full.fallback or ("<flexjit>", 0))
     with _programs_lock:
         _programs[key] = translation
         _by_mods[mods_key] = (translation, tuple(quick.checks), tuple(map(_weak, mods)))
@@ -201,7 +202,6 @@ class _Walk:
         self.key = []
         self.values = []
         self.names = []         # writing: the declared name of each value, in order
-        self.routes = []        # writing: the route to each value, in order (`follow`)
         self.route = []         # the steps from the entry point to what is being walked
         self.checks = []        # (route, check, what it expects): _values_if_unchanged
         self.declarations = []  # Lines
@@ -285,7 +285,6 @@ class _Walk:
         if self.writing:
             name = self.fresh(preferred)
             self.names.append(name)
-            self.routes.append(tuple(self.route))
             self.declarations.append(Line(f"{name}: {declared}"))
             return name
         return preferred
