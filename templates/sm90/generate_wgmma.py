@@ -8,7 +8,7 @@ specialisation once, as macros that every N expands.
 
 tests/templates checks that the file in the tree is what this script writes."""
 
-WIDTHS = (64, 128, 256)  # N: keys per S tile (QK^T) and head dims (PV)
+WIDTHS = (64, 128, 192, 256)  # N: keys per S tile (QK^T) and head dims (PV; dK = dS^T Q at MLA's 192)
 
 
 def accumulators(n):
@@ -99,7 +99,7 @@ def main():
     print("//   Wgmma<N>::ss_mn<kBf16>(d, a_desc, b_desc, accumulate): the same with A M-major and B N-major")
     print("//     (the backward's dQ = dS K from dS^T and K as stored);")
     print("//   Wgmma<N>::ss_kn<kBf16>(d, a_desc, b_desc, accumulate): A K-major and B N-major (the wide")
-    print("//     backward's dV = P^T dO and dK = dS^T Q with P^T and dS^T from shared memory);")
+    print("//     and split backwards' dV = P^T dO and dK = dS^T Q with P^T and dS^T from shared memory);")
     print("//   Wgmma<N>::rs<kBf16>(d, a, b_desc, accumulate): A from registers (the m16k16 fragment of")
     print("//     each warp's 16 rows), B N-major in shared memory (P V).")
     print("// d[j][0..3] is the accumulator of columns 8j..8j+7 in the mma.sync m16n8 layout of each warp.")
