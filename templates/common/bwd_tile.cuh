@@ -339,5 +339,24 @@ __device__ __forceinline__ void store_dk_dv(const BwdArgs& args, const float (&d
   }
 }
 
+// One gradient of this thread's keys key_row0 and key_row0 + 8 (columns 8 nd + 2 t, +1), times
+// `factor`, in the element type, for kernels whose dK and dV are kept apart (sm90's split form):
+// dK with the scale, dV with 1. `g` is dk or dv with its strides; rows past Tkv are not written.
+template <bool kBf16, int ND>
+__device__ __forceinline__ void store_key_gradient(void* g, long long g_b, long long g_h, long long g_t,
+                                                   const float (&acc)[ND][4], float factor, int Tkv, int b, int hk,
+                                                   int key_row0, int t) {
+  unsigned short* rows = static_cast<unsigned short*>(g) + static_cast<i64>(b) * g_b + static_cast<i64>(hk) * g_h;
+#pragma unroll
+  for (int hf = 0; hf < 2; ++hf) {
+    const int key = key_row0 + hf * 8;
+    if (key >= Tkv) continue;
+#pragma unroll
+    for (int nd = 0; nd < ND; ++nd)
+      *reinterpret_cast<unsigned*>(rows + static_cast<i64>(key) * g_t + nd * 8 + 2 * t) =
+          pack2<kBf16>(acc[nd][2 * hf] * factor, acc[nd][2 * hf + 1] * factor);
+  }
+}
+
 }  // namespace detail
 }  // namespace flexjit

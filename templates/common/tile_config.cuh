@@ -24,6 +24,18 @@ struct TileConfigBase {
   static constexpr bool kDqBlocked = false;
 };
 
+// Cfg::kHeadDimV where the config has one (a value head dim of its own: v, out and dout), else
+// Cfg::kHeadDim. A function, not a member of TileConfigBase: a constant it does not declare leaves
+// every other config's kernels as they were.
+template <class Cfg>
+__host__ __device__ constexpr auto value_head_dim(int) -> decltype(Cfg::kHeadDimV + 0) {
+  return Cfg::kHeadDimV;
+}
+template <class Cfg>
+__host__ __device__ constexpr int value_head_dim(long) {
+  return Cfg::kHeadDim;
+}
+
 // The sm80 families, whose CTAs are kWarps plain warps.
 template <int kHeadDim_, int kBlockM_, int kBlockN_, int kWarps_, int kStages_, class Element_>
 struct WarpTileConfig : TileConfigBase<kHeadDim_, kBlockM_, kBlockN_, kStages_, Element_> {

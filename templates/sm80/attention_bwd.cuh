@@ -70,7 +70,8 @@ __device__ __forceinline__ BwdPassThread bwd_pass_thread(const BwdArgs& args) {
 template <class Mods, class Cfg, bool kScatter>
 __device__ __forceinline__ void bwd_prep(const BwdArgs& args, const typename Mods::Params& p,
                                          const typename Mods::Grads& grads) {
-  constexpr int D = Cfg::kHeadDim;
+  constexpr int D = Cfg::kHeadDim;            // of dq_accum
+  constexpr int DV = value_head_dim<Cfg>(0);  // of O and dO
   constexpr bool kBf16 = Cfg::kIsBf16;
   const auto [b, h, warp, lane, bh] = detail::bwd_pass_thread(args);
   const unsigned short* gO = static_cast<const unsigned short*>(args.o) + b * args.o_b + h * args.o_h;
@@ -83,7 +84,7 @@ __device__ __forceinline__ void bwd_prep(const BwdArgs& args, const typename Mod
     float dot = 0.f;
     float lse = 0.f;
     if (row < args.Tq) {
-      for (int d = lane * 2; d < D; d += 64) {
+      for (int d = lane * 2; d < DV; d += 64) {
         const unsigned o2 = *reinterpret_cast<const unsigned*>(gO + row * args.o_t + d);
         const unsigned g2 = *reinterpret_cast<const unsigned*>(gdO + row * args.do_t + d);
         dot += to_float<kBf16>(static_cast<unsigned short>(o2 & 0xffffu)) *

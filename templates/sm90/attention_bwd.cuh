@@ -94,18 +94,19 @@ __device__ __forceinline__ void init_q_ring(unsigned kv_full, const QFull& q_ful
   }
 }
 
-// The producer's first loads: K and V of the CTA's BN keys (every 64-column block) on kv_full, and
-// the prefetch of the descriptors its query tiles load from.
-template <int D, int BN>
+// The producer's first loads: K and V of the CTA's BN keys (every 64-column block; V's DV columns
+// are at most K's D) on kv_full, and the prefetch of the descriptors its query tiles load from.
+template <int D, int BN, int DV = D>
 __device__ __forceinline__ void load_kv_once(unsigned sK, unsigned sV, const BwdTmaMaps& maps, unsigned kv_full, int k0,
                                              int hk, int b) {
+  static_assert(DV <= D, "V's column blocks are among K's");
   sm90::tma_prefetch_descriptor(&maps.q);
   sm90::tma_prefetch_descriptor(&maps.dout);
-  sm90::mbarrier_arrive_expect_tx(kv_full, 2 * BN * D * 2);
+  sm90::mbarrier_arrive_expect_tx(kv_full, BN * (D + DV) * 2);
 #pragma unroll
   for (int cb = 0; cb < D / 64; ++cb) {
     sm90::tma_load_4d(sK + cb * BN * sm90::kSwizzleBytes, &maps.k, kv_full, cb * 64, k0, hk, b);
-    sm90::tma_load_4d(sV + cb * BN * sm90::kSwizzleBytes, &maps.v, kv_full, cb * 64, k0, hk, b);
+    if (cb < DV / 64) sm90::tma_load_4d(sV + cb * BN * sm90::kSwizzleBytes, &maps.v, kv_full, cb * 64, k0, hk, b);
   }
 }
 
@@ -158,6 +159,24 @@ __device__ __forceinline__ void load_row_stats(unsigned s_lse2, unsigned s_delta
   sm90::bulk_load(s_delta, args.delta + row, BM * 4, full);
 }
 
+// Slot s of the ring (the narrow and split kernels; `layout` their shared memory from smem0): Q
+// (D columns) and dO (DV <= D) of the query tile at q0 of (b, h) by TMA, its rows' lse2 and delta
+// by bulk copies, all on the slot's q_full(s).
+template <int D, int DV, int BM, class Layout, class QFull>
+__device__ __forceinline__ void load_q_slot(const Layout& layout, unsigned smem0, int s, const QFull& q_full,
+                                            const BwdTmaMaps& maps, const BwdArgs& args, int b, int h, int q0) {
+  constexpr unsigned kRow = sm90::kSwizzleBytes;
+  const unsigned sQ = smem0 + layout.q(s);
+  sm90::mbarrier_arrive_expect_tx(q_full(s), BM * (D + DV) * 2 + 2 * BM * 4);
+#pragma unroll
+  for (int cb = 0; cb < D / 64; ++cb) {
+    sm90::tma_load_4d(sQ + cb * BM * kRow, &maps.q, q_full(s), cb * 64, q0, h, b);
+    if (cb < DV / 64)
+      sm90::tma_load_4d(smem0 + layout.dout(s) + cb * BM * kRow, &maps.dout, q_full(s), cb * 64, q0, h, b);
+  }
+  load_row_stats<BM>(smem0 + layout.lse2(s), smem0 + layout.delta(s), args, b, h, q0, q_full(s));
+}
+
 // acc = rows^T cols over the head dim D: 64 keys (rows of K or V, BN rows per 64-column block)
 // against the tile's BM queries (Q or dO), both K-major; issued and committed, not waited for.
 template <bool kBf16, int D, int BM, int BN>
@@ -205,6 +224,39 @@ __device__ __forceinline__ void add_dq_block(unsigned staging, const float (&dq)
   sm90::fence_async_shared();
   sm90::named_barrier_sync(barrier, 128);
   if (leader) sm90::bulk_reduce_add_f32(dst, staging, DqBlockedLayout::kBlockFloats * 4);
+}
+
+// The 64-key kernels (wide and split forms): block cb of a warpgroup's dQ for one query tile,
+// dS K over the CTA's 64 keys (dS^T at sDS, K's blocks at sK), staged in the warpgroup's buffer
+// and added to the tile's block of dq_accum (dq_tile). After the product of the warpgroup's first
+// block of the tile (`first`), whose wait also covers its other products, each warp releases the
+// tile's slot (q_empty) and, deterministic, warp 0 waits for every lower kv tile's kConsumers
+// passes (Turns, at `turns`).
+struct DqBlockThread {
+  const BwdArgs& args;
+  int b, h, n_block, q_tile;  // the query tile's place, and the CTA's kv tile
+  int w, lane, warp_in_group, t, warp_row;
+  bool leader;
+};
+template <bool kBf16, int BN, int kConsumers, bool kOrderedDq, class Turns, class Params>
+__device__ __forceinline__ void add_dq_column_block(const DqBlockThread& me, const Params& p, int cb, bool first,
+                                                    unsigned sDS, unsigned sK, unsigned staging, unsigned q_empty,
+                                                    int* turns, float* dq_tile) {
+  float dq[8][4];
+  dq_block_product<kBf16, BN>(dq, [&](int) { return sDS; }, sK + cb * BN * sm90::kSwizzleBytes);
+  sm90::wgmma_wait<0>();
+  if (first) {
+    __syncwarp();  // the warp's reads of lse2 and delta come before its arrival releases the slot
+    if (me.lane == 0) sm90::mbarrier_arrive(q_empty);
+    if (kOrderedDq && me.warp_in_group == 0) {
+      const int turn = Turns::turn(me.args, p, me.b, me.h, me.n_block, me.q_tile);
+      if (me.lane == 0) Turns::wait(turns, kConsumers * turn);
+    }
+  }
+  // The staging buffer is rewritten once the copy engine has read its previous block.
+  if (me.leader) sm90::bulk_wait_read<0>();
+  sm90::named_barrier_sync(1 + me.w, 128);
+  add_dq_block(staging, dq, me.warp_row, me.t, 1 + me.w, me.leader, dq_tile + cb * DqBlockedLayout::kBlockFloats);
 }
 
 // Deterministic dQ: the leader's adds have landed (completed, then ordered) before it passes the
@@ -275,14 +327,7 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     if (tid != 0) return;
     detail::load_kv_once<D, BN>(sK, sV, maps, kv_full, k0, hk, b);
     detail::produce_q_tiles<Mods, BM, BN, S, kOrderedDq>(args, p, b, hk, k0, k1, q_empty, [&](int, int s, int b, int h, int q0) {
-      const unsigned sQ = smem0 + kSmem.q(s);
-      sm90::mbarrier_arrive_expect_tx(q_full(s), 2 * BM * D * 2 + 2 * BM * 4);
-#pragma unroll
-      for (int cb = 0; cb < D / 64; ++cb) {
-        sm90::tma_load_4d(sQ + cb * BM * kRow, &maps.q, q_full(s), cb * 64, q0, h, b);
-        sm90::tma_load_4d(smem0 + kSmem.dout(s) + cb * BM * kRow, &maps.dout, q_full(s), cb * 64, q0, h, b);
-      }
-      detail::load_row_stats<BM>(smem0 + kSmem.lse2(s), smem0 + kSmem.delta(s), args, b, h, q0, q_full(s));
+      detail::load_q_slot<D, D, BM>(kSmem, smem0, s, q_full, maps, args, b, h, q0);
     });
     return;
   }

@@ -131,6 +131,12 @@ constexpr int fwd_smem_bytes(int head_dim, int block_m, int block_n, int stages)
   return fwd_smem_bytes(head_dim, block_m, block_n, stages, head_dim);
 }
 
+// A backward stage's row statistics (lse2 and delta, block_m floats each), padded to a whole
+// 1024-byte block so that the stage's tiles stay aligned.
+FJ_SM90_TILES_FN constexpr int bwd_row_stats_bytes(int block_m) {
+  return ((8 * block_m + kTileAlign - 1) / kTileAlign) * kTileAlign;
+}
+
 // The backward's shared memory (templates/sm90/attention_bwd.cuh), from the CTA's 1024-byte
 // aligned start:
 //   K and V of the CTA's block_n keys, loaded once;
@@ -163,10 +169,7 @@ struct BwdSmemLayout {
   FJ_SM90_TILES_FN constexpr int bytes() const { return end() + kTileAlign; }
 
  private:
-  // A stage keeps its tiles 1024-byte aligned: the row statistics are padded to a whole block.
-  FJ_SM90_TILES_FN constexpr int stage_bytes() const {
-    return 2 * q_bytes + ((8 * block_m + kTileAlign - 1) / kTileAlign) * kTileAlign;
-  }
+  FJ_SM90_TILES_FN constexpr int stage_bytes() const { return 2 * q_bytes + bwd_row_stats_bytes(block_m); }
   FJ_SM90_TILES_FN constexpr int ds_bytes() const { return 64 * block_m * 2; }
   FJ_SM90_TILES_FN constexpr int dq_bytes() const { return 64 * block_m * 4; }
   FJ_SM90_TILES_FN constexpr int barrier(int i) const { return dq(consumers) + 8 * i; }
@@ -216,6 +219,47 @@ struct BwdWideSmemLayout {
 
 constexpr int bwd_wide_smem_bytes(int head_dim, int block_m, int block_n, int stages) {
   return BwdWideSmemLayout(head_dim, block_m, block_n, stages).bytes();
+}
+
+// The split backward's shared memory (templates/sm90/attention_bwd_split.cuh: a value head dim of
+// its own, dV kept by one consumer warpgroup and dK by the other), from the CTA's 1024-byte
+// aligned start:
+//   K (head_dim columns) and V (head_dim_v) of the CTA's block_n keys, loaded once;
+//   per stage: Q (head_dim), dO (head_dim_v), then lse2 and delta (block_m floats each);
+//   dS^T (block_n keys x block_m queries, 16-bit, swizzled), passed from warpgroup 0 to 1;
+//   dP^T in fp32 (each thread's accumulators in place), passed from 1 to 0;
+//   each warpgroup's dQ staging buffer (block_m x 64 fp32);
+//   the mbarriers: K/V full, then Q full and Q empty per stage.
+// At 192 / 128: 40 KB + 2 x 41 KB + 8 KB + 16 KB + 32 KB = 178 KB.
+struct BwdSplitSmemLayout {
+  int k_bytes, v_bytes, q_bytes, do_bytes, stages, block_m, block_n;
+  FJ_SM90_TILES_FN constexpr BwdSplitSmemLayout(int head_dim, int head_dim_v, int block_m_, int block_n_, int stages_)
+      : k_bytes(fwd_tile_bytes(block_n_, head_dim)), v_bytes(fwd_tile_bytes(block_n_, head_dim_v)),
+        q_bytes(fwd_tile_bytes(block_m_, head_dim)), do_bytes(fwd_tile_bytes(block_m_, head_dim_v)), stages(stages_),
+        block_m(block_m_), block_n(block_n_) {}
+
+  FJ_SM90_TILES_FN constexpr int k() const { return 0; }
+  FJ_SM90_TILES_FN constexpr int v() const { return k_bytes; }
+  FJ_SM90_TILES_FN constexpr int q(int s) const { return k_bytes + v_bytes + s * stage_bytes(); }
+  FJ_SM90_TILES_FN constexpr int dout(int s) const { return q(s) + q_bytes; }
+  FJ_SM90_TILES_FN constexpr int lse2(int s) const { return dout(s) + do_bytes; }
+  FJ_SM90_TILES_FN constexpr int delta(int s) const { return lse2(s) + 4 * block_m; }
+  FJ_SM90_TILES_FN constexpr int ds() const { return q(stages); }
+  FJ_SM90_TILES_FN constexpr int dp() const { return ds() + block_n * block_m * 2; }
+  FJ_SM90_TILES_FN constexpr int dq(int w) const { return dp() + block_n * block_m * 4 + w * 64 * block_m * 4; }
+  FJ_SM90_TILES_FN constexpr int kv_full() const { return barrier(0); }
+  FJ_SM90_TILES_FN constexpr int q_full(int s) const { return barrier(1 + s); }
+  FJ_SM90_TILES_FN constexpr int q_empty(int s) const { return barrier(1 + stages + s); }
+  FJ_SM90_TILES_FN constexpr int end() const { return barrier(1 + 2 * stages); }
+  FJ_SM90_TILES_FN constexpr int bytes() const { return end() + kTileAlign; }
+
+ private:
+  FJ_SM90_TILES_FN constexpr int stage_bytes() const { return q_bytes + do_bytes + bwd_row_stats_bytes(block_m); }
+  FJ_SM90_TILES_FN constexpr int barrier(int i) const { return dq(2) + 8 * i; }
+};
+
+constexpr int bwd_split_smem_bytes(int head_dim, int head_dim_v, int block_m, int block_n, int stages) {
+  return BwdSplitSmemLayout(head_dim, head_dim_v, block_m, block_n, stages).bytes();
 }
 
 }  // namespace sm90

@@ -15,6 +15,7 @@
 namespace {
 
 using flexjit::sm90::BwdSmemLayout;
+using flexjit::sm90::BwdSplitSmemLayout;
 using flexjit::sm90::BwdWideSmemLayout;
 using flexjit::sm90::FwdSmemLayout;
 
@@ -114,6 +115,29 @@ TEST(Sm90SmemLayout, WideBackwardTilesAreAlignedDisjointAndFit) {
   }
   for (int w = 0; w < 2; ++w) r.push_back({"dq" + std::to_string(w), l.dq(w), 64 * kBlockM * 4, kBulk});
   expect_sound(r, l.end(), l.bytes(), "wide backward d256");
+}
+
+TEST(Sm90SmemLayout, SplitBackwardTilesAreAlignedDisjointAndFit) {
+  // codegen/sm90_bwd's split form: MLA's q and k of 192, v and dout of 128.
+  constexpr int kHeadDim = 192, kHeadDimV = 128, kBlockM = 64, kBlockN = 64, kStages = 2;
+  const BwdSplitSmemLayout l(kHeadDim, kHeadDimV, kBlockM, kBlockN, kStages);
+  const int pair = kBlockN * kBlockM * 2;
+  std::vector<Region> r = {{"k", l.k(), kBlockN * kHeadDim * 2, kTile},
+                           {"v", l.v(), kBlockN * kHeadDimV * 2, kTile},
+                           {"ds", l.ds(), pair, kTile},
+                           {"dp", l.dp(), 2 * pair, kBulk},
+                           {"kv_full", l.kv_full(), 8, kBarrier}};
+  for (int s = 0; s < kStages; ++s) {
+    const std::string n = std::to_string(s);
+    r.push_back({"q" + n, l.q(s), kBlockM * kHeadDim * 2, kTile});
+    r.push_back({"dout" + n, l.dout(s), kBlockM * kHeadDimV * 2, kTile});
+    r.push_back({"lse2" + n, l.lse2(s), 4 * kBlockM, kBulk});
+    r.push_back({"delta" + n, l.delta(s), 4 * kBlockM, kBulk});
+    r.push_back({"q_full" + n, l.q_full(s), 8, kBarrier});
+    r.push_back({"q_empty" + n, l.q_empty(s), 8, kBarrier});
+  }
+  for (int w = 0; w < 2; ++w) r.push_back({"dq" + std::to_string(w), l.dq(w), 64 * kBlockM * 4, kBulk});
+  expect_sound(r, l.end(), l.bytes(), "split backward d192v128");
 }
 
 }  // namespace
