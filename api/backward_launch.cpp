@@ -51,10 +51,11 @@ bool score_scatters(const ir::Program& program, const std::map<std::string, Tens
 }
 
 BackwardPlan plan_backward(const std::string& entry, const compiler::ParamLayout& layout, const ir::Program& program,
-                           int head_dim, DType dtype, const BackwardTensors& t, const BackwardOptions& options) {
+                           int head_dim, int head_dim_v, DType dtype, const BackwardTensors& t,
+                           const BackwardOptions& options) {
   Problems problems;
   const std::optional<AttentionShape> shape = check_attention_tensors(
-      t.q, t.k, t.v, t.out, std::optional<TensorView>(t.lse), options.scale, head_dim, head_dim, dtype, problems,
+      t.q, t.k, t.v, t.out, std::optional<TensorView>(t.lse), options.scale, head_dim, head_dim_v, dtype, problems,
       Memory::cuda);
   check_backward_tensors(t, shape, dtype, problems, Memory::cuda);
   const Device device = t.q.device.is_cuda() ? t.q.device : Device::cuda(0);

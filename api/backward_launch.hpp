@@ -36,7 +36,8 @@ bool score_scatters(const ir::Program& program, const std::map<std::string, Tens
 // names the kernel in messages. The params are packed by `layout`, the program's (the same for
 // every pass).
 BackwardPlan plan_backward(const std::string& entry, const compiler::ParamLayout& layout, const ir::Program& program,
-                           int head_dim, DType dtype, const BackwardTensors& tensors, const BackwardOptions& options);
+                           int head_dim, int head_dim_v, DType dtype, const BackwardTensors& tensors,
+                           const BackwardOptions& options);
 
 // In stream order: zero the captured tensors' gradients asked for, the pre-pass, the transposed
 // tile map's builder (when the kernel has one), the main kernel (or its grads entry), the

@@ -181,8 +181,9 @@ void Kernel::backward(const TensorView& q, const TensorView& k, const TensorView
       return;
     }
     // Every argument is checked before the backward kernels are compiled (on the first call).
+    const compiler::KernelTarget& target = impl_->cuda->generated.target;
     api::BackwardPlan plan = api::plan_backward(entry_name(), impl_->cuda->generated.params, impl_->program->ir,
-                                                impl_->cuda->generated.target.head_dim, impl_->dtype,
+                                                target.head_dim, target.dv(), impl_->dtype,
                                                 {q, k, v, out, lse, dout, dq, dk, dv}, options);
     const bool positions = has_offsets(options);
     api::launch_backward(impl_->backward_kernel(plan.scatter, options.deterministic, positions), plan,

@@ -37,7 +37,8 @@ bool spills(const jit::Artifact& artifact, const codegen::GeneratedKernel& g, in
 
 // The target to compile instead when the Hopper family of a pass, chosen by itself (not named),
 // makes ptxas spill with these mods in its fixed tile: the mma.sync family of the same pass, whose
-// tiles are smaller, where it serves the target (sm80_bwd not at head dim 256). Nothing otherwise.
+// tiles are smaller, where it serves the target (sm80_bwd not at head dim 256, nor v of its own head
+// dim). Nothing otherwise.
 std::optional<compiler::KernelTarget> spill_fallback(const Program::Impl& program,
                                                      const compiler::KernelTarget& forward_target,
                                                      compiler::KernelPass pass, const std::string& family) {
@@ -48,7 +49,9 @@ std::optional<compiler::KernelTarget> spill_fallback(const Program::Impl& progra
     fallback.family = "sm80_chunk";
   else
     return std::nullopt;
-  if (!codegen::find_family(fallback.family)->refusal(fallback, program.ir).empty()) return std::nullopt;
+  const codegen::KernelFamily& f = *codegen::find_family(fallback.family);
+  if (fallback.dv() != fallback.head_dim && !f.serves_value_head_dim()) return std::nullopt;
+  if (!f.refusal(fallback, program.ir).empty()) return std::nullopt;
   return fallback;
 }
 

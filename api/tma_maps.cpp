@@ -75,8 +75,9 @@ TmaMaps encode_chunk_tma_maps(const codegen::GeneratedKernel& kernel, const Chun
 
 BwdTmaMaps encode_bwd_tma_maps(const codegen::GeneratedKernel& kernel, const BwdArgs& a) {
   const TmaMaps qkv = encode_qkv(kernel, a);
-  const TmaDescriptor dout = encode("dout", a.dout, element_type(kernel), a.B, a.Hq, a.Tq, kernel.target.head_dim,
-                                    a.do_b, a.do_h, a.do_t, kernel.tile.block_m);
+  // dout has out's head dim, v's.
+  const TmaDescriptor dout = encode("dout", a.dout, element_type(kernel), a.B, a.Hq, a.Tq, kernel.target.dv(), a.do_b,
+                                    a.do_h, a.do_t, kernel.tile.block_m);
   return {qkv.q, dout, qkv.k, qkv.v};
 }
 

@@ -36,7 +36,9 @@ GeneratedKernel generate_backward(const compiler::KernelPlan& plan, const Backwa
   GeneratedKernel k = kernel_for(plan, e.family, e.tile, e.tensor_maps);
   k.grads = plan.grads;
   k.tile_if_spills = e.tile_if_spills;
-  const std::string entry = fmt::format("flexjit_bwd_{}_d{}_{}", plan.name, t.head_dim, compiler::element_name(t.dtype));
+  const std::string entry = fmt::format("flexjit_bwd_{}_d{}{}_{}", plan.name, t.head_dim,
+                                        t.dv() != t.head_dim ? fmt::format("v{}", t.dv()) : "",
+                                        compiler::element_name(t.dtype));
   const int pass_threads = flexjit::sm80::kBwdPassThreads;
   // One main kernel per module: the one that scatters into captured tensors' gradients when they
   // are asked for (a module of its own, so that training without them never compiles it).

@@ -24,7 +24,7 @@ const KernelFamily* const kFamilies[] = {
     &decode::family(),
     &sm90_fwd::chunk_family(),  // sm_90a (api/pass_kernels.cpp: sm80_chunk where it spills)
     &sm80_fwd::chunk_family(),
-    &sm90_bwd::family(),  // sm_90a, head dims 64 and 128 (api/pass_kernels.cpp: sm80_bwd where it spills)
+    &sm90_bwd::family(),  // sm_90a, head dims 64, 128, 256 and 192 / 128 (api/pass_kernels.cpp: sm80_bwd where it spills)
     &sm80_bwd::family(),
 };
 

@@ -1,7 +1,7 @@
 // A value head dim of its own (CompileOptions::head_dim_v: multi-head latent attention's 192 / 128
 // in prefill): q and k of D columns, v, out, dout and dv of Dv. cpu kernels against the float64
 // oracles, forward and backward, masks and score mods with captured tensors' gradients; the shapes
-// a call gets wrong named; CUDA kernels refuse it until a family serves it.
+// a call gets wrong named; on CUDA the families that serve it, and the others' refusals.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -43,6 +43,22 @@ TEST(HeadDimV, BackwardMatchesTheOracle) {
   expect_matches_reference(alibi);
 }
 
+// Multi-head latent attention's prefill head dims (q and k of 192, v of 128: what the Hopper
+// backward's split form serves on CUDA) on the cpu kernels: a mask with GQA over 2 kv heads, and a
+// score mod with a window whose slopes get a gradient, with every query head on one kv head.
+TEST(HeadDimV, MlaBackwardMatchesTheOracle) {
+  BackwardCase causal("causal 192/128", example("causal"),
+                      {.B = 1, .Hq = 4, .Hkv = 2, .Tq = 19, .Tkv = 23, .D = 192, .Dv = 128});
+  causal.run();
+  expect_matches_reference(causal);
+  BackwardCase alibi("alibi softcap window 192/128", example("alibi_softcap_window"),
+                     {.B = 2, .Hq = 4, .Hkv = 1, .Tq = 17, .Tkv = 17, .D = 192, .Dv = 128});
+  alibi.bind_scalar("window", 6);
+  alibi.bind_floats("alibi_slopes", {4}, {0.5f, 0.25f, 0.125f, 0.0625f}, true);
+  alibi.run();
+  expect_matches_reference(alibi);
+}
+
 TEST(HeadDimV, ShapesOfTheOtherHeadDimAreNamed) {
   const Kernel k = engine().compile(example("causal"), {.head_dim = 24, .head_dim_v = 16, .dtype = f32, .device = Device::cpu()});
   EXPECT_EQ(k.head_dim(), 24);
@@ -79,7 +95,7 @@ TEST(HeadDimV, AbsorbedDecodeReadsVFromTheKeyPages) {
 }
 
 // On CUDA the forward takes v of its own head dim: sm90_fwd MLA's 192 / 128 on sm_90a, the
-// mma.sync forward any Dv <= D (decode and the backward families refuse it by name), under an
+// mma.sync forward any Dv <= D (decode and the mma.sync backward refuse it by name), under an
 // entry name of its own.
 TEST(HeadDimV, CudaForwardOnBothForwardFamilies) {
   const Kernel k = engine().compile(example("causal"), {.head_dim = 192, .head_dim_v = 128, .arch = "sm_90a"});
@@ -112,7 +128,8 @@ TEST(HeadDimV, CudaForwardOnBothForwardFamilies) {
               HasSubstr("head dim -2 of v is not supported: it must be at least 1 (0: head_dim)"));
   for (const char* source : {"backward", "decode"}) {
     try {
-      const CompileOptions o{.head_dim = 192, .head_dim_v = 128, .arch = "sm_90a"};
+      // The backward on sm_80: the Hopper family's split form is sm_90a's (below).
+      const CompileOptions o{.head_dim = 192, .head_dim_v = 128, .arch = source[0] == 'b' ? "sm_80" : "sm_90a"};
       if (std::string(source) == "backward") generate_backward_cuda_source(example("causal"), o);
       else generate_decode_cuda_source(example("causal"), o);
       FAIL() << source << " took head_dim_v";
@@ -121,6 +138,8 @@ TEST(HeadDimV, CudaForwardOnBothForwardFamilies) {
           << source;
     }
   }
+  EXPECT_THAT(generate_backward_cuda_source(example("causal"), {.head_dim = 192, .head_dim_v = 128, .arch = "sm_90a"}),
+              HasSubstr("flexjit::Sm90BwdSplitConfig<192, 128, 64, 64, 2, flexjit::bf16_t>"));
   // The same head dim said twice is the ordinary kernel.
   EXPECT_EQ(engine().compile(example("causal"), {.head_dim = 64, .head_dim_v = 64, .arch = "sm_90a"}).head_dim_v(), 64);
 }

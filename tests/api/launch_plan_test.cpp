@@ -130,7 +130,7 @@ TEST(LaunchPlan, BackwardRunsItsPassesInOrderOverOneWorkspace) {
   const codegen::GeneratedKernel g = generated("causal", 128, compiler::KernelPass::Backward);
   const Tensors t(2, 8, 2, 1000, 128);
   api::BackwardPlan plan =
-      api::plan_backward(g.entry(), g.params, ir_of("causal"), 128, bf16, t.backward(), BackwardOptions{});
+      api::plan_backward(g.entry(), g.params, ir_of("causal"), 128, 128, bf16, t.backward(), BackwardOptions{});
   const api::LaunchPlan p = api::backward_launch_plan(g, plan, kH200);
   ASSERT_THAT(roles(p), ElementsAre(EntryRole::prep, EntryRole::main, EntryRole::post));
   const unsigned Tq_pad = static_cast<unsigned>((1000 + g.tile.block_m - 1) / g.tile.block_m * g.tile.block_m);
@@ -179,7 +179,7 @@ TEST(LaunchPlan, BackwardOfATensorMaskBuildsItsTransposedMapFirst) {
   const TensorView doc_ids = TensorView::contiguous(fake(10), i32, {777});
   BackwardOptions options;
   options.bind = {{"doc_ids", doc_ids}};
-  api::BackwardPlan plan = api::plan_backward(g.entry(), g.params, ir_of("document"), 64, bf16, t.backward(), options);
+  api::BackwardPlan plan = api::plan_backward(g.entry(), g.params, ir_of("document"), 64, 64, bf16, t.backward(), options);
   const api::LaunchPlan p = api::backward_launch_plan(g, plan, kH200);
   ASSERT_THAT(roles(p), ElementsAre(EntryRole::prep, EntryRole::tile_map, EntryRole::main, EntryRole::post));
   const int q_tiles = (777 + g.tile.block_m - 1) / g.tile.block_m, kv_tiles = (777 + g.tile.block_n - 1) / g.tile.block_n;
@@ -214,14 +214,14 @@ TEST(LaunchPlan, BackwardScatterZeroesTheGradientAndRunsTheGradsEntry) {
   BackwardOptions options;
   options.bind = {{"rel_bias", table}};
   api::BackwardPlan without =
-      api::plan_backward(g.entry(), g.params, ir_of("relative_position_bias"), 64, bf16, t.backward(), options);
+      api::plan_backward(g.entry(), g.params, ir_of("relative_position_bias"), 64, 64, bf16, t.backward(), options);
   EXPECT_FALSE(without.scatter);
   EXPECT_THAT(roles(api::backward_launch_plan(g, without, kH200)),
               ElementsAre(EntryRole::prep, EntryRole::main, EntryRole::post));
   EXPECT_THROW(api::backward_launch_plan(gs, without, kH200), InternalError);
   options.grads = {{"rel_bias", d_table}};
   api::BackwardPlan with =
-      api::plan_backward(g.entry(), g.params, ir_of("relative_position_bias"), 64, bf16, t.backward(), options);
+      api::plan_backward(g.entry(), g.params, ir_of("relative_position_bias"), 64, 64, bf16, t.backward(), options);
   EXPECT_TRUE(with.scatter);
   EXPECT_THROW(api::backward_launch_plan(g, with, kH200), InternalError);
   const api::LaunchPlan p = api::backward_launch_plan(gs, with, kH200);
@@ -235,7 +235,7 @@ TEST(LaunchPlan, BackwardGridTooLargeIsRefusedWhilePlanning) {
   const codegen::GeneratedKernel g = generated("causal", 64, compiler::KernelPass::Backward);
   const Tensors t(1, 1, 1, 128, 64);
   api::BackwardPlan plan =
-      api::plan_backward(g.entry(), g.params, ir_of("causal"), 64, bf16, t.backward(), BackwardOptions{});
+      api::plan_backward(g.entry(), g.params, ir_of("causal"), 64, 64, bf16, t.backward(), BackwardOptions{});
   plan.args.B = 1 << 20;  // with Hkv and Tkv, past 2^31 CTAs
   plan.args.Tkv = 1 << 20;
   const std::string e = error_of([&] { api::backward_launch_plan(g, plan, kH200); });

@@ -1,7 +1,7 @@
 // `flexjit run` with a value head dim of its own (v [B, Hkv, Tkv, Dv], out and dout [B, Hq, Tq, Dv],
 // MLA's shapes) as a process: the forward and the backward on the cpu against the float64 oracles,
 // --demo's --Dv, `emit` of the CUDA forward (sm80_fwd), and the refusals (a v that disagrees
-// elsewhere, the CUDA backward and decode families, which take one head dim).
+// elsewhere, the CUDA decode family and the backward off sm_90a, which take one head dim).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -88,10 +88,10 @@ TEST(CliHeadDimV, RefusalsNameTheProblem) {
   EXPECT_NE(r.output.find("expected the shape of out (1, 2, 4, 8), got (1, 2, 4, 16)"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(out));
 
-  // On CUDA only the forward families take Dqk != Dv (sm90_fwd for 192 / 128 on sm_90a): the
-  // backward and decode sources are refused by name.
+  // On CUDA the forward families and the Hopper backward take Dqk != Dv (192 / 128 on sm_90a): the
+  // decode source, and the backward's on sm_80, are refused by name.
   const std::string refusal = "v's head dim 128 differs from q and k's 192: this family takes one head dim";
-  for (const char* command : {"emit ptx --backward", "emit cuda --decode"}) {
+  for (const char* command : {"emit ptx --backward --arch sm_80", "emit cuda --decode"}) {
     const std::string log = temp_path("mla_emit.log");
     const std::string line = std::string("cd '") + FLEXJIT_SOURCE_DIR + "' && '" + FLEXJIT_CLI + "' " + command +
                              " examples/causal.py --head-dim 192 --head-dim-v 128 > '" + log + "' 2>&1";

@@ -51,7 +51,8 @@ std::vector<Case> cases() {
 
 std::string case_name(const testing::TestParamInfo<Case>& info) {
   const compiler::KernelTarget& t = info.param.target;
-  return info.param.example + "_d" + std::to_string(t.head_dim) + "_" + compiler::element_name(t.dtype) + "_" +
+  return info.param.example + "_d" + std::to_string(t.head_dim) +
+         (t.dv() != t.head_dim ? "v" + std::to_string(t.dv()) : "") + "_" + compiler::element_name(t.dtype) + "_" +
          t.arch + "_" + compiler::math_mode_name(t.math) + (t.score_grads ? "_grads" : "");
 }
 
@@ -137,6 +138,17 @@ std::vector<Case> sm90_cases() {
   for (const char* name : {"causal", "document"})
     out.push_back({name, {.head_dim = 256, .dtype = compiler::ElementType::FP16, .arch = "sm_90a",
                           .backward_family = "sm90_bwd"}});
+  // The split form (MLA's q and k of 192, v of 128): every example, the scatter modules, and fp16.
+  for (const Case& c : cases())
+    if (c.target.arch == "sm_90a" && c.target.head_dim == 128 && c.target.math == compiler::MathMode::Fast &&
+        !c.target.score_grads)
+      out.push_back({c.example, {.head_dim = 192, .arch = "sm_90a", .backward_family = "sm90_bwd", .head_dim_v = 128}});
+  for (const char* name : {"alibi_softcap_window", "relative_position_bias"})
+    out.push_back({name, {.head_dim = 192, .arch = "sm_90a", .backward_family = "sm90_bwd", .score_grads = true,
+                          .head_dim_v = 128}});
+  for (const char* name : {"causal", "document"})
+    out.push_back({name, {.head_dim = 192, .dtype = compiler::ElementType::FP16, .arch = "sm_90a",
+                          .backward_family = "sm90_bwd", .head_dim_v = 128}});
   return out;
 }
 
@@ -148,8 +160,10 @@ TEST_P(Sm90BackwardKernel, CompilesWithoutSpills) {
   EXPECT_EQ(g.family, "sm90_bwd");
   EXPECT_TRUE(g.tensor_maps);
   const bool wide = GetParam().target.head_dim == 256;  // dK, dV and dQ split by head-dim halves
+  const bool split = GetParam().target.dv() != GetParam().target.head_dim;  // dV in one warpgroup, dK in the other
   EXPECT_EQ(g.source.find("flexjit::attention_bwd_sm90_wide<") != std::string::npos, wide);
-  EXPECT_EQ(g.tile.block_n, wide ? 64 : 128);
+  EXPECT_EQ(g.source.find("flexjit::attention_bwd_sm90_split<") != std::string::npos, split);
+  EXPECT_EQ(g.tile.block_n, wide || split ? 64 : 128);
   const jit::PtxasReport report = jit::parse_ptxas_report(k->artifact->log());
   for (const codegen::EntryPoint& e : g.entries) {
     const jit::PtxasFunction* f = report.function(e.name);
@@ -184,16 +198,18 @@ std::vector<Case> ordered_cases() {
       out.push_back({name, {.head_dim = 128, .arch = "sm_90a", .backward_family = family, .ordered_dq = true,
                             .score_grads = grads}});
     }
-  // The Hopper family's wide form.
+  // The Hopper family's wide and split forms.
   for (const char* name : {"causal", "document", "topk_causal", "alibi_softcap_window"})
-    out.push_back({name, {.head_dim = 256, .arch = "sm_90a", .backward_family = "sm90_bwd", .ordered_dq = true,
-                          .score_grads = std::string(name) == "alibi_softcap_window"}});
+    for (auto [head_dim, head_dim_v] : {std::pair{256, 0}, {192, 128}})
+      out.push_back({name, {.head_dim = head_dim, .arch = "sm_90a", .backward_family = "sm90_bwd", .ordered_dq = true,
+                            .score_grads = std::string(name) == "alibi_softcap_window", .head_dim_v = head_dim_v}});
   return out;
 }
 
 std::string ordered_case_name(const testing::TestParamInfo<Case>& info) {
-  return info.param.example + "_" + info.param.target.backward_family + "_d" +
-         std::to_string(info.param.target.head_dim);
+  const compiler::KernelTarget& t = info.param.target;
+  return info.param.example + "_" + t.backward_family + "_d" + std::to_string(t.head_dim) +
+         (t.dv() != t.head_dim ? "v" + std::to_string(t.dv()) : "");
 }
 
 class OrderedDqKernel : public testing::TestWithParam<Case> {};
@@ -276,6 +292,47 @@ TEST(BackwardFamily, ServesHeadDim256OnHopperOnly) {
   EXPECT_EQ(codegen::select_family(t, ir).name(), std::string("sm80_bwd"));
   t.pass = compiler::KernelPass::Forward;
   EXPECT_NE(codegen::select_family(t, ir).name(), std::string("sm80_bwd"));
+}
+
+// Multi-head latent attention's head dims (q and k of 192, v of 128) take the Hopper family's split
+// form on sm_90a; the mma.sync family takes one head dim, and each family says why it cannot serve
+// the others.
+TEST(BackwardFamily, ServesMlaHeadDimsOnHopperOnly) {
+  const Program program = read_example("causal");
+  const ir::Program& ir = detail::ProgramAccess::impl(program).ir;
+  compiler::KernelTarget t{.head_dim = 192, .arch = "sm_90a", .head_dim_v = 128};
+  t.pass = compiler::KernelPass::Backward;
+  EXPECT_EQ(codegen::select_family(t, ir).name(), std::string("sm90_bwd"));
+  const std::string source = api::generate_pass(detail::ProgramAccess::impl(program), t,
+                                                compiler::KernelPass::Backward).source;
+  EXPECT_NE(source.find("flexjit::Sm90BwdSplitConfig<192, 128, 64, 64, 2, flexjit::bf16_t>"), std::string::npos);
+  EXPECT_NE(source.find("flexjit_bwd_causal_d192v128_bf16_prep"), std::string::npos);
+  const auto refusal = [&](const compiler::KernelTarget& target) {
+    try {
+      codegen::select_family(target, ir);
+      return std::string("served");
+    } catch (const UnsupportedError& e) {
+      return std::string(e.what());
+    }
+  };
+  t.arch = "sm_80";
+  EXPECT_EQ(refusal(t),
+            "no kernel for the backward pass at head dim 192 (v: 128), bf16, sm_80:\n"
+            "  sm90_bwd: architecture 'sm_80' is not sm_90a (wgmma, TMA)\n"
+            "  sm80_bwd: v's head dim 128 differs from q and k's 192: this family takes one head dim");
+  t.arch = "sm_90a";
+  t.head_dim = 128;
+  t.head_dim_v = 64;
+  EXPECT_EQ(refusal(t),
+            "no kernel for the backward pass at head dim 128 (v: 64), bf16, sm_90a:\n"
+            "  sm90_bwd: head dims 128 (q, k) and 64 (v): the value head dim differs only as 192 and 128\n"
+            "  sm80_bwd: v's head dim 64 differs from q and k's 128: this family takes one head dim");
+  t = {.head_dim = 192, .arch = "sm_90a", .backward_family = "sm80_bwd", .head_dim_v = 128};
+  t.pass = compiler::KernelPass::Backward;
+  t.family = t.backward_family;
+  EXPECT_EQ(refusal(t),
+            "kernel family sm80_bwd cannot run the backward pass at head dim 192 (v: 128), bf16, sm_90a: v's head dim "
+            "128 differs from q and k's 192: this family takes one head dim");
 }
 
 // The Hopper backward is sm_90a's own choice; CompileOptions::backward_family (what the CLI's
