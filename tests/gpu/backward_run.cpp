@@ -35,20 +35,21 @@ struct Downloaded {
   std::int64_t nan = 0, touched_padding = 0;
 };
 
-Downloaded download(const DeviceBuffer& buf, const Placement& p, const Case& c, int H, int T) {
+// D: the gradient's head dim (dv's is the case's value head dim).
+Downloaded download(const DeviceBuffer& buf, const Placement& p, const Case& c, int H, int T, int D) {
   std::vector<std::uint16_t> storage(p.elements);
   buf.download(storage.data(), storage.size() * 2);
   Downloaded out;
-  out.values.reserve(static_cast<std::size_t>(c.B) * H * T * c.D);
+  out.values.reserve(static_cast<std::size_t>(c.B) * H * T * D);
   for (int b = 0; b < c.B; ++b)
     for (int h = 0; h < H; ++h)
       for (int t = 0; t < T; ++t) {
-        for (int d = 0; d < c.D; ++d) {
+        for (int d = 0; d < D; ++d) {
           out.values.push_back(from_element(storage[offset(p, b, h, t, d)], c.dtype));
           out.nan += std::isnan(out.values.back());
         }
         if (c.layout == Layout::padded)
-          for (int d = c.D; d < c.D + kPad; ++d) out.touched_padding += storage[offset(p, b, h, t, d)] != kPoison;
+          for (int d = D; d < D + kPad; ++d) out.touched_padding += storage[offset(p, b, h, t, d)] != kPoison;
       }
   return out;
 }
@@ -76,27 +77,29 @@ std::int64_t nonzero_rows(const std::vector<float>& x, const std::vector<bool>& 
 }  // namespace
 
 // dout uploaded once in the case's layout (NaN in the padded layout's gaps, which the backward
-// must not read); dq, dk, dv and the capture gradients poisoned per run.
+// must not read); dq, dk, dv and the capture gradients poisoned per run. dout and dv have the
+// value head dim (pqv, pkv), dq and dk q's and k's (pq, pk).
 struct BackwardRun::DeviceSide {
-  Placement pq, pk;
+  Placement pq, pk, pqv, pkv;
   DeviceBuffer dout, dq, dk, dv;
   std::map<std::string, std::unique_ptr<DeviceBuffer>> grads;
   explicit DeviceSide(const Case& c)
       : pq(place(c.layout, c.B, c.Hq, c.Tq, c.D)), pk(place(c.layout, c.B, c.Hkv, c.Tkv, c.D)),
-        dout(pq.elements * 2), dq(pq.elements * 2), dk(pk.elements * 2), dv(pk.elements * 2) {}
+        pqv(place(c.layout, c.B, c.Hq, c.Tq, c.dv())), pkv(place(c.layout, c.B, c.Hkv, c.Tkv, c.dv())),
+        dout(pqv.elements * 2), dq(pq.elements * 2), dk(pk.elements * 2), dv(pkv.elements * 2) {}
 };
 
 BackwardRun::BackwardRun(const Case& c, std::uint64_t seed)
     : forward_(c, seed), device_(std::make_unique<DeviceSide>(c)) {
   std::normal_distribution<float> normal(0.f, 1.f);
-  std::vector<std::uint16_t> storage(device_->pq.elements, kPoison);
-  dout_.reserve(static_cast<std::size_t>(c.B) * c.Hq * c.Tq * c.D);
+  std::vector<std::uint16_t> storage(device_->pqv.elements, kPoison);
+  dout_.reserve(static_cast<std::size_t>(c.B) * c.Hq * c.Tq * c.dv());
   for (int b = 0; b < c.B; ++b)
     for (int h = 0; h < c.Hq; ++h)
       for (int t = 0; t < c.Tq; ++t)
-        for (int d = 0; d < c.D; ++d) {
+        for (int d = 0; d < c.dv(); ++d) {
           const std::uint16_t e = to_element(normal(forward_.rng()), c.dtype);
-          storage[offset(device_->pq, b, h, t, d)] = e;
+          storage[offset(device_->pqv, b, h, t, d)] = e;
           dout_.push_back(from_element(e, c.dtype));
         }
   device_->dout.upload(storage.data(), storage.size() * 2);
@@ -137,14 +140,14 @@ BackwardFigures BackwardRun::run_and_check() {
     buf->fill_bytes(0xFF);
     options.grads[name] = TensorView::contiguous(buf->get(), DType::f32, bound->second.shape);
   }
-  const auto view = [&](DeviceBuffer& b, const Placement& p, int H, int T) {
-    return TensorView{b.get(), c.dtype, {c.B, H, T, c.D}, p.strides, Device::cuda(0)};
+  const auto view = [&](DeviceBuffer& b, const Placement& p, int H, int T, int D) {
+    return TensorView{b.get(), c.dtype, {c.B, H, T, D}, p.strides, Device::cuda(0)};
   };
   const auto backward = [&] {
     for (DeviceBuffer* b : {&dev.dq, &dev.dk, &dev.dv}) b->fill_bytes(0xFF);
-    forward_.kernel().backward(in.q, in.k, in.v, in.out, in.lse, view(dev.dout, dev.pq, c.Hq, c.Tq),
-                               view(dev.dq, dev.pq, c.Hq, c.Tq), view(dev.dk, dev.pk, c.Hkv, c.Tkv),
-                               view(dev.dv, dev.pk, c.Hkv, c.Tkv), options);
+    forward_.kernel().backward(in.q, in.k, in.v, in.out, in.lse, view(dev.dout, dev.pqv, c.Hq, c.Tq, c.dv()),
+                               view(dev.dq, dev.pq, c.Hq, c.Tq, c.D), view(dev.dk, dev.pk, c.Hkv, c.Tkv, c.D),
+                               view(dev.dv, dev.pkv, c.Hkv, c.Tkv, c.dv()), options);
     synchronize();
   };
   std::vector<std::vector<std::uint8_t>> first_run;  // deterministic: dq, dk, dv bytes of a first run
@@ -179,9 +182,9 @@ BackwardFigures BackwardRun::run_and_check() {
   if (report.family == "sm90_bwd") {
     EXPECT_EQ(report.spill_bytes, 0) << report.entry;
   }
-  const Downloaded dq = download(dev.dq, dev.pq, c, c.Hq, c.Tq);
-  const Downloaded dk = download(dev.dk, dev.pk, c, c.Hkv, c.Tkv);
-  const Downloaded dv = download(dev.dv, dev.pk, c, c.Hkv, c.Tkv);
+  const Downloaded dq = download(dev.dq, dev.pq, c, c.Hq, c.Tq, c.D);
+  const Downloaded dk = download(dev.dk, dev.pk, c, c.Hkv, c.Tkv, c.D);
+  const Downloaded dv = download(dev.dv, dev.pkv, c, c.Hkv, c.Tkv, c.dv());
   std::map<std::string, std::vector<float>> grads;
   for (const auto& [name, view_of] : options.grads) {
     std::vector<float>& g = grads[name];
@@ -197,6 +200,7 @@ BackwardFigures BackwardRun::run_and_check() {
   EXPECT_TRUE(problems.empty()) << problems.list().front();
   test::ReferenceInputs rin{forward_.host_q().data(), forward_.host_k().data(), forward_.host_v().data(),
                             c.B, c.Hq, c.Hkv, c.Tq, c.Tkv, c.D, 0.0, &env};
+  rin.Dv = c.dv();
   rin.scale = c.scale ? static_cast<double>(*c.scale) : 1.0 / std::sqrt(static_cast<double>(c.D));
   rin.q_offset = c.q_offset, rin.kv_offset = c.kv_offset;
   const auto t0 = std::chrono::steady_clock::now();
@@ -261,7 +265,7 @@ BackwardFigures BackwardRun::run_and_check() {
     f.unseen_keys = std::count(unseen_key.begin(), unseen_key.end(), true);
     EXPECT_EQ(nonzero_rows(dq.values, empty_row, c.D), 0) << "dq rows not exactly 0 where the row sees no key";
     EXPECT_EQ(nonzero_rows(dk.values, unseen_key, c.D), 0) << "dk rows not exactly 0 for keys no row sees";
-    EXPECT_EQ(nonzero_rows(dv.values, unseen_key, c.D), 0) << "dv rows not exactly 0 for keys no row sees";
+    EXPECT_EQ(nonzero_rows(dv.values, unseen_key, c.dv()), 0) << "dv rows not exactly 0 for keys no row sees";
   }
 
   std::cout << fmt::format("[backward figures] {}: dq={:.3e} dk={:.3e} dv={:.3e}{} empty_rows={} unseen_keys={} "

@@ -63,7 +63,7 @@ class BackwardRun {
  private:
   struct DeviceSide;
   AttentionRun forward_;
-  std::vector<float> dout_;  // the exact values the GPU reads, [B, Hq, Tq, D] contiguous
+  std::vector<float> dout_;  // the exact values the GPU reads, [B, Hq, Tq, Dv] contiguous
   std::unique_ptr<DeviceSide> device_;
   bool request_captures_ = true;
   bool deterministic_ = false;

@@ -8,7 +8,8 @@
 // lengths 1, 17 and 1000 x 700 on causal and sliding window, the padded layout, custom scales, the
 // kernel without the gradient scatter (no grads asked for) on the programs that have one, and
 // math = fast on two score mods within the same tolerance. All with math = exact otherwise, as the
-// oracle's interpreter computes. Head dims 64 and 128 on both families, 256 on the Hopper one.
+// oracle's interpreter computes. Head dims 64 and 128 on both families, 256 and MLA's 192 / 128 on
+// the Hopper one.
 // Rows whose keys are all masked: masked_rows and masked_rows_sink (the first 100 query rows see
 // no key: dq exactly 0), and keys no row sees in every causal case with Tq < Tkv (dk, dv exactly 0).
 //
@@ -126,8 +127,33 @@ std::vector<Case> on_hopper_wide() {
   return v;
 }
 
+// Multi-head latent attention's head dims (q, k, dq, dk of 192; v, out, dout, dv of 128) on the
+// Hopper family's split form (templates/sm90/attention_bwd_split.cuh): masks walked by q range and
+// by the transposed tile map, a score mod with a slope whose captured slopes get a gradient, a
+// dense bias's gradient, block lists of 64 x 64, GQA over 2 and 1 kv heads, ragged lengths in
+// PyTorch's layout, the padded layout, bf16 and fp16, with sm90_bwd named; and the engine's own
+// choice.
+std::vector<Case> on_hopper_mla() {
+  std::vector<Case> v;
+  for (const char* p : {"causal", "document", "alibi_softcap_window", "topk_causal", "dense_bias", "learned_sink"})
+    v.push_back({p, bf16, 192, 2, 4, 2, 300, 300, L::bhsd});
+  for (const char* p : {"causal", "alibi_softcap_window", "document", "topk_causal"})
+    v.push_back({p, fp16, 192, 1, 6, 3, 177, 300, L::bshd});
+  v.push_back({"causal", bf16, 192, 1, 4, 1, 177, 300, L::bhsd});
+  v.push_back({"sliding_window", fp16, 192, 2, 4, 1, 300, 177, L::bhsd});
+  for (auto [tq, tkv] : {std::pair{1, 1}, {1, 300}, {17, 17}, {1000, 700}})
+    v.push_back({"causal", bf16, 192, 1, 2, 1, tq, tkv, L::bhsd});
+  v.push_back({"alibi_softcap_window", fp16, 192, 1, 2, 1, 333, 333, L::padded});
+  v.push_back({"relative_position_bias", bf16, 192, 2, 4, 4, 129, 129, L::bshd, 0.05f});
+  for (Case& c : v) c.backward_family = "sm90_bwd";
+  v.push_back({"document", bf16, 192, 1, 4, 2, 250, 400, L::bhsd});
+  for (Case& c : v) c.Dv = 128;
+  return v;
+}
+
 INSTANTIATE_TEST_SUITE_P(Examples, Backward, ::testing::ValuesIn(cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(HopperWide, Backward, ::testing::ValuesIn(on_hopper_wide()), case_name);
+INSTANTIATE_TEST_SUITE_P(HopperMla, Backward, ::testing::ValuesIn(on_hopper_mla()), case_name);
 INSTANTIATE_TEST_SUITE_P(GlobalPositions, Backward, ::testing::ValuesIn(backward_position_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(FastMath, Backward, ::testing::ValuesIn(fast_math_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(Hopper, Backward, ::testing::ValuesIn(on_hopper(cases())), case_name);
@@ -151,7 +177,7 @@ INSTANTIATE_TEST_SUITE_P(Examples, BackwardWithoutCaptureGradients, ::testing::V
 // BackwardOptions::deterministic on both families: a mask walked by q range (causal, GQA, several
 // kv tiles per query tile), one walked by the transposed tile map (documents), a block list and a
 // score mod whose captured tensor gets a gradient; twice each, dq, dk and dv the same bit for bit,
-// and as close to the oracle as the default kernels.
+// and as close to the oracle as the default kernels. The Hopper family's wide and split forms too.
 std::vector<Case> deterministic_cases() {
   std::vector<Case> v = {{"causal", bf16, 128, 2, 4, 2, 1000, 700, L::bhsd},
                          {"document", bf16, 128, 2, 4, 2, 1000, 1000, L::bhsd},
@@ -163,6 +189,15 @@ std::vector<Case> deterministic_cases() {
     Case wide{p, bf16, 256, 2, 4, 2, 1000, 700, L::bhsd};
     wide.backward_family = "sm90_bwd";
     v.push_back(wide);
+  }
+  // The split form (MLA's 192 / 128), a captured tensor's gradient included.
+  for (Case mla : {Case{"causal", bf16, 192, 2, 4, 2, 1000, 700, L::bhsd},
+                   Case{"document", bf16, 192, 2, 4, 2, 1000, 1000, L::bhsd},
+                   Case{"topk_causal", fp16, 192, 1, 6, 3, 177, 300, L::bshd},
+                   Case{"alibi_softcap_window", bf16, 192, 1, 2, 1, 333, 333, L::padded}}) {
+    mla.Dv = 128;
+    mla.backward_family = "sm90_bwd";
+    v.push_back(mla);
   }
   return v;
 }
