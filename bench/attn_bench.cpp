@@ -23,8 +23,8 @@
 // program and mask): the training step's attention, the forward (with lse) then Kernel::backward
 // (dq, dk, dv), timed together per iteration and the backward alone. Their TF/s count
 // FlashAttention's way: the backward does 2.5 times the forward's FLOPs (five products of the
-// forward's size against its two), so forward + backward = 3.5 * 4 * D * unmasked pairs, the
-// pairs counted as for the forward. A head dim the backward does not serve is reported as
+// forward's size against its two), so forward + backward = 3.5 * 4 * D * unmasked pairs (3.5 * 2 *
+// (D + Dv) * pairs for mla_*), the pairs counted as for the forward. A head dim the backward does not serve is reported as
 // unsupported (not a failure).
 //
 //   attn_bench [--json FILE] [--only NAME[,NAME...]] [--reps N] [--tile BMxBNxWARPSxSTAGES[q][p]]
@@ -329,9 +329,9 @@ std::vector<Config> decode_configs() {
   return out;
 }
 
-// Forward + backward: the mission's masks at B = 4, H = 16, T = 4096, D = 128, causal at D = 64 and
-// dense and causal at D = 256, each a copy of its prefill config under the prefix (bench/peers.py
-// FWDBWD_OF names the same).
+// Forward + backward: the mission's masks at B = 4, H = 16, T = 4096, D = 128, causal at D = 64,
+// dense and causal at D = 256 and at MLA's 192 / 128, each a copy of its prefill config under the
+// prefix (bench/peers.py FWDBWD_OF and MLA_CONFIGS name the same).
 // Fewer than the forward's: bench/run-gpu runs them on every call, and FlexAttention compiles a
 // backward per mask.
 constexpr std::string_view kFwdBwdPrefix = "fwdbwd_";
@@ -341,7 +341,7 @@ std::vector<Config> fwdbwd_configs(const std::vector<Config>& prefill) {
                                               "sink4_window1024", "alibi_causal",   "softcap50_causal",
                                               "prefix_lm_1024",   "document_8docs", "topk8_blk128_causal",
                                               "causal_d64",       "dense_d256",     "causal_d256",
-                                              "gelu_score_causal"};
+                                              "gelu_score_causal", "mla_causal_d192v128", "mla_dense_d192v128"};
   std::vector<Config> out;
   for (const Config& c : prefill)
     if (!c.decode && names.count(c.name)) {
@@ -560,6 +560,8 @@ std::vector<std::int64_t> v_shape(const Shape& s) { return {s.B, s.Hkv, s.T, s.d
 std::vector<std::int64_t> out_shape(const Shape& s) { return {s.B, s.Hq, s.T, s.dv()}; }
 std::size_t q_elements(const Shape& s) { return std::size_t{1} * s.B * s.Hq * s.T * s.D; }
 std::size_t kv_elements(const Shape& s) { return std::size_t{1} * s.B * s.Hkv * s.T * s.D; }
+std::size_t out_elements(const Shape& s) { return q_elements(s) / s.D * s.dv(); }
+std::size_t v_elements(const Shape& s) { return kv_elements(s) / s.D * s.dv(); }
 
 // A prefill config ready to launch: its kernel, the forward options (bindings, and the block mask
 // of a mask that reads tensors), the unmasked pairs its FLOPs count, and its input sets.
@@ -672,7 +674,8 @@ nlohmann::json prefill_row(const Config& c) {
 // Forward + backward.
 
 // What the backward adds to an input set: the lse the forward writes, a random dout, and dq, dk,
-// dv (NaN at first, so that an element the backward never writes shows up).
+// dv (NaN at first, so that an element the backward never writes shows up). dout and dv are q's
+// and k's size (Dv <= D), used as [.., Dv].
 struct Gradients {
   DeviceBuffer lse, dout, dq, dk, dv;
 };
@@ -699,15 +702,16 @@ std::vector<Gradients> make_gradients(const Shape& s, std::size_t count) {
 constexpr double kDvSumTolerance = 0.02;
 
 double dv_sum_error(const Gradients& g, const Shape& s) {
-  const std::size_t nq = q_elements(s), nkv = kv_elements(s);
+  const std::size_t nq = out_elements(s), nkv = v_elements(s);
   std::vector<std::uint16_t> dout(nq), dv(nkv);
   g.dout.download(dout.data(), nq * 2);
   g.dv.download(dv.data(), nkv * 2);
   const auto value = [bf16 = s.dtype == flexjit::bf16](std::uint16_t x) -> double {
     return bf16 ? flexjit::bf16_bits_to_float(x) : flexjit::fp16_bits_to_float(x);
   };
-  // Sums per (b, kv head, d) of [B, heads, T, D] elements: head h's at (b * Hkv + h / group) * D + d.
-  const std::size_t D = static_cast<std::size_t>(s.D), T = static_cast<std::size_t>(s.T);
+  // Sums per (b, kv head, d) of [B, heads, T, D] elements (D: dout's and dv's, the value head dim):
+  // head h's at (b * Hkv + h / group) * D + d.
+  const std::size_t D = static_cast<std::size_t>(s.dv()), T = static_cast<std::size_t>(s.T);
   const std::size_t Hkv = static_cast<std::size_t>(s.Hkv);
   const std::size_t sums = static_cast<std::size_t>(s.B) * Hkv * D;
   std::vector<double> dv_sum(sums), dout_sum(sums), dout_squares(sums);
@@ -728,9 +732,10 @@ double dv_sum_error(const Gradients& g, const Shape& s) {
 
 // Set 0's out and gradients all written and finite, and its dv consistent with the forward.
 void check_gradients(const InputSet& x, const Gradients& g, const Shape& s, nlohmann::json& row) {
-  const std::size_t nq = q_elements(s), nkv = kv_elements(s);
-  const std::tuple<const char*, const DeviceBuffer*, std::size_t> outputs[] = {
-      {"out", &x.out, nq}, {"dq", &g.dq, nq}, {"dk", &g.dk, nkv}, {"dv", &g.dv, nkv}};
+  const std::tuple<const char*, const DeviceBuffer*, std::size_t> outputs[] = {{"out", &x.out, out_elements(s)},
+                                                                               {"dq", &g.dq, q_elements(s)},
+                                                                               {"dk", &g.dk, kv_elements(s)},
+                                                                               {"dv", &g.dv, v_elements(s)}};
   for (const auto& [name, buffer, n] : outputs) {
     nlohmann::json check;
     check_output(*buffer, n, s.dtype, check);
@@ -762,9 +767,9 @@ void run_fwdbwd(Prefill& p, const Shape& s, int reps, bool deterministic, nlohma
   const auto backward = [&](std::size_t i) {
     InputSet& x = p.sets[i];
     p.kernel.backward(device_view(x.q, s.dtype, q_shape(s)), device_view(x.k, s.dtype, kv_shape(s)),
-                      device_view(x.v, s.dtype, kv_shape(s)), device_view(x.out, s.dtype, q_shape(s)), lse(i),
-                      device_view(g[i].dout, s.dtype, q_shape(s)), device_view(g[i].dq, s.dtype, q_shape(s)),
-                      device_view(g[i].dk, s.dtype, kv_shape(s)), device_view(g[i].dv, s.dtype, kv_shape(s)), bwd);
+                      device_view(x.v, s.dtype, v_shape(s)), device_view(x.out, s.dtype, out_shape(s)), lse(i),
+                      device_view(g[i].dout, s.dtype, out_shape(s)), device_view(g[i].dq, s.dtype, q_shape(s)),
+                      device_view(g[i].dk, s.dtype, kv_shape(s)), device_view(g[i].dv, s.dtype, v_shape(s)), bwd);
   };
   try {
     if (!g_gpu) {
@@ -785,7 +790,7 @@ void run_fwdbwd(Prefill& p, const Shape& s, int reps, bool deterministic, nlohma
     forward(i);
     backward(i);
   });
-  const double flops = 4.0 * s.D * static_cast<double>(p.pairs);  // the forward's
+  const double flops = 2.0 * (s.D + s.dv()) * static_cast<double>(p.pairs);  // the forward's: QK^T and PV
   row["ms"] = median(ms);
   row["ms_min"] = *std::min_element(ms.begin(), ms.end());
   row["tflops"] = 3.5 * flops / row["ms"].get<double>() / 1e9;
@@ -818,7 +823,7 @@ nlohmann::json run_config(const Config& c, const Options& opt, const Device& dev
   row["ms"] = med;
   row["ms_min"] = *std::min_element(ms.begin(), ms.end());
   row["tflops"] = 2.0 * (s.D + s.dv()) * static_cast<double>(p.pairs) / med / 1e9;  // QK^T and PV
-  check_output(p.sets[0].out, q_elements(s) / s.D * s.dv(), s.dtype, row);
+  check_output(p.sets[0].out, out_elements(s), s.dtype, row);
   return row;
 }
 

@@ -17,10 +17,11 @@ set against the peers' figures of its contiguous twin:
   - paged configs: within 1.05x of our time on the contiguous cache
 
 Forward + backward (fwdbwd_*: the forward with lse, then the backward; TF/s = 3.5 * 4 * D * pairs
-/ time on both sides, FlashAttention's count; the backward alone, ours only, 2.5 * 4 * D * pairs;
-issue: training II):
+/ time on both sides, FlashAttention's count, 3.5 * 2 * (D + Dv) * pairs where v has a head dim of
+its own; the backward alone, ours only, 2.5 times the forward's; issue: training II):
   - dense and causal configs (those SDPA runs) below head dim 256: >= 0.9x SDPA's cuDNN backend
   - other masked configs, and every config at head dim 256: >= 1.2x FlexAttention
+  - MLA's head dims (fwdbwd_mla_*, a Dv field): >= 1.0x FlexAttention (issue 36)
   - a head dim our backward does not serve counts as missed ("unsupported")
   The roofline of these compute-bound rows is the GPU's dense bf16 tensor-core rate: "of peak" is
   TF/s over the nominal rate of the device attn_bench names (NOMINAL_DENSE_BF16_TFLOPS; "-" for a
@@ -46,6 +47,7 @@ FLEX_AUTOTUNE = "flex_autotune"  # peers.py --autotune: FlexAttention's own best
 PYTHON_US_OVER_CPP = 20.0
 PREFILL_X_CUDNN, PREFILL_X_FLEX = 1.0, 1.3
 FWDBWD_X_CUDNN, FWDBWD_X_FLEX, FWDBWD_FLEX_ONLY_D = 0.9, 1.2, 256
+FWDBWD_MLA_X_FLEX = 1.0
 CHUNK_X_FORWARD = 0.9
 DECODE_X_SDPA, DECODE_RAGGED_COPY_FRACTION, PAGED_OVER_CONTIGUOUS = 1.0, 0.85, 1.05
 # Dense (not sparse) bf16 tensor-core TF/s of each GPU's data sheet, by a part of the name CUDA
@@ -97,7 +99,10 @@ def fwdbwd_table(ours, peers, checks_out, notes, peak=None):
         elif "unsupported" in r:
             checks.append((False, "unsupported: " + r["unsupported"].strip().splitlines()[-1].strip()[:120]))
         elif tf is not None:
-            if x_cudnn is not None and r.get("D", 0) < FWDBWD_FLEX_ONLY_D:
+            if "Dv" in r:
+                if x_flex is not None:
+                    checks.append((x_flex >= FWDBWD_MLA_X_FLEX, f"flex {x_flex:.2f}x (>= {FWDBWD_MLA_X_FLEX})"))
+            elif x_cudnn is not None and r.get("D", 0) < FWDBWD_FLEX_ONLY_D:
                 checks.append((x_cudnn >= FWDBWD_X_CUDNN, f"cuDNN {x_cudnn:.2f}x (>= {FWDBWD_X_CUDNN})"))
             elif x_flex is not None:
                 checks.append((x_flex >= FWDBWD_X_FLEX, f"flex {x_flex:.2f}x (>= {FWDBWD_X_FLEX})"))

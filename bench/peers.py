@@ -255,9 +255,9 @@ MLA_CONFIGS = [(("mla_causal_d192v128", 4, 16, 16, 4096, 192, torch.bfloat16, ca
                (("mla_dense_d192v128", 4, 16, 16, 4096, 192, torch.bfloat16, None, None, "dense"), 128)]
 
 
-# Forward + backward: the mission's masks at B = 4, H = 16, T = 4096, D = 128, causal at D = 64 and
-# dense and causal at D = 256 (attn_bench's fwdbwd_configs names the same), each a copy of its
-# prefill config under the prefix.
+# Forward + backward: the mission's masks at B = 4, H = 16, T = 4096, D = 128, causal at D = 64,
+# dense and causal at D = 256 and the MLA configs (attn_bench's fwdbwd_configs names the same),
+# each a copy of its prefill config under the prefix.
 FWDBWD_PREFIX = "fwdbwd_"
 FWDBWD_OF = ("dense", "causal", "sliding_window_1024", "sink4_window1024", "alibi_causal", "softcap50_causal",
              "prefix_lm_1024", "document_8docs", "topk8_blk128_causal", "causal_d64", "dense_d256", "causal_d256",
@@ -268,13 +268,19 @@ def fwdbwd_configs(prefill):
     return [(FWDBWD_PREFIX + c[0], *c[1:]) for c in prefill if c[0] in FWDBWD_OF]
 
 
-def run_fwdbwd(cfg, rows):
-    """Forward + backward of flex and of the SDPA backends that take the config, through autograd."""
+def fwdbwd_mla_configs():
+    """The MLA configs under the prefix, each with its Dv."""
+    return [((FWDBWD_PREFIX + c[0], *c[1:]), dv) for c, dv in MLA_CONFIGS]
+
+
+def run_fwdbwd(cfg, rows, Dv=None):
+    """Forward + backward of flex and of the SDPA backends that take the config, through autograd;
+    v, out and dout of Dv columns where given (MLA_CONFIGS)."""
     name, B, Hq, Hkv, T, D, dtype, mask_mod, score_mod, sdpa = cfg
-    q, k, v, shape = prefill_inputs(cfg, kind="fwdbwd")
+    q, k, v, shape = prefill_inputs(cfg, Dv, kind="fwdbwd")
     q, k, v = (t.requires_grad_() for t in (q, k, v))
-    dout = torch.randn_like(q)
-    flop = 3.5 * 4 * D * shape["pairs"]
+    dout = torch.randn(B, Hq, T, Dv or D, device=DEV, dtype=dtype)
+    flop = 3.5 * 2 * (D + (Dv or D)) * shape["pairs"]  # the forward's QK^T over D and PV over Dv
     gqa = Hq != Hkv
     block_mask = None if mask_mod is None else create_block_mask(mask_mod, None, None, T, T, device=DEV)
 
@@ -454,7 +460,8 @@ def main():
     cfgs = ([(run_host_overhead, HOST_OVERHEAD)] + [(run, c) for c in prefill]
             + [(functools.partial(run, Dv=dv), c) for c, dv in MLA_CONFIGS]
             + [(run_decode, c) for c in decode_configs()] + [(run_chunk, c) for c in CHUNK_CONFIGS]
-            + [(run_fwdbwd, c) for c in fwdbwd_configs(prefill)])
+            + [(run_fwdbwd, c) for c in fwdbwd_configs(prefill)]
+            + [(functools.partial(run_fwdbwd, Dv=dv), c) for c, dv in fwdbwd_mla_configs()])
     if args.only:
         # A paged decode config is timed on its contiguous twin (see the top of this file).
         wanted = {n[: -len(PAGED_SUFFIX)] if n.startswith("decode_") and n.endswith(PAGED_SUFFIX) else n
