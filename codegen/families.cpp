@@ -78,6 +78,7 @@ const KernelFamily& select_family(const compiler::KernelTarget& target, const ir
   for (const KernelFamily* f : kFamilies) {
     if (f->pass() != target.pass) continue;
     std::string why = refusal_of(*f, target, program);
+    if (why.empty()) why = f->refusal_unless_named(target);
     if (why.empty()) return *f;
     reasons.push_back(fmt::format("{}: {}", f->name(), why));
   }

@@ -21,8 +21,17 @@ _NUMPY_BY_NAME = {v: k for k, v in _NUMPY_DTYPES.items()}
 _TORCH_BY_NAME = {v: k.split(".")[1] for k, v in _TORCH_DTYPES.items()}
 
 
+_torch_types = set()  # the tensor classes seen so far (the test below is slow for a per-call path)
+
+
 def is_torch(x):
-    return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr")
+    kind = type(x)
+    if kind in _torch_types:
+        return True
+    if kind.__module__.startswith("torch") and hasattr(x, "data_ptr"):
+        _torch_types.add(kind)
+        return True
+    return False
 
 
 def is_array(x):

@@ -105,8 +105,9 @@ def _attention_backward_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, ou
 
 @_attention_backward_op.register_fake
 def _attention_backward_fake(q, k, v, out, lse, dout, captures, call, ints, floats, scale, capture_grads):
+    # Row-major, as the kernels allocate them (not empty_like: q may be a strided view).
     wanted = [c for c, want in zip(captures, capture_grads) if want]
-    return [torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)] + [torch.empty_like(c) for c in wanted]
+    return [x.new_empty(x.shape) for x in (q, k, v, *wanted)]
 
 
 def _setup_context(ctx, inputs, output):

@@ -138,8 +138,20 @@ TEST(HeadDimV, CudaForwardOnBothForwardFamilies) {
           << source;
     }
   }
-  EXPECT_THAT(generate_backward_cuda_source(example("causal"), {.head_dim = 192, .head_dim_v = 128, .arch = "sm_90a"}),
+  // The Hopper backward's split form runs where the options name its family (until it is measured
+  // on a GPU, the engine does not choose it on its own).
+  EXPECT_THAT(generate_backward_cuda_source(example("causal"), {.head_dim = 192,
+                                                                .head_dim_v = 128,
+                                                                .arch = "sm_90a",
+                                                                .backward_family = "sm90_bwd"}),
               HasSubstr("flexjit::Sm90BwdSplitConfig<192, 128, 64, 64, 2, flexjit::bf16_t>"));
+  try {
+    generate_backward_cuda_source(example("causal"), {.head_dim = 192, .head_dim_v = 128, .arch = "sm_90a"});
+    ADD_FAILURE() << "the split form was chosen without being named";
+  } catch (const UnsupportedError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("sm90_bwd: the split form (a value head dim of its own) has not yet run on a "
+                                    "GPU: it runs only where backward_family names sm90_bwd"));
+  }
   // The same head dim said twice is the ordinary kernel.
   EXPECT_EQ(engine().compile(example("causal"), {.head_dim = 64, .head_dim_v = 64, .arch = "sm_90a"}).head_dim_v(), 64);
 }

@@ -145,6 +145,7 @@ def compiled_matches_eager(model, *tensors, parameters=(), backend="aot_eager"):
 
 
 SLOPES = torch.rand(HQ, device="cuda")
+CAUSAL_MASK = create_block_mask(causal, None, None, T, T)
 
 
 def global_alibi(score, b, h, q_idx, kv_idx):
@@ -231,6 +232,19 @@ def test_torch_compile_with_inductor_and_a_mod_made_by_the_module():
     layer = Layer()
     q, k, v = inputs()
     compiled_matches_eager(layer, q, k, v, parameters=(layer.slopes,), backend="inductor")
+
+
+def test_torch_compile_with_inductor_on_views_of_a_packed_projection():
+    """q, k and v as views of one [B, T, 3, H, D] projection (how a model's qkv layer gives them,
+    none of them row-major): inductor checks every result's strides against the op's fake ones,
+    forward and backward, and the compiled call gives the eager output and gradients."""
+    qkv = torch.randn(B, T, 3, HQ, D, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+
+    def model(qkv):
+        q, k, v = qkv.permute(2, 0, 3, 1, 4)
+        return fj.flex_attention(q, k, v, block_mask=CAUSAL_MASK)
+
+    compiled_matches_eager(model, qkv, backend="inductor")
 
 
 def test_fallback_runs_torch_flex_attention_and_says_so_once():
