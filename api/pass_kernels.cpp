@@ -49,9 +49,8 @@ std::optional<compiler::KernelTarget> spill_fallback(const Program::Impl& progra
     fallback.family = "sm80_chunk";
   else
     return std::nullopt;
-  const codegen::KernelFamily& f = *codegen::find_family(fallback.family);
-  if (fallback.dv() != fallback.head_dim && !f.serves_value_head_dim()) return std::nullopt;
-  if (!f.refusal(fallback, program.ir).empty()) return std::nullopt;
+  if (!codegen::family_refusal(*codegen::find_family(fallback.family), fallback, program.ir).empty())
+    return std::nullopt;
   return fallback;
 }
 

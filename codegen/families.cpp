@@ -35,14 +35,6 @@ std::string target_text(const compiler::KernelTarget& target) {
                      compiler::arch_number(target.arch) ? target.arch : dsl::quoted(target.arch));
 }
 
-// The family's reason not to serve the target, or "".
-std::string refusal_of(const KernelFamily& f, const compiler::KernelTarget& target, const ir::Program& program) {
-  if (target.dv() != target.head_dim && !f.serves_value_head_dim())
-    return fmt::format("v's head dim {} differs from q and k's {}: this family takes one head dim", target.dv(),
-                       target.head_dim);
-  return f.refusal(target, program);
-}
-
 // KernelTarget::family names one family: that one or an error.
 const KernelFamily& named_family(const compiler::KernelTarget& target, const ir::Program& program) {
   const KernelFamily* f = find_family(target.family);
@@ -52,13 +44,20 @@ const KernelFamily& named_family(const compiler::KernelTarget& target, const ir:
   if (f->pass() != target.pass)
     throw UnsupportedError(fmt::format("kernel family {} runs the {} pass, not {}", f->name(),
                                        compiler::pass_name(f->pass()), target_text(target)));
-  const std::string why = refusal_of(*f, target, program);
+  const std::string why = family_refusal(*f, target, program);
   if (!why.empty())
     throw UnsupportedError(fmt::format("kernel family {} cannot run {}: {}", f->name(), target_text(target), why));
   return *f;
 }
 
 }  // namespace
+
+std::string family_refusal(const KernelFamily& f, const compiler::KernelTarget& target, const ir::Program& program) {
+  if (target.dv() != target.head_dim && !f.serves_value_head_dim())
+    return fmt::format("v's head dim {} differs from q and k's {}: this family takes one head dim", target.dv(),
+                       target.head_dim);
+  return f.refusal(target, program);
+}
 
 const KernelFamily* find_family(const std::string& name) {
   for (const KernelFamily* f : kFamilies)
@@ -77,7 +76,7 @@ const KernelFamily& select_family(const compiler::KernelTarget& target, const ir
   std::vector<std::string> reasons;
   for (const KernelFamily* f : kFamilies) {
     if (f->pass() != target.pass) continue;
-    std::string why = refusal_of(*f, target, program);
+    std::string why = family_refusal(*f, target, program);
     if (why.empty()) why = f->refusal_unless_named(target);
     if (why.empty()) return *f;
     reasons.push_back(fmt::format("{}: {}", f->name(), why));

@@ -14,6 +14,11 @@ namespace flexjit::codegen {
 // not serve it (ArgumentError for an unknown family name).
 const KernelFamily& select_family(const compiler::KernelTarget& target, const ir::Program& program);
 
+// Why `family` does not serve the target and program ("" when it does): its own refusal, or that it
+// takes one head dim where the target's v has its own.
+std::string family_refusal(const KernelFamily& family, const compiler::KernelTarget& target,
+                           const ir::Program& program);
+
 // The family of that name, or null.
 const KernelFamily* find_family(const std::string& name);
 
