@@ -21,6 +21,13 @@
 namespace flexjit::api {
 namespace {
 
+// The deterministic dQ's replicas of the accumulator (at most; one per kv tile at most). Each
+// kv tile waits at a query tile for the lower kv tiles of its replica to have added, so the
+// CTAs of a head start one add apart along that chain; R replicas cut the chain by R, for R times
+// the accumulator's memory and a post-pass that reads them all. 1 (the kernels' order before
+// replicas) until more have been measured on a GPU.
+constexpr int kDeterministicDqReplicas = 1;
+
 // Mods::Grads: each gradient's pointer (null when not asked for), the bound tensor's extents and
 // the gradient's strides.
 std::vector<std::uint64_t> pack_grads(const compiler::GradLayout& layout, const std::map<std::string, TensorView>& grads,
@@ -122,12 +129,18 @@ LaunchPlan backward_launch_plan(const codegen::GeneratedKernel& g, BackwardPlan&
   // then the transposed tile map when the kernel builds one.
   a.Tq_pad = (a.Tq + block_m - 1) / block_m * block_m;
   const std::size_t rows = static_cast<std::size_t>(a.B) * static_cast<std::size_t>(a.Hq) * static_cast<std::size_t>(a.Tq_pad);
-  launches.point(a.dq_accum, launches.reserve(rows * static_cast<std::size_t>(g.target.head_dim) * sizeof(float)));
+  // The deterministic dQ adds into replicas of the accumulator (BwdArgs::dq_replicas): a query
+  // tile's ordered adds then form that many shorter chains.
+  a.dq_replicas = g.target.ordered_dq ? std::max(1, std::min(kDeterministicDqReplicas, kv_tiles)) : 1;
+  a.dq_replica_floats = static_cast<long long>(rows) * g.target.head_dim;
+  const std::size_t replicas = static_cast<std::size_t>(a.dq_replicas);
+  launches.point(a.dq_accum, launches.reserve(replicas * rows * static_cast<std::size_t>(g.target.head_dim) * sizeof(float)));
   launches.point(a.lse2, launches.reserve(rows * sizeof(float)));
   launches.point(a.delta, launches.reserve(rows * sizeof(float)));
   if (g.target.ordered_dq) {
-    // One counter per (b, query head, query tile), zeroed: the turns of the kv tiles adding into it.
-    const std::size_t counters = rows / static_cast<std::size_t>(block_m);
+    // One counter per (replica, b, query head, query tile), zeroed: the turns of the kv tiles
+    // adding into it.
+    const std::size_t counters = replicas * (rows / static_cast<std::size_t>(block_m));
     const std::size_t at = launches.reserve(counters * sizeof(int));
     launches.point(a.dq_turns, at);
     launches.zero.push_back({nullptr, at, counters});

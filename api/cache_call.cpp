@@ -19,11 +19,14 @@ CacheCall check_cache_call(const std::string& entry, const ir::Program& program,
   if (shape)
     call.block_head_group = check_selection(program, call.env, shape->B, shape->Hq, shape->Hkv, shape->Tq, problems);
   if (options.block_mask)
-    problems.add("block_mask: a call with a KV cache takes none (its kernels classify each sequence's keys)");
+    problems.add(cache || !program.token_indices
+                     ? "block_mask: a call with a KV cache takes none (its kernels classify each sequence's keys)"
+                     : "block_mask: a program with token lists takes none (each query row's list gives its keys)");
   check_positions(options.q_offset, options.kv_offset, shape, problems);
   problems.raise_if_any(entry);
   call.shape = *shape;
-  call.cache = *cache;
+  call.cache = cache.value_or(KvCache{});
+  call.has_cache = cache.has_value();
   return call;
 }
 

@@ -15,13 +15,15 @@ namespace flexjit::api {
 struct CacheCall {
   AttentionShape shape;  // Tkv: the keys a sequence can hold (max_pages * page_size when paged)
   KvCache cache;
+  bool has_cache = false;  // false: a plain forward call (token lists on the decode kernel)
   KvLayout kv = KvLayout::dense;
   Device device;
   ir::Env env;
   int block_head_group = 1;  // check_selection's
 };
 
-// Throws flexjit::ArgumentError naming every problem; `entry` names the kernel in messages.
+// Throws flexjit::ArgumentError naming every problem; `entry` names the kernel in messages. Without
+// kv_lens (a plain forward call of a program with token lists) every sequence holds Tkv keys.
 CacheCall check_cache_call(const std::string& entry, const ir::Program& program, int head_dim, int head_dim_v,
                            DType dtype, const ForwardTensors& tensors, const ForwardOptions& options);
 

@@ -24,13 +24,23 @@ constexpr int kWaves = 4;
 
 // Enough CTAs for kWaves full waves of the device, as long as each split keeps kMinChunksPerWarp
 // chunks per warp of the longest sequence the cache can hold (the lengths stay on the device).
-int choose_splits(const codegen::GeneratedKernel& g, const DecodeArgs& a, int grid_yz, const DeviceFacts& dev) {
+int choose_splits(const codegen::GeneratedKernel& g, long long keys, int grid_yz, const DeviceFacts& dev) {
   const int per_sm = std::max(1, dev.shared_per_multiprocessor / (g.main_entry().shared_bytes + 1024));
   const long long wave = static_cast<long long>(dev.multiprocessors) * per_sm * kWaves;
   if (grid_yz >= wave) return 1;
-  const long long chunks = (static_cast<long long>(a.Tkv) + g.tile.block_n - 1) / g.tile.block_n;
+  const long long chunks = (keys + g.tile.block_n - 1) / g.tile.block_n;
   const long long by_work = std::max(1LL, chunks / (static_cast<long long>(kMinChunksPerWarp) * g.tile.warps));
   return static_cast<int>(std::clamp(wave / grid_yz, 1LL, std::min<long long>(by_work, kMaxSplits)));
+}
+
+// Token lists: a CTA's rows are query heads of one new token that share one list, so as many heads
+// of the kv head's group as divide it, up to decode::kRows; one head when each query head has a
+// list of its own (list_head_group 1).
+int token_list_rows_per_cta(int group, int list_head_group) {
+  if (list_head_group == 1) return 1;
+  int rows = std::min(group, decode::kRows);
+  while (group % rows != 0) --rows;
+  return rows;
 }
 
 }  // namespace
@@ -44,7 +54,18 @@ DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& la
   // Rows packed per CTA: every (query head, token) row of a kv head, 16 at a time, unless each
   // query head has block lists of its own (then a CTA takes the tokens of one head).
   int rows_per_cta = decode::kRows;
-  if (program.block_indices) {
+  // The keys a row may walk: the sequence's, or a token list's K when fewer (what splits divide).
+  long long keys_per_row = shape.Tkv;
+  if (const auto& tokens = program.token_indices) {
+    rows_per_cta = token_list_rows_per_cta(group, call.block_head_group);
+    const long long K = call.env.tensors.at(tokens->name).shape.at(3);
+    if (K > decode::max_token_list())
+      throw UnsupportedError(fmt::format(
+          "{}: token indices '{}' list K={} keys per query row; the CUDA kernel takes at most {} (cpu kernels take "
+          "any K)",
+          entry, tokens->name, K, decode::max_token_list()));
+    keys_per_row = std::min(keys_per_row, K);
+  } else if (program.block_indices) {
     const int q_block = program.block_indices->q_block;
     if (shape.Tq > q_block)
       throw UnsupportedError(fmt::format(
@@ -75,7 +96,8 @@ DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& la
   // Tkv is what the cache holds: max_pages * page_size when paged (check_kv_cache).
   fill_common_args(a, t, options.lse ? static_cast<const float*>(options.lse->data) : nullptr, shape, options.scale,
                    head_dim, call.kv);
-  a.cache = kv_cache_ref(options, shape, call.cache);
+  // A plain forward call (token lists) has no cache: a null kv_lens gives every sequence Tkv keys.
+  if (call.has_cache) a.cache = kv_cache_ref(options, shape, call.cache);
   a.group = group;
   a.rows_per_cta = rows_per_cta;
   a.row_groups = static_cast<int>(row_groups);
@@ -84,12 +106,13 @@ DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& la
   plan.params = pack_params(layout, call.env, call.block_head_group, {options.q_offset, options.kv_offset});
   plan.device = call.device.index;
   plan.kv_heads_x_row_groups = static_cast<int>(row_groups * shape.Hkv);
+  plan.keys_per_row = keys_per_row;
   return plan;
 }
 
 LaunchPlan decode_launch_plan(const codegen::GeneratedKernel& g, DecodePlan& plan, const DeviceFacts& device) {
   DecodeArgs& a = plan.args;
-  a.splits = choose_splits(g, a, plan.kv_heads_x_row_groups * a.B, device);
+  a.splits = choose_splits(g, plan.keys_per_row, plan.kv_heads_x_row_groups * a.B, device);
   LaunchPlan launches;
   const std::vector<void*> args = {&a, plan.params.data()};
   launches.add(g, codegen::EntryRole::main,

@@ -17,10 +17,13 @@ struct DecodePlan {
   PackedParams params;
   int device = 0;
   int kv_heads_x_row_groups = 0;  // grid.y
+  long long keys_per_row = 0;     // the most keys a row walks (Tkv, or K of a token list): splits divide them
 };
 
 // Throws flexjit::ArgumentError naming each problem, or UnsupportedError for a block-sparse
-// program whose lists the decode kernel cannot share between the rows it packs. `entry` names the
+// program whose lists the decode kernel cannot share between the rows it packs, or token lists of
+// more than decode::max_token_list() entries. A program with token lists comes here for every forward
+// call, with a KV cache (kv_lens) or without (a plain call: every sequence has Tkv keys). `entry` names the
 // kernel in messages. The params are packed by `layout`, the program's (the same for every pass).
 DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& layout, const ir::Program& program,
                        int head_dim, DType dtype, const ForwardTensors& tensors, const ForwardOptions& options);

@@ -27,7 +27,7 @@ compiler::KernelTarget with_tile(compiler::KernelTarget target, const compiler::
 
 CompiledForward compile_forward(const std::string& program_name, const Program::Impl& program,
                                 const CompileOptions& options, jit::KernelCache& cache) {
-  const compiler::KernelTarget target = forward_target(options);
+  const compiler::KernelTarget target = main_target(program, options);
   return compile_choosing_tile(program_name, program, target, generate(program, target), cache);
 }
 

@@ -26,11 +26,28 @@ compiler::KernelTarget forward_target(const CompileOptions& options) {
   return target;
 }
 
-codegen::GeneratedKernel generate(const Program::Impl& program, const compiler::KernelTarget& target) {
-  if (const auto& t = program.ir.token_indices)
-    throw UnsupportedError(fmt::format("{}:{}: token-level selection ('{}: TokenIndices') runs on cpu kernels only for "
-                                       "now (Device::cpu()): no CUDA kernel family serves it yet",
+compiler::KernelTarget main_target(const Program::Impl& program, const CompileOptions& options) {
+  compiler::KernelTarget target = forward_target(options);
+  // A family named for another pass keeps its pass, so that its refusal says why.
+  const auto& t = program.ir.token_indices;
+  if (t && target.family.empty())  // until the decode kernel's token lists have run on a GPU
+    throw UnsupportedError(fmt::format("{}:{}: token-level selection ('{}: TokenIndices') runs on CUDA where the options "
+                                       "name the decode family (family = \"decode\"), until its kernel has run on a "
+                                       "GPU; cpu kernels (Device::cpu()) run it as it is",
                                        program.file.name(), t->pos.line, t->name));
+  if (t && target.family == "decode") target.pass = compiler::KernelPass::Decode;
+  return target;
+}
+
+void refuse_unserved_pass(const Program::Impl& program, compiler::KernelPass pass) {
+  if (const auto& t = program.ir.token_indices; t && pass == compiler::KernelPass::Backward)
+    throw UnsupportedError(fmt::format("{}:{}: the backward of token-level selection ('{}: TokenIndices') runs on cpu "
+                                       "kernels only for now (Device::cpu()): no CUDA kernel family serves it yet",
+                                       program.file.name(), t->pos.line, t->name));
+}
+
+codegen::GeneratedKernel generate(const Program::Impl& program, const compiler::KernelTarget& target) {
+  refuse_unserved_pass(program, target.pass);
   try {
     return codegen::generate_kernel(program.ir, target, &program.file);
   } catch (const UnsupportedError& e) {
@@ -39,7 +56,7 @@ codegen::GeneratedKernel generate(const Program::Impl& program, const compiler::
 }
 
 codegen::GeneratedKernel generate(const Program::Impl& program, const CompileOptions& options) {
-  return generate(program, forward_target(options));
+  return generate(program, main_target(program, options));
 }
 
 }  // namespace flexjit::api

@@ -152,10 +152,12 @@ void Kernel::forward(const TensorView& q, const TensorView& k, const TensorView&
     if (!impl_->device.is_cuda()) return api::cpu_forward(*impl_, {q, k, v, out}, options);
     // Every check happens here, on the host, before the driver is touched.
     const bool positions = has_offsets(options);
-    if (options.kv_lens || options.page_table) {
+    // Token lists: every call, with a KV cache or without, on the decode kernel.
+    const bool token_lists = impl_->program->ir.token_indices.has_value();
+    if (options.kv_lens || options.page_table || token_lists) {
       // Every kernel of the program packs the same Params: the forward's layout plans the call.
       const codegen::GeneratedKernel& g = impl_->cuda->generated;
-      if (api::runs_chunk_kernel(q, options)) {
+      if (!token_lists && api::runs_chunk_kernel(q, options)) {
         api::ChunkPlan plan = api::plan_chunk(g.entry(), g.params, impl_->program->ir, g.target.head_dim,
                                               g.target.dv(), impl_->dtype, {q, k, v, out}, options);
         api::launch_chunk(impl_->chunk_kernel(positions), plan, options.stream);
@@ -180,6 +182,7 @@ void Kernel::backward(const TensorView& q, const TensorView& k, const TensorView
       api::cpu_backward(*impl_, {q, k, v, out, lse, dout, dq, dk, dv}, options);
       return;
     }
+    api::refuse_unserved_pass(*impl_->program, compiler::KernelPass::Backward);
     // Every argument is checked before the backward kernels are compiled (on the first call).
     const compiler::KernelTarget& target = impl_->cuda->generated.target;
     api::BackwardPlan plan = api::plan_backward(entry_name(), impl_->cuda->generated.params, impl_->program->ir,
@@ -252,6 +255,8 @@ const api::CompiledKernel& Kernel::Impl::forward_kernel(bool positions) const {
 
 const api::CompiledKernel& Kernel::Impl::pass_kernel(compiler::KernelPass pass, bool positions, std::mutex& mutex,
                                                      std::unique_ptr<const api::CompiledKernel>& slot) const {
+  // The main kernel is this pass's already (the decode kernel of a program with token lists).
+  if (!positions && cuda->generated.target.pass == pass) return *cuda;
   std::lock_guard lock(mutex);
   if (!slot) slot = api::compile_pass(*program, with_positions(cuda->generated.target, positions), pass, engine->cache);
   return *slot;

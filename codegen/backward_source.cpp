@@ -72,14 +72,19 @@ GeneratedKernel generate_backward(const compiler::KernelPlan& plan, const Backwa
                     .body = {"(void)params;", "(void)grads;", call}});
   };
   const std::string maps_arg = e.tensor_maps ? ", maps" : "";
-  pass(EntryRole::prep, "flexjit::sm80::kBwdPassThreads",
-       fmt::format("flexjit::bwd_prep<fj_generated::Mods, Cfg, {}>(args, params, grads);", sink_scatters), false);
-  // kOrderedDq: the deterministic variant (a module of its own, BackwardOptions::deterministic).
+  // kOrderedDq: the deterministic variant (a module of its own, BackwardOptions::deterministic),
+  // whose passes also zero and sum dq_accum's replicas.
   const bool ordered = t.ordered_dq;
+  const std::string ordered_passes = ordered ? ", true" : "";
+  pass(EntryRole::prep, "flexjit::sm80::kBwdPassThreads",
+       fmt::format("flexjit::bwd_prep<fj_generated::Mods, Cfg, {}{}>(args, params, grads);", sink_scatters,
+                   ordered_passes),
+       false);
   pass(scatter ? EntryRole::grads : EntryRole::main, "Cfg::kThreads",
        fmt::format("{}<fj_generated::Mods, Cfg, {}, {}>(args, params, grads{});", e.kernel, scatter, ordered, maps_arg),
        e.tensor_maps);
-  pass(EntryRole::post, "flexjit::sm80::kBwdPassThreads", "flexjit::bwd_post<fj_generated::Mods, Cfg>(args);", false);
+  pass(EntryRole::post, "flexjit::sm80::kBwdPassThreads",
+       fmt::format("flexjit::bwd_post<fj_generated::Mods, Cfg{}>(args);", ordered_passes), false);
   if (k.has_entry(EntryRole::tile_map))
     emit_tile_map_entry(k, "flexjit::build_q_tile_map", plan.tile_map.needed,
                         {"The transposed tile map: per kv tile, the query tiles that reach it, classified "

@@ -25,6 +25,8 @@ class KernelFamily {
   // Whether its kernels take v and out of their own head dim (KernelTarget::head_dim_v); the
   // others refuse such a target (select_family says so for them).
   virtual bool serves_value_head_dim() const { return false; }
+  // Whether it serves programs with token lists (TokenIndices); the others refuse them.
+  virtual bool serves_token_lists() const { return false; }
   // Why select_family does not pick it for this target on its own although it serves it (a kernel
   // form not yet measured on a GPU runs only where the options name its family); "" for none.
   virtual std::string refusal_unless_named(const compiler::KernelTarget&) const { return ""; }

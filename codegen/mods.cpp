@@ -73,6 +73,7 @@ class ModsEmitter {
     kv_range();
     q_range();
     block_list();
+    if (prog_.token_indices) token_list();
     tile_map();
     if (plan_.target.pass == compiler::KernelPass::Backward) backward();
     w_.dedent();
@@ -104,9 +105,14 @@ class ModsEmitter {
           break;
         }
         case compiler::ParamFieldKind::TensorStride: what = fmt::format("stride of dimension {}, in elements", f.dim); break;
-        case compiler::ParamFieldKind::BlockData: what = fmt::format("{}: BlockIndices [B, H, q blocks, K]", f.owner); break;
+        case compiler::ParamFieldKind::BlockData:
+          what = prog_.token_indices ? fmt::format("{}: TokenIndices [B, H, Tq, K]", f.owner)
+                                     : fmt::format("{}: BlockIndices [B, H, q blocks, K]", f.owner);
+          break;
         case compiler::ParamFieldKind::BlockStride: what = fmt::format("stride of dimension {}, in elements", f.dim); break;
-        case compiler::ParamFieldKind::BlockCount: what = "K, entries per query block"; break;
+        case compiler::ParamFieldKind::BlockCount:
+          what = prog_.token_indices ? "K, entries per query row" : "K, entries per query block";
+          break;
         case compiler::ParamFieldKind::BlockHeadGroup: what = "query heads per head of the list (Hq / its H)"; break;
         case compiler::ParamFieldKind::QOffset: what = "global position of the call's first query row"; break;
         case compiler::ParamFieldKind::KvOffset: what = "global position of the call's first key"; break;
@@ -411,6 +417,25 @@ class ModsEmitter {
     } else {
       w_.line("return -1;");
     }
+    w_.dedent();
+    w_.line("}");
+  }
+
+  // Token-level top-k: the keys listed for one query row (the decode kernel gathers only those).
+  // Written only for programs that declare TokenIndices (mods_traits.cuh: absent means off).
+  void token_list() {
+    const std::string m = compiler::token_member(prog_.token_indices->name);
+    w_.line();
+    w_.line("static constexpr bool kTokenList = true;");
+    w_.line("// K of the bound [B, H, Tq, K]: entries per query row.");
+    w_.line(fmt::format("__device__ static int token_list_length(const Params& p) {{ return p.{}_count; }}", m));
+    w_.line("// The i-th entry of row `token` of query head h_ (H = Hq, Hkv or 1: h_ / the list's head group):");
+    w_.line("// a key position, -1 (an unused slot), or anything else (a bad entry the kernel reports).");
+    w_.line("__device__ static int token_list_entry(const Params& p, int b_, int h_, int token, int i) {");
+    w_.indent();
+    w_.line(fmt::format("const int* row = p.{0} + b_ * p.{0}_stride0 + (h_ / p.{0}_head_group) * p.{0}_stride1 +", m));
+    w_.line(fmt::format("                 token * p.{}_stride2;", m));
+    w_.line("return __ldg(row + i);");
     w_.dedent();
     w_.line("}");
   }

@@ -21,6 +21,7 @@ std::string scalar_member(const std::string& name) {
 std::string tensor_member(const std::string& name) { return "c_" + name; }
 std::string tensor_stride_member(const std::string& name) { return "c_" + name + "_stride"; }
 std::string block_member(const std::string& name) { return "bi_" + name; }
+std::string token_member(const std::string& name) { return "ti_" + name; }
 
 const ParamField* ParamLayout::find(ParamFieldKind kind, const std::string& owner, int dim) const {
   for (const auto& f : fields)
@@ -59,10 +60,13 @@ ParamLayout param_layout(const ir::Program& program) {
     for (int d = 0; d < c.rank; ++d)
       b.add(ParamFieldKind::TensorStride, c.name, d, fmt::format("{}{}", tensor_stride_member(c.name), d), "long long", 8);
   }
-  if (const auto& bi = program.block_indices) {
-    b.add(ParamFieldKind::BlockData, bi->name, 0, block_member(bi->name), "const int*", 8);
+  // A token list is packed as a block list of one query row and one key per entry.
+  const std::optional<ir::KeyList> list = program.key_list();
+  const std::string list_member = list ? (list->tokens ? token_member(list->name) : block_member(list->name)) : "";
+  if (list) {
+    b.add(ParamFieldKind::BlockData, list->name, 0, list_member, "const int*", 8);
     for (int d = 0; d < 3; ++d)
-      b.add(ParamFieldKind::BlockStride, bi->name, d, fmt::format("{}_stride{}", block_member(bi->name), d), "long long", 8);
+      b.add(ParamFieldKind::BlockStride, list->name, d, fmt::format("{}_stride{}", list_member, d), "long long", 8);
   }
   for (const auto& s : program.scalars)
     if (s.type == ir::Type::Int) b.add(ParamFieldKind::ScalarInt, s.name, 0, scalar_member(s.name), "long long", 8);
@@ -70,9 +74,9 @@ ParamLayout param_layout(const ir::Program& program) {
     if (s.type == ir::Type::Float) b.add(ParamFieldKind::ScalarFloat, s.name, 0, scalar_member(s.name), "float", 4);
     if (s.type == ir::Type::Bool) b.add(ParamFieldKind::ScalarBool, s.name, 0, scalar_member(s.name), "int", 4);
   }
-  if (const auto& bi = program.block_indices) {
-    b.add(ParamFieldKind::BlockCount, bi->name, 0, block_member(bi->name) + "_count", "int", 4);
-    b.add(ParamFieldKind::BlockHeadGroup, bi->name, 0, block_member(bi->name) + "_head_group", "int", 4);
+  if (list) {
+    b.add(ParamFieldKind::BlockCount, list->name, 0, list_member + "_count", "int", 4);
+    b.add(ParamFieldKind::BlockHeadGroup, list->name, 0, list_member + "_head_group", "int", 4);
   }
   // In every kernel's Params (so none is empty, and a call packs the same bytes for the kernel
   // that adds them and the one that does not: compiler::KernelTarget::positions). Unprefixed

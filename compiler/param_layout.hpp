@@ -5,6 +5,7 @@
 // generator writes the struct (with static_asserts on every offset) and the runtime packs the
 // bound values into bytes by this same description, so the two can never disagree.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,9 +19,9 @@ enum class ParamFieldKind : std::uint8_t {
   ScalarBool,    // int (0 / 1)
   TensorData,    // const void*: base pointer of a captured tensor
   TensorStride,  // i64: stride (in elements) of one dimension of a captured tensor
-  BlockData,     // const int*: the block-index list [B, H, num_q_blocks, K]
-  BlockStride,   // i64: stride of one dimension (b, h, q block) of the block-index list
-  BlockCount,    // int: K, the number of entries per query block
+  BlockData,     // const int*: the block-index list [B, H, num_q_blocks, K] (token list: [B, H, Tq, K])
+  BlockStride,   // i64: stride of one dimension (b, h, q block or row) of the list
+  BlockCount,    // int: K, the number of entries per query block (or query row)
   BlockHeadGroup,// int: query heads per head of the list (1: bound per Hq head, Hq / Hkv: per kv head)
   QOffset,       // int: the call's q_offset (the mods see q_idx = row + q_offset)
   KvOffset       // int: the call's kv_offset (kv_idx = key + kv_offset)
@@ -66,5 +67,6 @@ std::string scalar_member(const std::string& name);       // "s_window"; "sh_doc
 std::string tensor_member(const std::string& name);       // "c_doc_ids"
 std::string tensor_stride_member(const std::string& name);// "c_doc_ids_stride"
 std::string block_member(const std::string& name);        // "bi_selected"
+std::string token_member(const std::string& name);        // "ti_selected"
 
 }  // namespace flexjit::compiler

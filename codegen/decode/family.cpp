@@ -16,9 +16,13 @@ class Decode final : public MmaSyncFamily {
  public:
   Decode() : MmaSyncFamily("decode", compiler::KernelPass::Decode) {}
 
+  // One query token per CTA gathers its listed keys (templates/decode/token_list.cuh).
+  bool serves_token_lists() const override { return true; }
+
   GeneratedKernel generate(const compiler::KernelPlan& plan) const override {
     const compiler::KernelTarget& t = plan.target;
     const flexjit::decode::DecodeTile tile = flexjit::decode::default_decode_tile(t.head_dim);
+    const bool token_list = plan.program->token_indices.has_value();
     GeneratedKernel k;
     k.family = name();
     k.target = t;
@@ -33,7 +37,7 @@ class Decode final : public MmaSyncFamily {
     const std::string entry =
         fmt::format("flexjit_decode_{}_d{}_{}", plan.name, t.head_dim, compiler::element_name(t.dtype));
     k.entries = {{EntryRole::main, entry, k.tile.threads(),
-                  flexjit::decode::decode_smem_bytes(t.head_dim, tile.block_n, tile.stages)},
+                  flexjit::decode::decode_smem_bytes(t.head_dim, tile.block_n, tile.stages, token_list)},
                  {EntryRole::combine, entry + "_combine", flexjit::decode::kCombineThreads, 0}};
     k.headers = {"common/attention_common.cuh", "decode/attention_decode.cuh", "common/dsl_ops.cuh",
                  "common/interval.cuh"};
@@ -42,14 +46,18 @@ class Decode final : public MmaSyncFamily {
     if (plan.tile_map.needed) k.headers.push_back("common/tile_map.cuh");
 
     CudaWriter w(plan.source);
-    write_preamble(w, plan, "Decode against a KV cache", k.family,
-                   fmt::format("{} (query head, token) rows per CTA, chunks of {} keys per warp, {} warps, {} stages, "
-                               "split-KV with an LSE merge",
-                               k.tile.block_m, k.tile.block_n, k.tile.warps, k.tile.stages),
+    const std::string rows =
+        token_list ? fmt::format("the query heads of one token per CTA (up to {}), its listed keys sorted in shared memory",
+                                 k.tile.block_m)
+                   : fmt::format("{} (query head, token) rows per CTA", k.tile.block_m);
+    write_preamble(w, plan, token_list ? "Token-level top-k (every forward call)" : "Decode against a KV cache",
+                   k.family,
+                   fmt::format("{}, chunks of {} keys per warp, {} warps, {} stages, split-KV with an LSE merge", rows,
+                               k.tile.block_n, k.tile.warps, k.tile.stages),
                    k.headers);
     emit_mods(plan, w);
-    write_config(w, fmt::format("flexjit::DecodeConfig<{}, {}, {}, {}>", t.head_dim, tile.block_n, tile.stages,
-                                compiler::element_cuda_type(t.dtype)),
+    write_config(w, fmt::format("flexjit::{}<{}, {}, {}, {}>", token_list ? "DecodeTokenListConfig" : "DecodeConfig",
+                                t.head_dim, tile.block_n, tile.stages, compiler::element_cuda_type(t.dtype)),
                  k.main_entry());
     const std::vector<KernelParam> params = {{"flexjit::DecodeArgs", "args"}, mods_params()};
     write_entry(w, {.name = entry,

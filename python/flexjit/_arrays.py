@@ -83,7 +83,7 @@ def capsule(x):
     if is_torch(x):
         from torch.utils.dlpack import to_dlpack
 
-        return to_dlpack(x.detach())
+        return to_dlpack(x.detach() if x.requires_grad else x)
     import numpy
 
     if x.dtype == numpy.bool_:
@@ -119,6 +119,9 @@ def stream(x):
     if is_torch(x) and x.is_cuda:
         import torch
 
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+        if raw is not None:  # the handle alone, without building a torch.cuda.Stream per call
+            return raw(x.device.index)
         return torch.cuda.current_stream(x.device).cuda_stream
     return 0
 

@@ -4,8 +4,10 @@
 
 The mods are the user's Python functions (score_mod, and block_mask.mask_mod of a BlockMask the
 user made with create_block_mask: flexjit reads its mask_mod and analyses it itself, never its
-block tensors). The call is a torch custom op with a registered fake and autograd formula, so
-gradients reach q, k, v and every captured float tensor that requires them.
+block tensors). Gradients reach q, k, v and every captured float tensor that requires them: an
+eager call that wants them runs through a torch.autograd.Function, one that does not calls the
+kernel directly (a custom op's dispatch would cost more than the kernel launch on short sequences),
+and a traced call is a torch custom op with a registered fake and autograd formula.
 
 Under torch.compile the mods are translated and compiled once, at trace time, as a constant of the
 graph (`_traced_plan`); the values they read are then read by plain closure, global, attribute and
@@ -30,6 +32,10 @@ _calls_lock = threading.Lock()
 _calls = {}       # call id -> (Kernel, layout of the bound values)
 _call_ids = {}    # (Kernel, layout) -> call id
 _warned = set()
+
+# Eager calls without the custom op (direct, or through _EagerAttention): off until that path has
+# run on a GPU; the custom op serves every call meanwhile.
+_eager_without_op = False
 
 
 def _register(kernel, layout):
@@ -73,12 +79,55 @@ def _joined(layout, tensors, ints, floats):
     return bind
 
 
+def _forward_values(kernel, layout, q, k, v, captures, ints, floats, scale):
+    """(out, lse) of one forward call: the kernel with the bound values put back together."""
+    return kernel.forward(q, k, v, bind=_joined(layout, captures, ints, floats), scale=scale, return_lse=True)
+
+
+def _backward_values(kernel, layout, q, k, v, out, lse, dout, captures, ints, floats, scale, capture_grads):
+    """[dq, dk, dv, then the gradient of each capture whose capture_grads entry is true]."""
+    bind = _joined(layout, captures, ints, floats)
+    names = [name for name, kind in layout if kind == "tensor"]
+    wanted = tuple(n for n, want in zip(names, capture_grads) if want)
+    # torch.use_deterministic_algorithms(True) asks for reproducible gradients: dQ in a fixed order.
+    result = kernel.backward(q, k, v, out, lse, dout.contiguous(), bind=bind, scale=scale, grads=wanted,
+                             deterministic=torch.are_deterministic_algorithms_enabled())
+    grads = result[3] if wanted else {}
+    return [result[0], result[1], result[2]] + [grads[n].to(bind[n].dtype) for n in wanted]
+
+
+def _per_capture(grads, capture_grads):
+    """The captures' gradients as autograd wants them: one per capture, None where none is wanted."""
+    given = iter(grads)
+    return [next(given) if want else None for want in capture_grads]
+
+
+class _EagerAttention(torch.autograd.Function):
+    """The eager call's autograd: a plain Function, whose dispatch costs a fraction of a custom
+    op's (the custom op below is what torch.compile traces)."""
+
+    @staticmethod
+    def forward(ctx, kernel, layout, q, k, v, ints, floats, scale, *captures):
+        out, lse = _forward_values(kernel, layout, q, k, v, captures, ints, floats, scale)
+        ctx.save_for_backward(q, k, v, out, lse, *captures)
+        ctx.kernel, ctx.layout, ctx.ints, ctx.floats, ctx.scale = kernel, layout, ints, floats, scale
+        ctx.capture_grads = [c.requires_grad and c.is_floating_point() for c in captures]
+        return out, lse
+
+    @staticmethod
+    def backward(ctx, dout, dlse):
+        q, k, v, out, lse, *captures = ctx.saved_tensors
+        grads = _backward_values(ctx.kernel, ctx.layout, q, k, v, out, lse, dout, captures, ctx.ints, ctx.floats,
+                                 ctx.scale, ctx.capture_grads)
+        return (None, None, grads[0], grads[1], grads[2], None, None, None,
+                *_per_capture(grads[3:], ctx.capture_grads))
+
+
 @torch.library.custom_op("flexjit::attention", mutates_args=())
 def _attention_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, captures: List[torch.Tensor], call: int,
                   ints: List[int], floats: List[float], scale: float) -> Tuple[torch.Tensor, torch.Tensor]:
     kernel, layout = _calls[call]
-    out, lse = kernel.forward(q, k, v, bind=_joined(layout, captures, ints, floats), scale=scale, return_lse=True)
-    return out, lse
+    return _forward_values(kernel, layout, q, k, v, captures, ints, floats, scale)
 
 
 @_attention_op.register_fake
@@ -93,14 +142,7 @@ def _attention_backward_op(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, ou
                            dout: torch.Tensor, captures: List[torch.Tensor], call: int, ints: List[int],
                            floats: List[float], scale: float, capture_grads: List[bool]) -> List[torch.Tensor]:
     kernel, layout = _calls[call]
-    bind = _joined(layout, captures, ints, floats)
-    names = [name for name, kind in layout if kind == "tensor"]
-    wanted = tuple(n for n, want in zip(names, capture_grads) if want)
-    # torch.use_deterministic_algorithms(True) asks for reproducible gradients: dQ in a fixed order.
-    result = kernel.backward(q, k, v, out, lse, dout.contiguous(), bind=bind, scale=scale, grads=wanted,
-                             deterministic=torch.are_deterministic_algorithms_enabled())
-    grads = result[3] if wanted else {}
-    return [result[0], result[1], result[2]] + [grads[n].to(bind[n].dtype) for n in wanted]
+    return _backward_values(kernel, layout, q, k, v, out, lse, dout, captures, ints, floats, scale, capture_grads)
 
 
 @_attention_backward_op.register_fake
@@ -122,9 +164,7 @@ def _backward(ctx, dout, dlse):
     q, k, v, out, lse, *captures = ctx.saved_tensors
     grads = _attention_backward_op(q, k, v, out, lse, dout, captures, ctx.call, ctx.ints, ctx.floats, ctx.scale,
                                    ctx.capture_grads)
-    capture_grads = iter(grads[3:])
-    per_capture = [next(capture_grads) if want else None for want in ctx.capture_grads]
-    return grads[0], grads[1], grads[2], per_capture, None, None, None, None
+    return grads[0], grads[1], grads[2], _per_capture(grads[3:], ctx.capture_grads), None, None, None, None
 
 
 _attention_op.register_autograd(_backward, setup_context=_setup_context)
@@ -195,6 +235,8 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
             return _torch_flex_attention(args, fallback_kwargs)
         call, layout, routes = plan
         tensors, ints, floats = _traced_values(layout, routes, {"score_mod": score_mod, "mask_mod": mask_mod})
+        out, lse = _attention_op(q, k, v, tensors, call, ints, floats,
+                                 float(scale) if scale is not None else q.shape[-1] ** -0.5)
     else:
         try:
             kernel, bind = _attention.prepare(query, key, value, score_mod, mask_mod, None, kernel_options)
@@ -202,16 +244,20 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
             _warn_fall_back(e)
             return _torch_flex_attention(args, fallback_kwargs)
         layout, tensors, ints, floats = _split(bind)
-        if kernel.device != "cpu" and torch.is_grad_enabled() and any(
-                getattr(x, "requires_grad", False) for x in (q, k, v, *tensors)):
+        scale = float(scale) if scale is not None else q.shape[-1] ** -0.5
+        wants_grad = torch.is_grad_enabled() and any(getattr(x, "requires_grad", False) for x in (q, k, v, *tensors))
+        if wants_grad and kernel.device != "cpu":
             # Training: the backward kernels compile beside the forward's first run, not after it (those
             # for the captured tensors that will want gradients, in the mode the backward will run in).
             names = [name for name, kind in layout if kind == "tensor"]
             wanted = tuple(n for n, t in zip(names, tensors) if t.requires_grad and t.is_floating_point())
             kernel.compile_backward_ahead(wanted, torch.are_deterministic_algorithms_enabled())
-        call = _register(kernel, layout)
-    out, lse = _attention_op(q, k, v, tensors, call, ints, floats,
-                             float(scale) if scale is not None else q.shape[-1] ** -0.5)
+        if not _eager_without_op:
+            out, lse = _attention_op(q, k, v, tensors, _register(kernel, layout), ints, floats, scale)
+        elif wants_grad:
+            out, lse = _EagerAttention.apply(kernel, layout, q, k, v, ints, floats, scale, *tensors)
+        else:
+            out, lse = _forward_values(kernel, layout, q, k, v, tensors, ints, floats, scale)
     if return_aux is not None:
         from torch.nn.attention.flex_attention import AuxOutput
 

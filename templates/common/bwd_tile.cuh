@@ -199,20 +199,30 @@ struct DqTurns {
     }
   }
 
-  // Warp-collective: the number of kv tiles below n that walk to (h, m).
+  // Warp-collective: the number of kv tiles below n that walk to (h, m) and add into n's replica.
   static __device__ __forceinline__ int turn(const BwdArgs& args, const typename Mods::Params& p, int b, int h, int n,
                                              int m) {
     const int lane = threadIdx.x & 31;
+    const int R = args.dq_replicas;
     int count = 0;
-    for (int base = 0; base < n; base += 32) {
-      const bool v = base + lane < n && visits(args, p, b, h, base + lane, m);
+    for (int base = n % R; base < n; base += 32 * R) {
+      const int other = base + lane * R;
+      const bool v = other < n && visits(args, p, b, h, other, m);
       count += __popc(__ballot_sync(0xffffffffu, v));
     }
     return count;
   }
 
-  static __device__ __forceinline__ int* counter(const BwdArgs& args, int b, int h, int m) {
-    return args.dq_turns + (static_cast<i64>(b) * args.Hq + h) * (args.Tq_pad / BM) + m;
+  // The counter of (b, h, m) in kv tile n's replica.
+  static __device__ __forceinline__ int* counter(const BwdArgs& args, int b, int h, int m, int n) {
+    const i64 per_replica = static_cast<i64>(args.B) * args.Hq * (args.Tq_pad / BM);
+    return args.dq_turns + (n % args.dq_replicas) * per_replica + (static_cast<i64>(b) * args.Hq + h) * (args.Tq_pad / BM) +
+           m;
+  }
+
+  // Kv tile n's replica of dq_accum.
+  static __device__ __forceinline__ float* accum(const BwdArgs& args, int n) {
+    return args.dq_accum + (n % args.dq_replicas) * args.dq_replica_floats;
   }
 
   // One thread: until `turn` adds have been made before this one (acquire: their sums are seen).

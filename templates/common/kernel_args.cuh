@@ -114,6 +114,12 @@ struct BwdArgs : CommonArgs {
   long long dk_b, dk_h, dk_t;
   long long dv_b, dv_h, dv_t;
   TileMapRef tile_map;
+  // Deterministic dQ: kv tile n adds into replica n % dq_replicas of dq_accum (each
+  // dq_replica_floats long, with its own dq_turns counters), so that each query tile's chain of
+  // ordered adds is dq_replicas times shorter; the post-pass sums the replicas in order. 1 in the
+  // default kernels.
+  int dq_replicas;
+  long long dq_replica_floats;
 };
 
 // Decode against a KV cache (templates/decode/attention_decode.cuh), `cache` as above.

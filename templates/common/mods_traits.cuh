@@ -24,6 +24,7 @@ struct VoidT { using type = void; };
 // Mods::kHasBlockList: the Mods walks block lists (top-k).
 FLEXJIT_OPTIONAL_MODS_FLAG(BlockListOf, kHasBlockList)
 
+
 // Mods::kHasTileMap: the Mods can be driven by a built tile map (templates/common/tile_map.cuh).
 FLEXJIT_OPTIONAL_MODS_FLAG(TileMapOf, kHasTileMap)
 
@@ -31,6 +32,19 @@ FLEXJIT_OPTIONAL_MODS_FLAG(TileMapOf, kHasTileMap)
 // so logits compute it unconditionally and select, without a branch per element.
 FLEXJIT_OPTIONAL_MODS_FLAG(ScoreAnywhereOf, kScoreAnywhere)
 #undef FLEXJIT_OPTIONAL_MODS_FLAG
+
+// Mods::kTokenList: each query row attends to the keys of its token list (TokenIndices), through
+// Mods::token_list_length and token_list_entry; the decode kernel alone serves it. A function
+// rather than a flag trait: NVRTC writes an instantiated trait's static member into the PTX, and
+// the PTX of programs without token lists stays as it was. token_list_of<M>(0).
+template <class M>
+__host__ __device__ constexpr auto token_list_of(int) -> decltype(static_cast<bool>(M::kTokenList)) {
+  return M::kTokenList;
+}
+template <class M>
+__host__ __device__ constexpr bool token_list_of(long) {
+  return false;
+}
 
 // What mask() and score() take first: Mods::Cta when the Mods declares one (values computed once
 // per CTA by Mods::cta(p, b, h), the Params inside), else the Params themselves.

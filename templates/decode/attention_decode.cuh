@@ -17,6 +17,13 @@
 // gives the keys when the program has one (then every row of a CTA shares one list: the host
 // packs accordingly). The mods never see a key >= kv_lens[b] or a query row >= Tq.
 //
+// Token-level top-k (Mods::kTokenList, TokenIndices): the rows of a CTA are the query heads of one
+// kv head for ONE new token (token-major packing: row r is token r / group, head hk * group +
+// r % group), all sharing one list, and the keys are that list's (decode/token_list.cuh): sorted,
+// without -1 and repeats, clipped to the kv range, BN to a chunk. Work is proportional to K, not
+// to the sequence. A plain forward call (no kv_lens) runs here too: kv_lens is null and every
+// sequence has a.Tkv keys. An entry below -1 or past the sequence makes the CTA's rows NaN.
+//
 // The generator wraps both as, for example:
 //   extern "C" __global__ void __launch_bounds__(Cfg::kThreads, 1)
 //   flexjit_decode(const __grid_constant__ flexjit::DecodeArgs args,
@@ -33,6 +40,7 @@
 #include "common/online_softmax.cuh"
 #include "common/tile_config.cuh"
 #include "decode/tiles.cuh"
+#include "decode/token_list.cuh"
 #include "sm80/warp_mma.cuh"
 
 namespace flexjit {
@@ -47,9 +55,33 @@ struct DecodeConfig : WarpTileConfig<kHeadDim_, decode::kRows, kBlockN_, decode:
   static constexpr int kSmemBytes = decode::decode_smem_bytes(kHeadDim_, kBlockN_, kStages_);
 };
 
+// The same for a program with token lists: the shared memory keeps the list's keys after the rest
+// (at kTokenListOffset); while the list is sorted, the rings hold it and the warps' sums of the scan.
+template <int kHeadDim_, int kBlockN_, int kStages_, class Element_>
+struct DecodeTokenListConfig : DecodeConfig<kHeadDim_, kBlockN_, kStages_, Element_> {
+  static constexpr int kMaxTokenList = decode::max_token_list();
+  static constexpr int kTokenListOffset = decode::decode_smem_bytes(kHeadDim_, kBlockN_, kStages_);
+  static constexpr int kSmemBytes = decode::decode_smem_bytes(kHeadDim_, kBlockN_, kStages_, true);
+  static_assert(kSmemBytes == kTokenListOffset + kMaxTokenList * 4, "the list's keys come last");
+  static_assert(kSmemBytes <= decode::max_smem_bytes(), "within sm_80's shared memory per CTA");
+  static_assert(decode::decode_ring_bytes(kHeadDim_, kBlockN_, kStages_) >= (kMaxTokenList + decode::kWarps) * 4,
+                "the rings hold a whole list and the warps' sums while it is sorted");
+};
+
 namespace detail {
 
 constexpr unsigned kFullWarp = 0xffffffffu;
+
+// Sequence b as the decode kernel reads it. kMayBeWhole: a program with token lists, whose plain
+// forward calls (no kv_lens: null) give every sequence all `capacity` keys, contiguous.
+template <bool kMayBeWhole, int NTHREADS>
+__device__ __forceinline__ CachedSequence decode_sequence(const KvCacheRef& c, int capacity, int b, int tid,
+                                                          bool check_pages) {
+  if constexpr (kMayBeWhole) {
+    if (c.kv_lens == nullptr) return {capacity, false, nullptr};
+  }
+  return cached_sequence<NTHREADS>(c, capacity, b, tid, check_pages);
+}
 
 // The logits of one chunk in place (the raw dot products of one m16 x BN tile): each thread holds
 // rows g (index 0, 1) and g + 8 (index 2, 3) of the packed rows, columns 2t, 2t + 1 of each n8
@@ -99,6 +131,7 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
   constexpr unsigned kChunkBytes = BN * kRowBytes;
   constexpr unsigned kSlotBytes = 2 * kChunkBytes;
   constexpr bool kList = detail::BlockListOf<Mods>::value;
+  constexpr bool kTokens = detail::token_list_of<Mods>(0);  // then Cfg is a DecodeTokenListConfig
   static_assert(D % 16 == 0 && D >= 16 && D <= 256, "head dim must be a multiple of 16 in [16, 256]");
   static_assert(BN % 16 == 0 && BN >= 16 && BN <= 32, "a chunk has 16 or 32 keys (one per lane)");
   static_assert(R == 16 && S >= 2 && kThreads == 128, "one m16 tile of rows, 4 warps, a double-buffered ring");
@@ -118,13 +151,20 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
   const int r0 = (blockIdx.y % a.row_groups) * a.rows_per_cta;  // first packed row of this CTA
   const int nrows = min2(a.rows_per_cta, a.group * a.Tq - r0);
   const int head0 = hk * a.group;
-  // Packed row r of this CTA (0 <= r < nrows): its query head and token.
-  auto head_of = [&](int r) { return head0 + (r0 + r) / a.Tq; };
-  auto token_of = [&](int r) { return (r0 + r) % a.Tq; };
+  // Packed row r of this CTA (0 <= r < nrows): its query head and token (token-major with token
+  // lists: the host makes the CTA's rows heads of one token).
+  auto head_of = [&](int r) {
+    if constexpr (kTokens) return head0 + (r0 + r) % a.group;
+    else return head0 + (r0 + r) / a.Tq;
+  };
+  auto token_of = [&](int r) {
+    if constexpr (kTokens) return (r0 + r) / a.group;
+    else return (r0 + r) % a.Tq;
+  };
 
   // ---- the sequence: its length, and (split 0) every page the length reaches. A bad value makes
   // this sequence's rows NaN; nothing outside k and v is read either way.
-  const detail::CachedSequence seq = detail::cached_sequence<kThreads>(a.cache, a.Tkv, b, tid, split == 0);
+  const detail::CachedSequence seq = detail::decode_sequence<kTokens, kThreads>(a.cache, a.Tkv, b, tid, split == 0);
   int len = seq.len;
   bool bad = seq.bad;
   const bool paged = seq.pages != nullptr;
@@ -164,9 +204,14 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
   // for the tokens of that head in this CTA.
   const int h_first = head_of(0), h_last = head_of(nrows - 1);
   auto tokens_of_head = [&](int h, int& qa, int& qb) {
-    const int first_row = (h - head0) * a.Tq;
-    qa = max2(0, r0 - first_row);
-    qb = min2(a.Tq, r0 + nrows - first_row);
+    if constexpr (kTokens) {
+      qa = token_of(0);
+      qb = qa + 1;
+    } else {
+      const int first_row = (h - head0) * a.Tq;
+      qa = max2(0, r0 - first_row);
+      qb = min2(a.Tq, r0 + nrows - first_row);
+    }
   };
   int lo = len, hi = 0;
   // Not unrolled: it runs once per CTA, and NVVM's unrolling of it took 3.4 of the 4.7 s the
@@ -210,6 +255,18 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
   const int base = (lo / BN) * BN;
   int chunks = hi > lo ? (hi - base + BN - 1) / BN : 0;
   if constexpr (kList) chunks = (list_count * Mods::kBlockListKv + BN - 1) / BN;
+  // Token list: the CTA's token's list of h_first (every row's: the host packs accordingly),
+  // sorted in the rings (free until the first chunk is issued) into token_keys, past the rest.
+  int token_count = 0;
+  const int* token_keys = nullptr;
+  if constexpr (kTokens) {
+    int* keys = reinterpret_cast<int*>(flexjit_smem + Cfg::kTokenListOffset);
+    int* scratch = reinterpret_cast<int*>(flexjit_smem + R * kRowBytes);
+    token_count = detail::gather_token_list<Mods, kThreads>(p, b, h_first, token_of(0), len, lo, hi, scratch,
+                                                            scratch + Cfg::kMaxTokenList, keys, tid, bad);
+    token_keys = keys;
+    chunks = (token_count + BN - 1) / BN;
+  }
   const int per_split = (chunks + a.splits - 1) / a.splits;
   const int c_begin = min2(chunks, split * per_split);
   const int c_end = min2(chunks, c_begin + per_split);
@@ -217,7 +274,10 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
   // This lane's key in chunk c, or -1.
   auto lane_key = [&](int c) {
     if (lane >= BN) return -1;
-    if constexpr (kList) {
+    if constexpr (kTokens) {
+      const int i = c * BN + lane;
+      return i < token_count ? token_keys[i] : -1;  // in [lo, hi) and the sequence already
+    } else if constexpr (kList) {
       constexpr int KB = Mods::kBlockListKv;
       const int v = c * BN + lane;
       const int i = v / KB;
@@ -275,7 +335,9 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
   auto issue = [&](int slot, int& cls, int& key) {
     cls = -1;
     for (; next < c_end; next += W) {
-      if constexpr (kList) {
+      if constexpr (kTokens) {
+        cls = Mods::kHasMask ? PARTIAL : FULL;  // the mask applies per listed key
+      } else if constexpr (kList) {
         cls = PARTIAL;
       } else {
         cls = classify(max2(base + next * BN, lo), min2(base + next * BN + BN, hi));

@@ -45,5 +45,18 @@ constexpr int decode_smem_bytes(int head_dim, int block_n, int stages) {
               : decode_merge_bytes(head_dim));
 }
 
+// Token-level top-k (TokenIndices): a CTA serves one query token, whose list of at most
+// max_token_list() entries it sorts (in the ring, free until the first chunk is issued) and keeps,
+// sorted and without repeats, after the rest for the whole main loop. Functions, not constants:
+// NVRTC writes every namespace-scope constant into the PTX, and programs without token lists keep
+// theirs as it was.
+constexpr int max_token_list() { return 4096; }
+constexpr int decode_token_list_bytes() { return max_token_list() * 4; }
+constexpr int decode_smem_bytes(int head_dim, int block_n, int stages, bool token_list) {
+  return decode_smem_bytes(head_dim, block_n, stages) + (token_list ? decode_token_list_bytes() : 0);
+}
+// sm_80's shared memory per CTA (163 KB); every decode tile stays within it.
+constexpr int max_smem_bytes() { return 163 * 1024; }
+
 }  // namespace decode
 }  // namespace flexjit

@@ -66,8 +66,9 @@ __device__ __forceinline__ BwdPassThread bwd_pass_thread(const BwdArgs& args) {
 }  // namespace detail
 
 // The pre-pass: one warp per row of (b, h), rows [blockIdx.x * kBwdPassRows, +kBwdPassRows) of
-// Tq_pad. kScatter: the sink's gradient goes to the captured tensors it reads.
-template <class Mods, class Cfg, bool kScatter>
+// Tq_pad. kScatter: the sink's gradient goes to the captured tensors it reads. kOrderedDq: every
+// replica of dq_accum is zeroed (BwdArgs::dq_replicas).
+template <class Mods, class Cfg, bool kScatter, bool kOrderedDq = false>
 __device__ __forceinline__ void bwd_prep(const BwdArgs& args, const typename Mods::Params& p,
                                          const typename Mods::Grads& grads) {
   constexpr int D = Cfg::kHeadDim;            // of dq_accum
@@ -106,8 +107,10 @@ __device__ __forceinline__ void bwd_prep(const BwdArgs& args, const typename Mod
         args.lse2[at] = live ? lse * kLog2e : __int_as_float(0x7f800000);
         if (kScatter && Mods::kHasSink && live) dsink -= fast_exp2((sink - lse) * kLog2e) * dot;
       }
-      float* acc = args.dq_accum + at * D;
-      for (int d = lane * 4; d < D; d += 128) *reinterpret_cast<float4*>(acc + d) = make_float4(0.f, 0.f, 0.f, 0.f);
+      for (int r = 0; r < (kOrderedDq ? args.dq_replicas : 1); ++r) {
+        float* acc = args.dq_accum + r * args.dq_replica_floats + at * D;
+        for (int d = lane * 4; d < D; d += 128) *reinterpret_cast<float4*>(acc + d) = make_float4(0.f, 0.f, 0.f, 0.f);
+      }
     }
   }
   if constexpr (kScatter && Mods::kHasSink) {
@@ -116,7 +119,8 @@ __device__ __forceinline__ void bwd_prep(const BwdArgs& args, const typename Mod
 }
 
 // The post-pass: dq = scale * dq_accum, one warp per row, 8 elements per lane and step.
-template <class Mods, class Cfg>
+// kOrderedDq: dq_accum's replicas summed first, in replica order (the same bits every run).
+template <class Mods, class Cfg, bool kOrderedDq = false>
 __device__ __forceinline__ void bwd_post(const BwdArgs& args) {
   constexpr int D = Cfg::kHeadDim;
   constexpr bool kBf16 = Cfg::kIsBf16;
@@ -133,8 +137,16 @@ __device__ __forceinline__ void bwd_post(const BwdArgs& args) {
     for (int d = lane * 8; d < D; d += 256) {
       const float* at = acc + d;
       if constexpr (Cfg::kDqBlocked) at = acc + detail::DqBlockedLayout::index(row % detail::DqBlockedLayout::kRows, d);
-      const float4 a = *reinterpret_cast<const float4*>(at);
-      const float4 c = *reinterpret_cast<const float4*>(at + 4);
+      float4 a = *reinterpret_cast<const float4*>(at);
+      float4 c = *reinterpret_cast<const float4*>(at + 4);
+      if constexpr (kOrderedDq) {
+        for (int r = 1; r < args.dq_replicas; ++r) {
+          const float4 a2 = *reinterpret_cast<const float4*>(at + r * args.dq_replica_floats);
+          const float4 c2 = *reinterpret_cast<const float4*>(at + r * args.dq_replica_floats + 4);
+          a = make_float4(a.x + a2.x, a.y + a2.y, a.z + a2.z, a.w + a2.w);
+          c = make_float4(c.x + c2.x, c.y + c2.y, c.z + c2.z, c.w + c2.w);
+        }
+      }
       const float s = args.scale;
       stg_128(gdQ + row * args.dq_t + d, pack2<kBf16>(a.x * s, a.y * s), pack2<kBf16>(a.z * s, a.w * s),
               pack2<kBf16>(c.x * s, c.y * s), pack2<kBf16>(c.z * s, c.w * s));
@@ -324,7 +336,7 @@ __device__ __forceinline__ void attention_bwd_sm80(const BwdArgs& args, const ty
       int* turns = nullptr;
       if constexpr (kOrderedDq) {
         using Turns = detail::DqTurns<Mods, BM, BN>;
-        turns = Turns::counter(args, b, h, q0 / BM);
+        turns = Turns::counter(args, b, h, q0 / BM, n_block);
         if (warp == 0) {
           const int turn = Turns::turn(args, p, b, h, n_block, q0 / BM);
           if (lane == 0) Turns::wait(turns, turn);
@@ -340,8 +352,8 @@ __device__ __forceinline__ void attention_bwd_sm80(const BwdArgs& args, const ty
       const detail::SmemFragments<true> ds_frag{sDS, ds_off, kDsRowBytes, 2 * mi};
       const detail::SmemFragments<true> k_frag{sK, bt_off, kRowBytes, dj * NDQ};
       detail::warp_mma<kBf16, KN>(dq, ds_frag, k_frag);
-      float* acc = args.dq_accum + ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0 + mi * 16 + g) * D +
-                   dj * NDQ * 8 + 2 * t;
+      float* acc = (kOrderedDq ? detail::DqTurns<Mods, BM, BN>::accum(args, n_block) : args.dq_accum) +
+                   ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0 + mi * 16 + g) * D + dj * NDQ * 8 + 2 * t;
 #pragma unroll
       for (int nd = 0; nd < NDQ; ++nd) {
         detail::red_add_2(acc + nd * 8, dq[nd][0], dq[nd][1]);

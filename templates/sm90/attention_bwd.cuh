@@ -434,8 +434,9 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     sm90::wgmma_wait<0>();  // also dK's product: Q, lse2 and delta are free
     __syncwarp();  // the warp's reads of lse2 and delta come before its arrival releases the slot
     if (lane == 0) sm90::mbarrier_arrive(q_empty(s));
-    float* dq_tile = args.dq_accum + ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0) * D;
-    int* turns = kOrderedDq ? Turns::counter(args, b, h, q0 / BM) : nullptr;
+    float* dq_tile = (kOrderedDq ? Turns::accum(args, n_block) : args.dq_accum) +
+                     ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0) * D;
+    int* turns = kOrderedDq ? Turns::counter(args, b, h, q0 / BM, n_block) : nullptr;
     if constexpr (kOrderedDq) {
       if (warp_in_group == 0) {
         const int turn = Turns::turn(args, p, b, h, n_block, q0 / BM);

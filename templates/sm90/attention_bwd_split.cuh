@@ -150,8 +150,9 @@ __device__ __forceinline__ void attention_bwd_sm90_split(const BwdArgs& args, co
   // tile's adds have had this tile's products to land: their turn passes now.
   auto add_dq = [&](const auto& ring, int*& pending) {
     const int i = ring.i, s = ring.slot(), h = ring.head(), q0 = ring.q0();
-    float* dq_tile = args.dq_accum + ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0) * D;
-    int* turns = kOrderedDq ? Turns::counter(args, b, h, q0 / BM) : nullptr;
+    float* dq_tile = (kOrderedDq ? Turns::accum(args, n_block) : args.dq_accum) +
+                     ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0) * D;
+    int* turns = kOrderedDq ? Turns::counter(args, b, h, q0 / BM, n_block) : nullptr;
     if constexpr (kOrderedDq) detail::pass_dq_turn<Turns>(pending, dq_leader);
     const unsigned staging = smem0 + kSmem.dq(w);
     // The warp's first query row, opaque to the compiler (as in the wide kernel: the swizzled

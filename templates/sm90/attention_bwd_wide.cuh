@@ -241,11 +241,12 @@ __device__ __forceinline__ void attention_bwd_sm90_wide(const BwdArgs& args, con
 
     // ---- dQ[:, half] += dS K[:, half]: 64 queries x 64 columns at a time (A = dS^T M-major, B = K
     // N-major), staged in the warpgroup's buffer and added to the query tile's span of dq_accum.
-    float* dq_tile = args.dq_accum + ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0) * D;
+    float* dq_tile = (kOrderedDq ? Turns::accum(args, n_block) : args.dq_accum) +
+                     ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0) * D;
     // Deterministic dQ (kOrderedDq): the kv tiles below this one that reach the query tile add
     // first. The two warpgroups add disjoint columns, so they wait for the same count. The
     // previous tile's adds have had this tile's products to land: their turn passes now.
-    int* turns = kOrderedDq ? Turns::counter(args, b, h, q0 / BM) : nullptr;
+    int* turns = kOrderedDq ? Turns::counter(args, b, h, q0 / BM, n_block) : nullptr;
     if constexpr (kOrderedDq) detail::pass_dq_turn<Turns>(pending, dq_leader);
     const unsigned staging = smem0 + kSmem.dq(w);
     // The warp's first query row, opaque to the compiler: the 16 swizzled staging addresses are

@@ -2,7 +2,7 @@
 // to the key positions its list names. cpu kernels against the float64 oracles, forward and
 // backward (lists per query head, per kv head and one for all heads; -1 padding and repeats;
 // masks and score mods on top; value head dims of their own; a KV cache's own lengths), the
-// binding's checks, and CUDA kernels refusing it by name until a family serves it.
+// binding's checks. CUDA kernels: tests/api/token_list_launch_test.cpp.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -221,19 +221,6 @@ TEST(TokenIndices, AProgramListsKeysOneWay) {
   EXPECT_EQ(p.parameters()[0].dtype, i32);
   EXPECT_EQ(p.parameters()[0].rank, 4);
   EXPECT_TRUE(p.parameters()[0].takes_tensor());
-}
-
-TEST(TokenIndices, CudaKernelsRefuseItByName) {
-  const Program p = Program::from_source(kTokenCausal, "dsa.py");
-  for (const char* arch : {"sm_90a", "sm_80"}) {
-    try {
-      engine().compile(p, {.head_dim = 128, .arch = arch});
-      FAIL() << "a CUDA kernel took token indices";
-    } catch (const UnsupportedError& e) {
-      EXPECT_THAT(e.what(), HasSubstr("dsa.py:2: token-level selection ('selected: TokenIndices') runs on cpu kernels "
-                                      "only for now (Device::cpu()): no CUDA kernel family serves it yet"));
-    }
-  }
 }
 
 }  // namespace

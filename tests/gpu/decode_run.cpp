@@ -61,7 +61,8 @@ ForwardOptions DecodeOnGpu::options(const test::DecodeBindings& bound) {
     captured_.back()->upload(host->data, bytes);
     o.bind[name] = TensorView::contiguous(captured_.back()->get(), host->dtype, host->shape);
   }
-  o.kv_lens = TensorView{lens_.get(), DType::i32, {c.B}, {placement_.lens_stride}, Device::cuda(0)};
+  if (!placement_.plain_call)
+    o.kv_lens = TensorView{lens_.get(), DType::i32, {c.B}, {placement_.lens_stride}, Device::cuda(0)};
   o.q_offset = c.shape.q_offset, o.kv_offset = c.shape.kv_offset;
   if (c.paged())
     o.page_table =

@@ -17,6 +17,8 @@ namespace flexjit::gpu_test {
 struct IndexPlacement {
   int lens_stride = 1;
   int table_row_pitch = 0;  // 0: max_pages
+  // A plain forward call: no kv_lens at all (a contiguous case whose every length is its Tkv).
+  bool plain_call = false;
 };
 
 class DecodeOnGpu {

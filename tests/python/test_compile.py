@@ -184,7 +184,8 @@ def mask_mod(b, h, q_idx, kv_idx):
 
 def test_token_level_top_k_on_the_cpu(rng):
     """Each query row attends to the keys its int32 list names (-1 unused, repeats once; one list
-    per kv head): forward and backward against the float64 oracle; CUDA refuses it by name."""
+    per kv head): forward and backward against the float64 oracle; on CUDA the decode kernel serves
+    the forward, and the backward is refused by name."""
     q, k, v = qkv(rng)
     selected = rng.integers(-1, T, (B, HKV, T, 12)).astype(np.int32)
     kernel = flexjit.compile(TOKEN_CAUSAL, D, "float32", "cpu")
@@ -200,8 +201,12 @@ def test_token_level_top_k_on_the_cpu(rng):
     selected[0, 1, 3, 0] = T  # past the last key
     with pytest.raises(flexjit.ArgumentError, match=r"token indices 'selected': entry \[0, 1, 3, 0\] = 70 is not a key position \(0\.\.69\) or -1"):
         kernel.forward(q, k, v, bind=bind)
-    with pytest.raises(flexjit.UnsupportedError, match="token-level selection"):
+    with pytest.raises(flexjit.UnsupportedError, match=r'name the decode family \(family = "decode"\)'):
         flexjit.compile(TOKEN_CAUSAL, 128, "bf16", "cuda", arch="sm_90a")
+    cuda = flexjit.compile(TOKEN_CAUSAL, 128, "bf16", "cuda", arch="sm_90a", family="decode")
+    assert cuda.family == "decode"  # one query token per CTA gathers its listed keys
+    with pytest.raises(flexjit.UnsupportedError, match="the backward of token-level selection"):
+        cuda.compile_backward()
 
 
 def test_global_positions_of_a_shard_on_the_cpu(rng):

@@ -76,6 +76,35 @@ def test_documents_and_partial():
     compare(mask_mod=and_masks(causal, functools.partial(same_doc, ids=doc_ids)))
 
 
+def test_a_call_without_gradients_gives_plain_tensors():
+    """Under no_grad (and with inputs that want none) the kernel runs directly: the same figures
+    as the call that records the graph, and no graph."""
+    q, k, v = inputs()
+    block_mask = create_block_mask(causal, B, HQ, T, T)
+    recorded = fj.flex_attention(q, k, v, block_mask=block_mask, enable_gqa=True)
+    with torch.no_grad():
+        plain = fj.flex_attention(q, k, v, block_mask=block_mask, enable_gqa=True)
+    detached = fj.flex_attention(*(x.detach() for x in (q, k, v)), block_mask=block_mask, enable_gqa=True)
+    assert recorded.grad_fn is not None
+    assert plain.grad_fn is None and detached.grad_fn is None
+    assert torch.equal(plain, recorded.detach()) and torch.equal(detached, plain)
+
+
+def test_gradients_reach_a_capture_when_q_k_v_want_none():
+    slopes = torch.rand(HQ, device="cuda", requires_grad=True)
+
+    def alibi(score, b, h, q_idx, kv_idx):
+        return score - slopes[h] * (q_idx - kv_idx).abs()
+
+    q, k, v = inputs(requires_grad=False)
+    grads = []
+    for attention in (fj.flex_attention, flex_attention):
+        slopes.grad = None
+        attention(q, k, v, score_mod=alibi, enable_gqa=True).float().pow(2).sum().backward()
+        grads.append(slopes.grad.clone())
+    assert (grads[0] - grads[1]).abs().max().item() / grads[1].abs().max().item() < 3e-2
+
+
 def test_new_values_do_not_recompile():
     q, k, v = inputs(requires_grad=False)
     fj.flex_attention(q, k, v, block_mask=create_block_mask(window(16), B, HQ, T, T), enable_gqa=True)
