@@ -16,6 +16,14 @@
 // against its cache (contiguous with kv_lens, and paged), causal among themselves, in TF/s, beside
 // the same chunk as a plain forward call (the *_forward twin: q_offset, no cache).
 //
+// Token-level selection configs (tokens_*): a program that declares `selected: TokenIndices`,
+// compiled for the decode family (the one that serves token lists), with lists int32 [B, Hkv, Tq,
+// K] drawn as a causal top-k indexer would (bench/token_lists.hpp; bench/peers.py gives
+// FlexAttention the same lists as a dense mask): a plain forward call over 8192 tokens and a decode
+// step against paged caches. TF/s = 4 * D * kept (row, listed key) pairs / time; TB/s = the K and
+// V rows the lists name (distinct keys the mask keeps, per list: one CTA reads them once for the
+// query heads that share the list) / time.
+//
 // A host-cost figure opens every run on a GPU: the wall time per call of a tiny causal forward
 // enqueued back to back (bench/peers.py measures flexjit.torch the same way).
 //
@@ -66,6 +74,7 @@
 #include "bench/documents.hpp"
 #include "bench/event_timing.hpp"
 #include "bench/read_probe.hpp"
+#include "bench/token_lists.hpp"
 #include "flexjit/flexjit.hpp"
 #include "jit/cuda_driver.hpp"
 #include "flexjit/half.hpp"
@@ -158,6 +167,16 @@ struct KvCacheLayout {
   bool placed_by_q_offset = false;
 };
 
+// Token-level selection configs: lists of K keys for each (sequence, kv head, query row), shared
+// by the kv head's query heads, from bench::causal_token_lists with this seed.
+struct TokenSelection {
+  int K = 0;
+  int new_tokens = 0;  // 0: a plain forward call, Tq = Tkv = Shape::T; else Tq of a decode step
+                       // against caches of Shape::T keys per sequence, given as kv_lens
+  int page_size = 0;   // the caches' pages (a decode step); 0: contiguous
+  std::uint64_t seed = 1;
+};
+
 struct Config {
   std::string name;
   Shape s;
@@ -165,6 +184,7 @@ struct Config {
   std::function<Setup(const Shape&)> setup;  // prefill and forward + backward configs
   std::optional<KvCacheLayout> decode{};     // decode configs (they take no setup)
   bool fwdbwd = false;                       // forward + backward of a prefill config
+  std::optional<TokenSelection> tokens{};    // token-level selection configs (no setup)
 };
 
 TensorView device_view(DeviceBuffer& b, DType dtype, std::vector<std::int64_t> shape) {
@@ -293,6 +313,14 @@ const std::map<std::string, std::string> kInlinePrograms = {
      "def score_mod(score, b, h, q_idx, kv_idx):\n"
      "    return score\n"},
     {"bench/topk128_causal.py", kTopkProgram},
+    {"bench/token_topk_decode_causal.py",
+     "# Token-level top-k in a decode step: the lists pick each new token's keys, causal on top\n"
+     "# (examples/decode_causal.py's positions: kv_lens[b] - Tq + q_idx).\n"
+     "selected: TokenIndices\n"
+     "offsets: Tensor[int32, 1]\n"
+     "\n"
+     "def mask_mod(b, h, q_idx, kv_idx):\n"
+     "    return q_idx + offsets[b] >= kv_idx\n"},
 };
 
 // Decode: 32 query heads over 8 kv heads, D = 128, bf16; each cache twice, in contiguous k, v and
@@ -327,6 +355,18 @@ std::vector<Config> decode_configs() {
   }
   out.push_back({name + "_forward", chunk, "examples/causal.py", {}, KvCacheLayout{0, false, name, 2048, true}});
   return out;
+}
+
+// Token-level selection: K = 2048 keys per query token (DeepSeek sparse attention's k), 16 query
+// heads over one kv head, so that a CTA packs the 16 rows that share a list; D = 128, bf16. The
+// prefill config's program is the CLI's example (tests/cli/programs/token_topk_causal.py); its
+// peer is FlexAttention on the same lists (bench/peers.py TOKEN_CONFIGS). The decode step has none.
+std::vector<Config> token_configs() {
+  return {{"tokens_prefill_k2048_t8192", {1, 16, 1, 8192, 128, flexjit::bf16},
+           "tests/cli/programs/token_topk_causal.py", {}, {}, false, TokenSelection{.K = 2048}},
+          {fmt::format("tokens_decode_k2048_b64_kv32768_paged{}", kDecodePageSize),
+           {64, 16, 1, 32768, 128, flexjit::bf16}, "bench/token_topk_decode_causal.py", {}, {}, false,
+           TokenSelection{.K = 2048, .new_tokens = 1, .page_size = kDecodePageSize}}};
 }
 
 // Forward + backward: the mission's masks at B = 4, H = 16, T = 4096, D = 128, causal at D = 64,
@@ -389,6 +429,7 @@ std::vector<Config> configs() {
       {"mla_dense_d192v128", {4, 16, 16, 4096, 192, bf16, 128}, "bench/dense.py", dense_setup},
   };
   for (Config& c : decode_configs()) all.push_back(std::move(c));
+  for (Config& c : token_configs()) all.push_back(std::move(c));
   // Last: a fault in the backward kernels, which poisons the CUDA context, then costs no other figures.
   for (Config& c : fwdbwd_configs(all)) all.push_back(std::move(c));
   return all;
@@ -499,7 +540,8 @@ flexjit::Kernel compile_config(const Config& c, const Options& opt, flexjit::Eng
                                                 .head_dim_v = c.s.Dv,
                                                 .dtype = c.s.dtype,
                                                 .tile = opt.tile,
-                                                .family = opt.family,
+                                                // the one family that serves token lists
+                                                .family = c.tokens ? "decode" : opt.family,
                                                 .backward_family = split_backward ? "sm90_bwd" : opt.backward_family};
   return jit.compile(load_program(c), compile_options);
 }
@@ -869,6 +911,44 @@ PageTable shuffled_page_table(const std::vector<std::int32_t>& lens, int max_len
   return t;
 }
 
+// An int32 argument of a call (kv_lens, offsets, a page table, token lists) in device memory
+// that `buffers` keeps.
+TensorView upload_i32(std::vector<DeviceBuffer>& buffers, const std::vector<std::int32_t>& host,
+                      std::vector<std::int64_t> shape) {
+  buffers.push_back(upload_vector(host));
+  return device_view(buffers.back(), flexjit::i32, std::move(shape));
+}
+
+// Sequences of these lengths in shuffled pages of `page_size` keys: the call's page table.
+// Returns the shape of k and v, [num_pages, page_size, Hkv, D].
+std::vector<std::int64_t> bind_page_table(const std::vector<std::int32_t>& lens, const Shape& s, int page_size,
+                                          std::vector<DeviceBuffer>& buffers, flexjit::ForwardOptions& fwd,
+                                          nlohmann::json& row) {
+  const PageTable table = shuffled_page_table(lens, s.T, page_size);
+  fwd.page_table = upload_i32(buffers, table.entries, {s.B, table.max_pages});
+  row["num_pages"] = table.num_pages;
+  return {table.num_pages, page_size, s.Hkv, s.D};
+}
+
+// Input sets of nq-element q and out and nkv-element k and v: at least two, together more than
+// twice the L2 (a KV cache here is 0.5 to 2 GB: two).
+std::vector<InputSet> sets_beyond_l2(DType dtype, std::size_t nq, std::size_t nkv, const Device& dev,
+                                     nlohmann::json& row) {
+  const std::int64_t set_bytes = flexjit::dtype_size(dtype) * static_cast<std::int64_t>(2 * nq + 2 * nkv);
+  const int sets_needed = static_cast<int>(std::max<std::int64_t>(2, 2 * dev.l2_bytes / set_bytes + 1));
+  row["sets"] = sets_needed;
+  return make_sets(dtype, nq, nkv, sets_needed);
+}
+
+// The median and the fastest of per-launch times (ms) in the row, in ms and us; returns the median.
+double record_launch_times(const std::vector<double>& ms, nlohmann::json& row) {
+  const double med = median(ms);
+  row["ms"] = med;
+  row["us"] = 1e3 * med;
+  row["ms_min"] = *std::min_element(ms.begin(), ms.end());
+  return med;
+}
+
 // One query token per sequence, its last (offsets[b] = kv_lens[b] - 1): examples/decode_causal.py
 // then keeps every key, as the peers' unmasked decode does. No block mask: a call with a KV cache
 // takes none (the decode kernel classifies its keys itself). A chunked-prefill config has
@@ -917,35 +997,22 @@ nlohmann::json run_decode_config(const Config& c, const Options& opt, const Devi
   row["bytes"] = bytes;
 
   std::vector<DeviceBuffer> buffers;  // kv_lens, offsets, the page table
-  const auto upload_i32 = [&](const std::vector<std::int32_t>& host, std::vector<std::int64_t> shape) {
-    buffers.push_back(upload_vector(host));
-    return device_view(buffers.back(), flexjit::i32, std::move(shape));
-  };
   std::vector<std::int32_t> offsets = lens;
   for (std::int32_t& o : offsets) o -= Tq;
   flexjit::ForwardOptions fwd;
   if (cache.plain_forward || cache.placed_by_q_offset) fwd.q_offset = s.T - Tq;  // every sequence holds s.T keys
   if (cache.placed_by_q_offset) {
-    fwd.kv_lens = upload_i32(lens, {s.B});
+    fwd.kv_lens = upload_i32(buffers, lens, {s.B});
   } else if (!cache.plain_forward) {
-    fwd.bind = {{"offsets", upload_i32(offsets, {s.B})}};
-    fwd.kv_lens = upload_i32(lens, {s.B});
+    fwd.bind = {{"offsets", upload_i32(buffers, offsets, {s.B})}};
+    fwd.kv_lens = upload_i32(buffers, lens, {s.B});
   }
-  std::vector<std::int64_t> kv_shape = {s.B, s.Hkv, s.T, s.D};
-  if (paged) {
-    const PageTable table = shuffled_page_table(lens, s.T, cache.page_size);
-    fwd.page_table = upload_i32(table.entries, {s.B, table.max_pages});
-    kv_shape = {table.num_pages, cache.page_size, s.Hkv, s.D};
-    row["num_pages"] = table.num_pages;
-  }
+  const std::vector<std::int64_t> kv_shape = paged ? bind_page_table(lens, s, cache.page_size, buffers, fwd, row)
+                                                   : std::vector<std::int64_t>{s.B, s.Hkv, s.T, s.D};
 
-  // At least two sets, together more than twice the L2 (a cache here is 0.5 to 2 GB: two).
   const std::size_t nq = std::size_t{1} * s.B * s.Hq * Tq * s.D;
   const std::size_t nkv = static_cast<std::size_t>(kv_shape[0] * kv_shape[1] * kv_shape[2] * kv_shape[3]);
-  const std::int64_t set_bytes = element * static_cast<std::int64_t>(2 * nq + 2 * nkv);
-  const int sets_needed = static_cast<int>(std::max<std::int64_t>(2, 2 * dev.l2_bytes / set_bytes + 1));
-  std::vector<InputSet> sets = make_sets(s.dtype, nq, nkv, sets_needed);
-  row["sets"] = sets_needed;
+  std::vector<InputSet> sets = sets_beyond_l2(s.dtype, nq, nkv, dev, row);
 
   const auto launch = [&](std::size_t i) {
     InputSet& x = sets[i];
@@ -958,15 +1025,95 @@ nlohmann::json run_decode_config(const Config& c, const Options& opt, const Devi
     return row;
   }
 
-  const std::vector<double> ms = time_launches(opt.reps, sets.size(), launch);
-  const double med = median(ms);
-  row["ms"] = med;
-  row["us"] = 1e3 * med;
-  row["ms_min"] = *std::min_element(ms.begin(), ms.end());
+  const double med = record_launch_times(time_launches(opt.reps, sets.size(), launch), row);
   row["tbps"] = static_cast<double>(bytes) / med / 1e9;
   if (chunk) row["tflops"] = 4.0 * s.D * static_cast<double>(row["pairs"].get<std::int64_t>()) / med / 1e9;
   if (copy_tbps) row["copy_fraction"] = static_cast<double>(bytes) / med / 1e9 / *copy_tbps;
   if (read_tbps) row["read_fraction"] = static_cast<double>(bytes) / med / 1e9 / *read_tbps;
+  check_output(sets[0].out, nq, s.dtype, row);
+  return row;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Token-level selection.
+
+// Keys of lists int32 [lists, K] that the causal mask keeps, summed over the lists: each list's
+// distinct entries at or before its query's position (first_position + l % per_sequence, as
+// bench::causal_token_lists places them), -1 slots aside. Each is one K and one V row its CTA
+// reads, and one (row, key) pair of each query head that shares the list.
+std::int64_t kept_listed_keys(const std::vector<std::int32_t>& lists, int K, std::int64_t per_sequence,
+                              std::int64_t first_position) {
+  std::int64_t kept = 0;
+  std::vector<std::int32_t> list;
+  for (std::size_t l = 0; l * K < lists.size(); ++l) {
+    const auto first = lists.begin() + static_cast<std::ptrdiff_t>(l * K);
+    list.assign(first, first + K);
+    std::sort(list.begin(), list.end());
+    const auto end = std::unique(list.begin(), list.end());
+    const std::int64_t position = first_position + static_cast<std::int64_t>(l) % per_sequence;
+    kept += std::count_if(list.begin(), end, [position](std::int32_t key) { return key >= 0 && key <= position; });
+  }
+  return kept;
+}
+
+// A plain forward call (q, k, v of Shape::T tokens), or a decode step of new_tokens rows per
+// sequence against caches that each hold Shape::T keys (kv_lens, the program's offsets, and a
+// page table when paged), with the lists bound as `selected`: [B, Hkv, Tq, K].
+nlohmann::json run_token_config(const Config& c, const Options& opt, const Device& dev, flexjit::Engine& jit) {
+  const Shape& s = c.s;
+  const TokenSelection& sel = *c.tokens;
+  const bool cache = sel.new_tokens > 0;
+  const int Tq = cache ? sel.new_tokens : s.T;
+  nlohmann::json row = {{"cfg", c.name},
+                        {"kind", "tokens"},
+                        {"B", s.B},
+                        {"Hq", s.Hq},
+                        {"Hkv", s.Hkv},
+                        {"Tq", Tq},
+                        {"kv_len", s.T},
+                        {"K", sel.K},
+                        {"D", s.D},
+                        {"dtype", flexjit::dtype_name(s.dtype)},
+                        {"kv_layout", sel.page_size > 0 ? fmt::format("paged{}", sel.page_size) : "contiguous"}};
+  const flexjit::Kernel kernel = compile_config(c, opt, jit);
+  row["family"] = kernel.family();
+
+  const std::int64_t first_position = s.T - Tq;  // of each sequence's first query row
+  const std::vector<std::int32_t> lists =
+      bench::causal_token_lists(std::int64_t{s.B} * s.Hkv * Tq, Tq, first_position, sel.K, sel.seed);
+  const std::int64_t kept = kept_listed_keys(lists, sel.K, Tq, first_position);
+  row["kept_keys"] = kept;
+  row["pairs"] = kept * (s.Hq / s.Hkv);
+  row["bytes"] = kept * 2 * s.D * flexjit::dtype_size(s.dtype);
+
+  std::vector<DeviceBuffer> buffers;  // the lists, kv_lens, offsets, the page table
+  flexjit::ForwardOptions fwd{.bind = {{"selected", upload_i32(buffers, lists, {s.B, s.Hkv, Tq, sel.K})}}};
+  std::vector<std::int64_t> kv_shape = {s.B, s.Hkv, s.T, s.D};
+  if (cache) {
+    const std::vector<std::int32_t> lens(static_cast<std::size_t>(s.B), s.T);
+    fwd.bind["offsets"] = upload_i32(buffers, std::vector<std::int32_t>(lens.size(), s.T - Tq), {s.B});
+    fwd.kv_lens = upload_i32(buffers, lens, {s.B});
+    if (sel.page_size > 0) kv_shape = bind_page_table(lens, s, sel.page_size, buffers, fwd, row);
+  }
+
+  const std::vector<std::int64_t> q_shape = {s.B, s.Hq, Tq, s.D};
+  const std::size_t nq = std::size_t{1} * s.B * s.Hq * Tq * s.D;
+  const std::size_t nkv = static_cast<std::size_t>(kv_shape[0] * kv_shape[1] * kv_shape[2] * kv_shape[3]);
+  std::vector<InputSet> sets = sets_beyond_l2(s.dtype, nq, nkv, dev, row);
+  const auto launch = [&](std::size_t i) {
+    InputSet& x = sets[i];
+    kernel.forward(device_view(x.q, s.dtype, q_shape), device_view(x.k, s.dtype, kv_shape),
+                   device_view(x.v, s.dtype, kv_shape), device_view(x.out, s.dtype, q_shape), fwd);
+  };
+  if (!g_gpu) {
+    dry_run([&] { launch(0); });
+    row["ok"] = true;
+    return row;
+  }
+
+  const double med = record_launch_times(time_launches(opt.reps, sets.size(), launch), row);
+  row["tflops"] = 4.0 * s.D * static_cast<double>(row["pairs"].get<std::int64_t>()) / med / 1e9;
+  row["tbps"] = static_cast<double>(row["bytes"].get<std::int64_t>()) / med / 1e9;
   check_output(sets[0].out, nq, s.dtype, row);
   return row;
 }
@@ -1001,7 +1148,10 @@ bool matches(const std::string& pattern, const std::string& name) {
 }
 
 void print_row(const Config& c, const nlohmann::json& row) {
-  if (c.decode && c.decode->new_tokens > 1) {
+  if (c.tokens) {
+    fmt::print("{:<40} {:>9} ms {:>7} TF/s {:>6} TB/s  token lists of {} keys\n", c.name, cell(row, "ms", "{:.4f}"),
+               cell(row, "tflops", "{:.1f}"), cell(row, "tbps", "{:.2f}"), c.tokens->K);
+  } else if (c.decode && c.decode->new_tokens > 1) {
     fmt::print("{:<36} {:>9} ms {:>7} TF/s  chunked prefill\n", c.name, cell(row, "ms", "{:.4f}"),
                cell(row, "tflops", "{:.1f}"));
   } else if (c.decode) {
@@ -1141,13 +1291,15 @@ int main(int argc, char** argv) {
   for (const Config& c : selected) {
     nlohmann::json row;
     try {
-      row = c.decode ? run_decode_config(c, opt, dev, copy ? std::optional(copy->tbps) : std::nullopt,
-                                         read ? std::optional(read->tbps) : std::nullopt, jit)
-                     : run_config(c, opt, dev, jit);
+      row = c.decode   ? run_decode_config(c, opt, dev, copy ? std::optional(copy->tbps) : std::nullopt,
+                                           read ? std::optional(read->tbps) : std::nullopt, jit)
+            : c.tokens ? run_token_config(c, opt, dev, jit)
+                       : run_config(c, opt, dev, jit);
     } catch (const std::exception& e) {
       row = {{"cfg", c.name}, {"ok", false}, {"error", e.what()}};
       if (c.decode) row["kind"] = c.decode->new_tokens > 1 ? "prefill_chunk" : "decode";
       if (c.fwdbwd) row["kind"] = "fwdbwd";
+      if (c.tokens) row["kind"] = "tokens";
     }
     if (!row.value("ok", false)) ++failures;
     if (row.contains("error")) fmt::print(stderr, "{}: {}\n", c.name, row["error"].get<std::string>());

@@ -32,6 +32,10 @@ and paged, in TF/s), set against the same chunk as a forward call without a cach
 twin):
   - paged configs (page size >= 64): >= 0.9x the plain forward
 
+Token-level selection (tokens_*: programs with token lists, on the decode kernel; TF/s = 4 * D *
+kept pairs / time, TB/s = the K and V rows the lists name / time), beside FlexAttention on the
+same lists as a dense mask where peers.py ran it: no target yet.
+
 Through Python (peers.py's "flexjit.torch" rows: flexjit.torch.flex_attention timed as the peers
 are), set against attn_bench's C++ figures of the same configs; and the host's cost per call of a
 tiny causal forward, C++ (attn_bench) and Python:
@@ -230,6 +234,26 @@ def chunk_table(ours, peers, checks_out):
         print(f"| {name}_forward | {fmt(r.get('ms'), '.3f')} | {fmt(r.get('tflops'), '.1f')} | 1.00 | {note} |")
 
 
+def tokens_table(ours, peers, checks_out, notes):
+    """Token-level selection, beside FlexAttention on the same lists (peers.py run_tokens) where it ran."""
+    print("| config | ms | TF/s | TB/s | flex TF/s | x flex | targets |")
+    print("|---|---|---|---|---|---|---|")
+    for r in ours:
+        name = r["cfg"]
+        tf = r.get("tflops")
+        flex_row = peers.get((name, FLEX))
+        flex_tf = flex_row.get("tflops") if flex_row else None
+        checks = [(False, "error: " + r["error"][:80])] if "error" in r else []
+        checks_out += checks
+        target = flags(checks) if checks or tf is None else "- (no target)"
+        print(f"| {name} | {fmt(r.get('ms'), '.4f')} | {fmt(tf, '.1f')} | {fmt(r.get('tbps'), '.2f')} | "
+              f"{fmt(flex_tf, '.1f')} | {fmt(tf / flex_tf if tf and flex_tf else None, '.2f')} | {target} |")
+        pairs_note(name, r, flex_row, notes)
+        if flex_row and flex_row.get("block_mask_ms") is not None:
+            notes.append(f"{name}: flex's block mask of the listed keys, create_block_mask warm: "
+                         f"{flex_row['block_mask_ms']:.2f} ms")
+
+
 def take_autotuned_flex(peers):
     """Where peers.py timed FlexAttention with max-autotune too, that figure is the FlexAttention
     peer (the faster of the two: autotuning may pick the default tile). Returns 'name (default TF/s)'
@@ -279,7 +303,8 @@ def main(argv):
     decode = [r for r in ours if r.get("kind") == "decode"]
     fwdbwd = [r for r in ours if r.get("kind") == "fwdbwd"]
     chunks = [r for r in ours if r.get("kind") == "prefill_chunk"]
-    prefill = [r for r in ours if r.get("kind") not in ("decode", "fwdbwd", "prefill_chunk")]
+    tokens = [r for r in ours if r.get("kind") == "tokens"]
+    prefill = [r for r in ours if r.get("kind") not in ("decode", "fwdbwd", "prefill_chunk", "tokens")]
     checks, notes = [], []
     if prefill:
         prefill_table(prefill, peers, checks, notes)
@@ -312,6 +337,15 @@ def main(argv):
               "TF/s = 4 * D * kept pairs / time; the plain forward is the same chunk without a cache")
         print()
         chunk_table(chunks, peers, checks)
+    if tokens:
+        if prefill or decode or fwdbwd or chunks:
+            print()
+        print("Token-level selection: each query token's list of K keys, causal on top, on the decode kernel "
+              "(one CTA per token and kv head); TF/s = 4 * D * kept (row, listed key) pairs / time; TB/s = the K "
+              "and V rows of each list's distinct kept keys / time; flex: FlexAttention with a dense mask of the "
+              "same lists")
+        print()
+        tokens_table(tokens, peers, checks, notes)
     if host or any(s == PYTHON for _, s in peers):
         print()
         print("Through Python: flexjit.torch.flex_attention, timed as the peers are, against the C++ call")
@@ -322,7 +356,8 @@ def main(argv):
                      "compile's TF/s in parentheses)")
     met = sum(ok for ok, _ in checks)
     own = ((["spills"] if prefill else []) + (["copy bandwidth", "paged / contiguous"] if decode else [])
-           + (["gradients", "backward support"] if fwdbwd else []) + (["chunked prefill"] if chunks else []))
+           + (["gradients", "backward support"] if fwdbwd else []) + (["chunked prefill"] if chunks else [])
+           + (["token-level selection"] if tokens else []))
     print()
     print(f"targets: {met} met, {len(checks) - met} missed"
           + ("" if peers else f" (no peer figures: only {', '.join(own)} checked)"))

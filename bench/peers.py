@@ -33,6 +33,15 @@ A ragged batch is padded to the cache's KV keys: flex gets a block mask of each 
 length, SDPA does not run. TB/s = bytes of the keys and values of every sequence's length, q and
 out / time, as attn_bench counts them. attn_bench's paged twins (*_paged64) have no peer run of
 their own: naming one in --only runs its contiguous config, which compare.py sets them against.
+
+Token-level selection (tokens_*: attn_bench's programs with `selected: TokenIndices`): for
+tokens_prefill_k2048_t8192, FlexAttention with a mask_mod that reads a dense [T, T] bool tensor,
+True where the query's list names the key and the key is not after it: the lists of
+bench/token_lists.hpp, ranked by the same hash (token_rank), so both sides attend to exactly the
+same keys; the block mask is built once, outside the timed call (block_mask_ms). TF/s = 4 * D *
+kept pairs / time, as attn_bench counts them. The decode step (tokens_decode_*) has no peer:
+FlexAttention has no paged form in its core API and no token lists; naming it in --only runs
+nothing here.
 """
 import argparse
 import functools
@@ -414,6 +423,66 @@ def chunk_twin(name):
     return name.split("_paged")[0].removesuffix("_forward").removesuffix("_qoffset") + "_forward"
 
 
+# Token-level selection (attn_bench's token_configs): (name, B, Hq, Hkv, T, D, dtype, K, seed), one
+# sequence and one kv head, so that list i is query i's (bench/token_lists.hpp numbers the lists
+# by sequence, kv head, then query row).
+TOKEN_CONFIGS = [("tokens_prefill_k2048_t8192", 1, 16, 1, 8192, 128, torch.bfloat16, 2048, 1)]
+TOKENS_WITHOUT_PEER = ("tokens_decode_k2048_b64_kv32768_paged64",)
+
+
+def token_rank(np, seed, lists, keys):
+    """bench/token_lists.hpp's token_rank (splitmix64 of (seed, list, key)) on numpy uint64 arrays,
+    whose arithmetic wraps modulo 2**64 as C++'s does (scalars stay np.uint64: a Python int would
+    turn the arrays into float64)."""
+    u = np.uint64
+    z = (lists << u(32)) + keys + u(seed * 0x9E3779B97F4A7C15 % 2**64)
+    z = (z ^ (z >> u(30))) * u(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> u(27))) * u(0x94D049BB133111EB)
+    return z ^ (z >> u(31))
+
+
+def listed_causal_mask(T, K, seed, chunk=256):
+    """[T, T] bool, True where query i's list names key j: every key j <= i where i + 1 <= K, else
+    the K keys of [0, i] of lowest rank (bench::causal_token_lists, list i)."""
+    import numpy as np  # here rather than at the top: only these configs need it
+    listed = np.tril(np.ones((T, T), dtype=bool))
+    keys = np.arange(T, dtype=np.uint64)[None, :]
+    for start in range(K, T, chunk):
+        rows = np.arange(start, min(T, start + chunk), dtype=np.uint64)[:, None]
+        rank = token_rank(np, seed, rows, keys)
+        rank[keys > rows] = np.iinfo(np.uint64).max  # after the query: never among its K lowest of i + 1 > K
+        lowest = np.argpartition(rank, K - 1, axis=1)[:, :K]
+        block = np.zeros(rank.shape, dtype=bool)
+        np.put_along_axis(block, lowest, True, axis=1)
+        listed[start:start + len(rows)] = block
+    return torch.from_numpy(listed)
+
+
+def run_tokens(cfg, rows):
+    """FlexAttention on the keys the lists name (see the top of this file). No flexjit.torch row:
+    the drop-in would run this dense mask, not the token lists attn_bench times."""
+    name, B, Hq, Hkv, T, D, dtype, K, seed = cfg
+    listed = listed_causal_mask(T, K, seed).to(DEV)
+
+    def listed_mask(b, h, q_idx, kv_idx):
+        return listed[q_idx, kv_idx]
+
+    q, k, v, shape = prefill_inputs((name, B, Hq, Hkv, T, D, dtype, listed_mask, None, None), kind="tokens")
+    # The K and V rows each list names, once per (sequence, kv head, query): attn_bench's count.
+    shape.update(Tq=T, kv_len=T, K=K, bytes=int(listed.sum()) * B * Hkv * 2 * D * dtype.itemsize)
+    make = lambda: create_block_mask(listed_mask, B, None, T, T, device=DEV)
+    block_mask = make()
+    mask_ms = median_ms(make)
+    flop = 4 * D * shape["pairs"]
+    record(rows, shape, "flex", lambda: flex(q, k, v, block_mask=block_mask, enable_gqa=Hq != Hkv), "tflops", flop,
+           block_mask_ms=mask_ms)
+    if flex_autotune is not None:
+        record(rows, shape, "flex_autotune",
+               lambda: flex_autotune(q, k, v, block_mask=block_mask, enable_gqa=Hq != Hkv), "tflops", flop)
+    del q, k, v, listed, block_mask
+    torch.cuda.empty_cache()
+
+
 # attn_bench's prefill_chunk*_forward configs: (name, B, Hq, Hkv, Tq, Tkv, D, dtype).
 CHUNK_CONFIGS = [("prefill_chunk2048_kv8192_forward", 4, 32, 8, 2048, 8192, 128, torch.bfloat16)]
 
@@ -463,6 +532,7 @@ def main():
     cfgs = ([(run_host_overhead, HOST_OVERHEAD)] + [(run, c) for c in prefill]
             + [(functools.partial(run, Dv=dv), c) for c, dv in MLA_CONFIGS]
             + [(run_decode, c) for c in decode_configs()] + [(run_chunk, c) for c in CHUNK_CONFIGS]
+            + [(run_tokens, c) for c in TOKEN_CONFIGS]
             + [(run_fwdbwd, c) for c in fwdbwd_configs(prefill)]
             + [(functools.partial(run_fwdbwd, Dv=dv), c) for c, dv in fwdbwd_mla_configs()])
     if args.only:
@@ -475,6 +545,7 @@ def main():
         chunk_names = {c[0] for c in CHUNK_CONFIGS}
         wanted = {chunk_twin(w) if w.startswith(CHUNK_PREFIX) and not w.endswith("*") else w for w in wanted}
         wanted = {w for w in wanted if not w.startswith(CHUNK_PREFIX) or w.endswith("*") or w in chunk_names}
+        wanted -= set(TOKENS_WITHOUT_PEER)  # see the top of this file
         unknown = {w for w in wanted if not any(matches(w, c[0]) for _, c in cfgs)}
         if unknown:
             sys.exit(f"peers.py: unknown config(s): {', '.join(sorted(unknown))}")

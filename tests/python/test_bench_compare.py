@@ -121,3 +121,20 @@ def test_chunk_targets_are_the_plain_forward_at_pages_of_64_and_more(tmp_path):
     assert flags["prefill_chunk2048_kv8192_paged64"] == "ok"
     assert flags["prefill_chunk2048_kv8192_paged256"] == "MISS: forward 0.90x (>= 0.9)"
     assert flags["prefill_chunk2048_kv8192"] == "- (no target)"
+
+
+def tokens(cfg, tflops, pairs=1000):
+    return {"cfg": cfg, "kind": "tokens", "ms": 1.0, "tflops": tflops, "tbps": 2.0, "pairs": pairs}
+
+
+def test_token_rows_have_a_table_of_their_own_beside_flex_without_a_target(tmp_path):
+    ours = [tokens("tokens_prefill_k2048_t8192", 300.0), tokens("tokens_decode_k2048_b64_kv32768_paged64", 50.0),
+            {"cfg": "tokens_failed", "kind": "tokens", "ok": False, "error": "cuMemAlloc failed"}]
+    peers = [dict(peer("tokens_prefill_k2048_t8192", "flex", 150.0), pairs=1100, density=0.2, block_mask_ms=4.5)]
+    flags, out = run_compare(tmp_path, ours, peers)
+    assert "| tokens_prefill_k2048_t8192 | 1.0000 | 300.0 | 2.00 | 150.0 | 2.00 | - (no target) |" in out
+    assert flags["tokens_decode_k2048_b64_kv32768_paged64"] == "- (no target)"  # no peer
+    assert flags["tokens_failed"] == "MISS: error: cuMemAlloc failed"
+    assert "unmasked pairs differ (ours 1000, peers 1100" in out  # the two sides' lists are not the same
+    assert "create_block_mask warm: 4.50 ms" in out
+    assert "flex TF/s | FA2 TF/s" not in out  # no prefill table: token rows are not prefill rows
