@@ -4,10 +4,11 @@
 
 The mods are the user's Python functions (score_mod, and block_mask.mask_mod of a BlockMask the
 user made with create_block_mask: flexjit reads its mask_mod and analyses it itself, never its
-block tensors). Gradients reach q, k, v and every captured float tensor that requires them: an
-eager call that wants them runs through a torch.autograd.Function, one that does not calls the
-kernel directly (a custom op's dispatch would cost more than the kernel launch on short sequences),
-and a traced call is a torch custom op with a registered fake and autograd formula.
+block tensors). The call is a torch custom op with a registered fake and autograd formula, so
+gradients reach q, k, v and every captured float tensor that requires them. With
+`_eager_without_op` on, an eager call that wants gradients runs through a torch.autograd.Function
+instead and one that does not calls the kernel directly (a custom op's dispatch costs more than a
+short launch); traced calls keep the custom op.
 
 Under torch.compile the mods are translated and compiled once, at trace time, as a constant of the
 graph (`_traced_plan`); the values they read are then read by plain closure, global, attribute and
@@ -228,6 +229,7 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     mask_mod = getattr(block_mask, "mask_mod", None)
     _attention._check_heads(query, key, value, enable_gqa)
     q, k, v = (x if x.stride(-1) == 1 else x.contiguous() for x in (query, key, value))
+    scale = float(scale) if scale is not None else q.shape[-1] ** -0.5
     if torch.compiler.is_compiling():
         plan = _traced_plan(score_mod, mask_mod, query.dtype, query.device.type, query.shape[-1], value.shape[-1],
                             kernel_options)
@@ -235,8 +237,7 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
             return _torch_flex_attention(args, fallback_kwargs)
         call, layout, routes = plan
         tensors, ints, floats = _traced_values(layout, routes, {"score_mod": score_mod, "mask_mod": mask_mod})
-        out, lse = _attention_op(q, k, v, tensors, call, ints, floats,
-                                 float(scale) if scale is not None else q.shape[-1] ** -0.5)
+        out, lse = _attention_op(q, k, v, tensors, call, ints, floats, scale)
     else:
         try:
             kernel, bind = _attention.prepare(query, key, value, score_mod, mask_mod, None, kernel_options)
@@ -244,7 +245,6 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
             _warn_fall_back(e)
             return _torch_flex_attention(args, fallback_kwargs)
         layout, tensors, ints, floats = _split(bind)
-        scale = float(scale) if scale is not None else q.shape[-1] ** -0.5
         wants_grad = torch.is_grad_enabled() and any(getattr(x, "requires_grad", False) for x in (q, k, v, *tensors))
         if wants_grad and kernel.device != "cpu":
             # Training: the backward kernels compile beside the forward's first run, not after it (those
