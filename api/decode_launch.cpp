@@ -6,6 +6,7 @@
 
 #include "api/cache_call.hpp"
 #include "flexjit/error.hpp"
+#include "templates/decode/mla_tiles.cuh"
 #include "templates/decode/tiles.cuh"
 
 namespace flexjit::api {
@@ -43,17 +44,34 @@ int token_list_rows_per_cta(int group, int list_head_group) {
   return rows;
 }
 
+// Whether v is k's first columns: the same storage and strides, fewer columns (MLA's absorbed form).
+bool v_within_k(const ForwardTensors& t) {
+  return t.v.data == t.k.data && t.v.rank() == t.k.rank() && t.v.effective_strides() == t.k.effective_strides() &&
+         t.v.shape.back() <= t.k.shape.back();
+}
+
 }  // namespace
 
 DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& layout, const ir::Program& program,
-                       int head_dim, DType dtype, const ForwardTensors& t, const ForwardOptions& options) {
-  const CacheCall call = check_cache_call(entry, program, head_dim, head_dim, dtype, t, options);
+                       const compiler::KernelTarget& target, DType dtype, const ForwardTensors& t,
+                       const ForwardOptions& options) {
+  const int head_dim = target.head_dim, head_dim_v = target.dv();
+  const CacheCall call = check_cache_call(entry, program, head_dim, head_dim_v, dtype, t, options);
   const AttentionShape& shape = call.shape;
   Problems problems;
   const int group = shape.Hq / shape.Hkv;
-  // Rows packed per CTA: every (query head, token) row of a kv head, 16 at a time, unless each
-  // query head has block lists of its own (then a CTA takes the tokens of one head).
-  int rows_per_cta = decode::kRows;
+  // v of its own head dim runs on the decode_mla kernel, which reads v from k's rows unless its
+  // tile has a V ring of its own (decode/mla_tiles.cuh).
+  const bool mla = head_dim_v != head_dim;
+  const bool v_in_k = mla && v_within_k(t);
+  if (mla && !v_in_k &&
+      !decode_mla::choose_tile(head_dim, head_dim_v, compiler::arch_number(target.arch).value_or(0)).separate_v)
+    problems.add(fmt::format("v: the decode_mla kernel at head dims {} / {} on {} reads v from k's rows, so v must be "
+                             "a view of k's first {} columns (k's data pointer and strides, last dim {})",
+                             head_dim, head_dim_v, target.arch, head_dim_v, head_dim_v));
+  // Rows packed per CTA: every (query head, token) row of a kv head, 16 at a time (decode_mla: 64),
+  // unless each query head has block lists of its own (then a CTA takes the tokens of one head).
+  int rows_per_cta = mla ? decode_mla::kRows : decode::kRows;
   // The keys a row may walk: the sequence's, or a token list's K when fewer (what splits divide).
   long long keys_per_row = shape.Tkv;
   if (const auto& tokens = program.token_indices) {
@@ -85,7 +103,7 @@ DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& la
   if (row_groups * shape.Hkv > kMaxGridYZ)
     problems.add(fmt::format("Tq={} x {} query heads per kv head x Hkv={} is more than one decode launch covers "
                              "({} CTAs of {} rows along grid.y)",
-                             shape.Tq, group, shape.Hkv, kMaxGridYZ, decode::kRows));
+                             shape.Tq, group, shape.Hkv, kMaxGridYZ, rows_per_cta));
   if (static_cast<long long>(shape.B) * shape.Hq * shape.Tq / decode::kCombineRows > kGridXMax)
     problems.add(fmt::format("B={} x Hq={} x Tq={} rows are more than one decode launch covers", shape.B, shape.Hq,
                              shape.Tq));
@@ -102,6 +120,7 @@ DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& la
   a.rows_per_cta = rows_per_cta;
   a.row_groups = static_cast<int>(row_groups);
   a.splits = 1;
+  a.v_in_k = v_in_k ? 1 : 0;
 
   plan.params = pack_params(layout, call.env, call.block_head_group, {options.q_offset, options.kv_offset});
   plan.device = call.device.index;
@@ -123,7 +142,7 @@ LaunchPlan decode_launch_plan(const codegen::GeneratedKernel& g, DecodePlan& pla
   // Each split's normalised partial rows and LSEs, merged by the combine entry.
   const long long rows = static_cast<long long>(a.B) * a.Hq * a.Tq;
   const std::size_t partials = static_cast<std::size_t>(a.splits) * static_cast<std::size_t>(rows);
-  launches.point(a.part_o, launches.reserve(partials * static_cast<std::size_t>(g.target.head_dim) * sizeof(float)));
+  launches.point(a.part_o, launches.reserve(partials * static_cast<std::size_t>(g.target.dv()) * sizeof(float)));
   launches.point(a.part_lse, launches.reserve(partials * sizeof(float)));
   launches.add(g, codegen::EntryRole::combine,
                {static_cast<unsigned>((rows + decode::kCombineRows - 1) / decode::kCombineRows), 1, 1}, args);

@@ -25,8 +25,11 @@ struct DecodePlan {
 // more than decode::max_token_list() entries. A program with token lists comes here for every forward
 // call, with a KV cache (kv_lens) or without (a plain call: every sequence has Tkv keys). `entry` names the
 // kernel in messages. The params are packed by `layout`, the program's (the same for every pass).
+// `target` is the program's main kernel's: its head dims (v's of its own: the decode_mla family,
+// whose v must be k's first columns where its tile has no V ring) and its architecture.
 DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& layout, const ir::Program& program,
-                       int head_dim, DType dtype, const ForwardTensors& tensors, const ForwardOptions& options);
+                       const compiler::KernelTarget& target, DType dtype, const ForwardTensors& tensors,
+                       const ForwardOptions& options);
 
 // The decode entry over grid (splits, kv heads x row groups, B), the split count chosen for the
 // device; with more than one split, the combine entry over a workspace of partial rows.

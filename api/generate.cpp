@@ -35,7 +35,9 @@ compiler::KernelTarget main_target(const Program::Impl& program, const CompileOp
                                        "name the decode family (family = \"decode\"), until its kernel has run on a "
                                        "GPU; cpu kernels (Device::cpu()) run it as it is",
                                        program.file.name(), t->pos.line, t->name));
-  if (t && target.family == "decode") target.pass = compiler::KernelPass::Decode;
+  // The decode kernel is the main one where it runs every call: token lists, and decode_mla (no
+  // forward family takes its absorbed shapes, 576 / 512).
+  if ((t && target.family == "decode") || target.family == "decode_mla") target.pass = compiler::KernelPass::Decode;
   return target;
 }
 

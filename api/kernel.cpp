@@ -152,19 +152,20 @@ void Kernel::forward(const TensorView& q, const TensorView& k, const TensorView&
     if (!impl_->device.is_cuda()) return api::cpu_forward(*impl_, {q, k, v, out}, options);
     // Every check happens here, on the host, before the driver is touched.
     const bool positions = has_offsets(options);
-    // Token lists: every call, with a KV cache or without, on the decode kernel.
-    const bool token_lists = impl_->program->ir.token_indices.has_value();
-    if (options.kv_lens || options.page_table || token_lists) {
+    // A main kernel of the decode pass (token lists; decode_mla) runs every call, with a KV cache
+    // or without.
+    const codegen::GeneratedKernel& g = impl_->cuda->generated;
+    const bool decode_main = g.target.pass == compiler::KernelPass::Decode;
+    if (options.kv_lens || options.page_table || decode_main) {
       // Every kernel of the program packs the same Params: the forward's layout plans the call.
-      const codegen::GeneratedKernel& g = impl_->cuda->generated;
-      if (!token_lists && api::runs_chunk_kernel(q, options)) {
+      if (!decode_main && api::runs_chunk_kernel(q, options)) {
         api::ChunkPlan plan = api::plan_chunk(g.entry(), g.params, impl_->program->ir, g.target.head_dim,
                                               g.target.dv(), impl_->dtype, {q, k, v, out}, options);
         api::launch_chunk(impl_->chunk_kernel(positions), plan, options.stream);
         return;
       }
-      api::DecodePlan plan = api::plan_decode(g.entry(), g.params, impl_->program->ir, g.target.head_dim, impl_->dtype,
-                                              {q, k, v, out}, options);
+      api::DecodePlan plan =
+          api::plan_decode(g.entry(), g.params, impl_->program->ir, g.target, impl_->dtype, {q, k, v, out}, options);
       api::launch_decode(impl_->decode_kernel(positions), plan, options.stream);
       return;
     }

@@ -17,8 +17,12 @@ namespace {
 compiler::KernelTarget pass_target(const compiler::KernelTarget& forward_target, compiler::KernelPass pass) {
   compiler::KernelTarget target = forward_target;
   target.pass = pass;
-  // CompileOptions::family names the forward's family, backward_family the backward's.
-  target.family = pass == compiler::KernelPass::Backward ? forward_target.backward_family : "";
+  // CompileOptions::family names the forward's family (or this pass's, where it names one of its
+  // families: "decode_mla"), backward_family the backward's.
+  const codegen::KernelFamily* named = codegen::find_family(forward_target.family);
+  target.family = pass == compiler::KernelPass::Backward       ? forward_target.backward_family
+                  : named != nullptr && named->pass() == pass ? forward_target.family
+                                                                : "";
   target.tile.reset();    // ... and CompileOptions::tile its tile
   return target;
 }

@@ -4,6 +4,7 @@
 
 #include "codegen/mma_sync_target.hpp"
 #include "codegen/cuda_writer.hpp"
+#include "codegen/decode/entries.hpp"
 #include "codegen/entry_writer.hpp"
 #include "codegen/forward_source.hpp"
 #include "codegen/mods.hpp"
@@ -59,16 +60,7 @@ class Decode final : public MmaSyncFamily {
     write_config(w, fmt::format("flexjit::{}<{}, {}, {}, {}>", token_list ? "DecodeTokenListConfig" : "DecodeConfig",
                                 t.head_dim, tile.block_n, tile.stages, compiler::element_cuda_type(t.dtype)),
                  k.main_entry());
-    const std::vector<KernelParam> params = {{"flexjit::DecodeArgs", "args"}, mods_params()};
-    write_entry(w, {.name = entry,
-                    .threads = "Cfg::kThreads",
-                    .min_blocks = "1",
-                    .params = params,
-                    .body = {"flexjit::attention_decode<fj_generated::Mods, Cfg>(args, params);"}});
-    write_entry(w, {.name = k.entry_point(EntryRole::combine).name,
-                    .threads = "flexjit::decode::kCombineThreads",
-                    .params = params,
-                    .body = {"flexjit::decode_combine<fj_generated::Mods, Cfg>(args, params);"}});
+    write_decode_entries(w, k, "attention_decode");
     k.source = w.str();
     return k;
   }

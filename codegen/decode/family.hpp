@@ -9,4 +9,9 @@ namespace flexjit::codegen::decode {
 
 const KernelFamily& family();
 
+// decode_mla: decode where v and out have a head dim of their own (q, k of 576 with v of 512, k's
+// first columns, as multi-head latent attention's absorbed form; 192 with 128): up to 64 packed
+// rows per CTA whose warps share each chunk of keys (templates/decode/attention_decode_mla.cuh).
+const KernelFamily& mla_family();
+
 }  // namespace flexjit::codegen::decode

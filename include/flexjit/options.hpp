@@ -42,8 +42,10 @@ struct CompileOptions {
   // CUDA kernels: a multiple of 16 in [16, 256]. cpu kernels: any size >= 1.
   int head_dim = 128;
   // The head dim of v and out when it differs from q's and k's (multi-head latent attention:
-  // 192 / 128 in prefill); 0: head_dim. cpu kernels: any size >= 1. CUDA kernels: no family serves
-  // a different one yet (flexjit::UnsupportedError).
+  // 192 / 128 in prefill and training; 576 / 512 in the absorbed decode, v the first 512 columns of
+  // k's storage); 0: head_dim. cpu kernels: any size >= 1. CUDA kernels: 192 / 128 on the prefill
+  // and backward families; decode with v of its own head dim on the "decode_mla" family, which a
+  // compile gets by naming it in `family` (until it has been measured on a GPU).
   int head_dim_v = 0;
   // Of q, k, v and out. CUDA kernels: bf16 or fp16. cpu kernels: f32, bf16 or fp16.
   DType dtype = DType::bf16;
@@ -59,7 +61,9 @@ struct CompileOptions {
   // in order of preference: "sm90_fwd" (sm_90a, head dim 64, 128 or 256: TMA + wgmma), then
   // "sm80_fwd" (sm_80 and newer: mma.sync). Naming one a target it cannot serve is a
   // flexjit::UnsupportedError saying why. Calls with a KV cache (ForwardOptions::kv_lens) run on
-  // the "decode" family whatever this says. Must stay empty for a cpu kernel.
+  // the "decode" family whatever this says. "decode_mla" makes the program's main kernel the decode
+  // kernel for v of its own head dim (every forward call runs it, with a KV cache or without).
+  // Must stay empty for a cpu kernel.
   std::string family = "";
   // The backward's kernel family by name (Kernel::backward). Empty: "sm90_bwd" (sm_90a, head dim
   // 64 or 128, TMA + wgmma) where it serves the target and its main kernel does not spill, else

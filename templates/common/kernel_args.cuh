@@ -135,6 +135,8 @@ struct DecodeArgs : CommonArgs {
   int rows_per_cta;  // <= decode::kRows
   int row_groups;    // CTAs per kv head along grid.y
   int splits;        // grid.x
+  int v_in_k;        // v is k's first head_dim_v columns (same storage): decode_mla reads it from K's rows
+  int unused;
 };
 
 // A CUDA tensor map (CUtensorMap: 128 opaque bytes, 64-byte aligned) for the copy engine (TMA),

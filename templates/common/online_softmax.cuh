@@ -100,9 +100,9 @@ __device__ __forceinline__ void pack_probabilities(const float (&s)[MT][NN][4], 
 // log-sum-exp in natural log (-inf for a row with nothing kept). l_partial is this thread's share
 // of the row sum, m the running max (log2 domain); sink2 the learned sink in the log2 domain,
 // one more logit in the denominator with no value vector.
+// finish_row_sum: the same from the whole row sum l.
 template <bool kHasSink>
-__device__ __forceinline__ float finish_row(float l_partial, float m, float sink2, float& lse) {
-  float l = quad_sum(l_partial);
+__device__ __forceinline__ float finish_row_sum(float l, float m, float sink2, float& lse) {
   float oscale = 1.f;
   if constexpr (kHasSink) {
     const float mf = fmax2(m, sink2);
@@ -118,6 +118,10 @@ __device__ __forceinline__ float finish_row(float l_partial, float m, float sink
   const bool any = l != 0.f;
   lse = any ? (m + fast_log2(l)) * kLn2 : neg_inf();
   return any ? oscale / l : 0.f;
+}
+template <bool kHasSink>
+__device__ __forceinline__ float finish_row(float l_partial, float m, float sink2, float& lse) {
+  return finish_row_sum<kHasSink>(quad_sum(l_partial), m, sink2, lse);
 }
 
 }  // namespace detail

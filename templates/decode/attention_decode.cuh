@@ -83,6 +83,66 @@ __device__ __forceinline__ CachedSequence decode_sequence(const KvCacheRef& c, i
   return cached_sequence<NTHREADS>(c, capacity, b, tid, check_pages);
 }
 
+// The keys any packed row of a CTA can attend to: the union over its heads [h_first, h_last] of
+// each head's kv range for the tokens it has in the CTA (tokens_of_head(h, qa, qb)), within
+// [0, len); lo = hi = 0 when empty.
+template <class Mods, class TokensOfHead>
+__device__ __forceinline__ void packed_kv_range(const typename Mods::Params& p, int b, int h_first, int h_last,
+                                                int len, const TokensOfHead& tokens_of_head, int& lo, int& hi) {
+  lo = len, hi = 0;
+  // Not unrolled: it runs once per CTA, and NVVM's unrolling of it took 3.4 of the 4.7 s the
+  // kernel's front end needed (bench/NOTES.md, "Compile latency").
+#pragma unroll 1
+  for (int h = h_first; h <= h_last; ++h) {
+    int qa, qb;
+    tokens_of_head(h, qa, qb);
+    int l = 0, e = len;
+    Mods::kv_range(p, b, h, qa, qb, len, &l, &e);
+    // An empty asm hides the range from NVVM: a closed form of index arithmetic alone (causal:
+    // min(qb + ..., len)) otherwise costs 0.4-0.5 s of its optimisation, relating it to every
+    // loop bound of the kernel, for the same code (bench/NOTES.md, "Cold compile").
+    asm("" : "+r"(l), "+r"(e));
+    lo = min2(lo, max2(l, 0));
+    hi = max2(hi, min2(e, len));
+  }
+  if (hi <= lo) lo = hi = 0;
+}
+
+// A chunk's class [k0, k1) over every packed head: EMPTY or FULL only when it is so for all.
+template <class Mods, class TokensOfHead>
+__device__ __forceinline__ int packed_chunk_class(const typename Mods::Params& p, int b, int h_first, int h_last,
+                                                  int k0, int k1, const TokensOfHead& tokens_of_head) {
+  if constexpr (!Mods::kHasMask) {
+    return static_cast<int>(FULL);
+  } else {
+    bool empty = true, full = true;
+    for (int h = h_first; h <= h_last; ++h) {
+      int qa, qb;
+      tokens_of_head(h, qa, qb);
+      const int c = Mods::classify(p, b, h, qa, qb, k0, k1);
+      empty = empty && c == EMPTY;
+      full = full && c == FULL;
+    }
+    return static_cast<int>(empty ? EMPTY : full ? FULL : PARTIAL);
+  }
+}
+
+// A packed row's end, from its running max m (log2 domain) and sum l: the scale of its O and its
+// LSE (detail::finish_row_sum). A whole row (one split) takes the sink in; a split's partial row
+// leaves it to decode_combine. A bad sequence makes both NaN.
+template <class Mods>
+__device__ __forceinline__ float decode_row_scale(const typename Mods::Params& p, int b, int h, float m, float l,
+                                                  bool whole, bool bad, float& lse) {
+  float inv;
+  if constexpr (Mods::kHasSink) {
+    inv = whole ? finish_row_sum<true>(l, m, Mods::sink(p, b, h) * kLog2e, lse) : finish_row_sum<false>(l, m, 0.f, lse);
+  } else {
+    inv = finish_row_sum<false>(l, m, 0.f, lse);
+  }
+  if (bad) lse = inv = __int_as_float(0x7fc00000);
+  return inv;
+}
+
 // The logits of one chunk in place (the raw dot products of one m16 x BN tile): each thread holds
 // rows g (index 0, 1) and g + 8 (index 2, 3) of the packed rows, columns 2t, 2t + 1 of each n8
 // block. key_of_lane is this lane's key of the chunk (-1: none), so column c's key is lane c's.
@@ -213,38 +273,10 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
       qb = min2(a.Tq, r0 + nrows - first_row);
     }
   };
-  int lo = len, hi = 0;
-  // Not unrolled: it runs once per CTA, and NVVM's unrolling of it took 3.4 of the 4.7 s the
-  // kernel's front end needed (bench/NOTES.md, "Compile latency").
-#pragma unroll 1
-  for (int h = h_first; h <= h_last; ++h) {
-    int qa, qb;
-    tokens_of_head(h, qa, qb);
-    int l = 0, e = len;
-    Mods::kv_range(p, b, h, qa, qb, len, &l, &e);
-    // An empty asm hides the range from NVVM: a closed form of index arithmetic alone (causal:
-    // min(qb + ..., len)) otherwise costs 0.4-0.5 s of its optimisation, relating it to every
-    // loop bound of the kernel, for the same code (bench/NOTES.md, "Cold compile").
-    asm("" : "+r"(l), "+r"(e));
-    lo = min2(lo, max2(l, 0));
-    hi = max2(hi, min2(e, len));
-  }
-  if (hi <= lo) lo = hi = 0;
-  // A chunk's class over every packed head: EMPTY or FULL only when it is so for all of them.
+  int lo, hi;
+  detail::packed_kv_range<Mods>(p, b, h_first, h_last, len, tokens_of_head, lo, hi);
   auto classify = [&](int k0, int k1) {
-    if constexpr (!Mods::kHasMask) {
-      return static_cast<int>(FULL);
-    } else {
-      bool empty = true, full = true;
-      for (int h = h_first; h <= h_last; ++h) {
-        int qa, qb;
-        tokens_of_head(h, qa, qb);
-        const int c = Mods::classify(p, b, h, qa, qb, k0, k1);
-        empty = empty && c == EMPTY;
-        full = full && c == FULL;
-      }
-      return static_cast<int>(empty ? EMPTY : full ? FULL : PARTIAL);
-    }
+    return detail::packed_chunk_class<Mods>(p, b, h_first, h_last, k0, k1, tokens_of_head);
   };
 
   // ---- chunks. Dense: chunk c holds keys [base + c * BN, + BN) of the kv range. Block list: the
@@ -491,22 +523,9 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
   }
 
   const int h = head_of(row), q = token_of(row);
-  const float nan = __int_as_float(0x7fc00000);
+  float lse;
+  const float inv = detail::decode_row_scale<Mods>(p, b, h, m, l, a.splits == 1, any_bad, lse);
   if (a.splits == 1) {
-    // The whole row: sink, normalisation and LSE as detail::finish_row does for the forward.
-    float oscale = 1.f;
-    if constexpr (Mods::kHasSink) {
-      const float sink2 = Mods::sink(p, b, h) * kLog2e;
-      const float mf = fmax2(m, sink2);
-      const float mb = mf == neg_inf() ? 0.f : mf;
-      oscale = fast_exp2(m - mb);
-      l = l * oscale + fast_exp2(sink2 - mb);
-      m = mf;
-    }
-    const bool any = l != 0.f;  // NaN counts as kept, so it reaches out and lse
-    float lse = any ? (m + fast_log2(l)) * kLn2 : neg_inf();
-    float inv = any ? oscale / l : 0.f;
-    if (any_bad) lse = inv = nan;
     unsigned short* gO = static_cast<unsigned short*>(a.o) + b * a.o_b + h * a.o_h + q * a.o_t + part * CW;
 #pragma unroll
     for (int c = 0; c < CW; c += 2)
@@ -514,10 +533,6 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
     if (a.lse != nullptr && part == 0) a.lse[(static_cast<i64>(b) * a.Hq + h) * a.Tq + q] = lse;
   } else {
     // A partial row: normalised O and its LSE without the sink (decode_combine adds it once).
-    const bool any = l != 0.f;
-    float lse = any ? (m + fast_log2(l)) * kLn2 : neg_inf();
-    float inv = any ? 1.f / l : 0.f;
-    if (any_bad) lse = inv = nan;
     const i64 part_row = ((static_cast<i64>(split) * a.B + b) * a.Hq + h) * a.Tq + q;
     float* dst = a.part_o + part_row * D + part * CW;
 #pragma unroll
@@ -530,7 +545,7 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
 // Merges the splits' partial rows by their LSE (plus the learned sink, once), one warp per row.
 template <class Mods, class Cfg>
 __device__ __forceinline__ void decode_combine(const DecodeArgs& a, const typename Mods::Params& p) {
-  constexpr int D = Cfg::kHeadDim;
+  constexpr int D = value_head_dim<Cfg>(0);  // out's columns
   constexpr bool kBf16 = Cfg::kIsBf16;
   const int lane = threadIdx.x & 31;
   const i64 rows = static_cast<i64>(a.B) * a.Hq * a.Tq;

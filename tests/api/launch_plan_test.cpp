@@ -250,7 +250,7 @@ TEST(LaunchPlan, DecodeSplitsForAWaveAndCombinesThroughTheWorkspace) {
   options.kv_lens = kv_lens;
   const TensorView q1 = TensorView::contiguous(fake(1), bf16, {2, 8, 1, 128});
   const TensorView out1 = TensorView::contiguous(fake(4), bf16, {2, 8, 1, 128});
-  api::DecodePlan plan = api::plan_decode(g.entry(), g.params, ir_of("causal"), 128, bf16, {q1, t.k, t.v, out1}, options);
+  api::DecodePlan plan = api::plan_decode(g.entry(), g.params, ir_of("causal"), g.target, bf16, {q1, t.k, t.v, out1}, options);
   const api::LaunchPlan p = api::decode_launch_plan(g, plan, kH200);
   ASSERT_THAT(roles(p), ElementsAre(EntryRole::main, EntryRole::combine));
   EXPECT_GT(plan.args.splits, 1);

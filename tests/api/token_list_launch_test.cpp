@@ -47,7 +47,7 @@ struct PlainCall {
     const TensorView k = TensorView::contiguous(fake(2), bf16, {B, Hkv, Tkv, D});
     const TensorView v = TensorView::contiguous(fake(3), bf16, {B, Hkv, Tkv, D});
     const TensorView out = TensorView::contiguous(fake(4), bf16, {B, Hq, Tq, D});
-    return api::plan_decode(g.entry(), g.params, detail::ProgramAccess::impl(token_causal()).ir, D, bf16,
+    return api::plan_decode(g.entry(), g.params, detail::ProgramAccess::impl(token_causal()).ir, g.target, bf16,
                             {q, k, v, out}, options);
   }
 };
@@ -136,7 +136,7 @@ TEST(TokenListLaunch, TheListIsCheckedByName) {
   EXPECT_THAT(error_of([&] {
                 const TensorView q = TensorView::contiguous(fake(1), bf16, {2, 8, 17, 64});
                 const TensorView kv = TensorView::contiguous(fake(2), bf16, {2, 2, 1000, 64});
-                api::plan_decode(g.entry(), g.params, detail::ProgramAccess::impl(token_causal()).ir, 64, bf16,
+                api::plan_decode(g.entry(), g.params, detail::ProgramAccess::impl(token_causal()).ir, g.target, bf16,
                                  {q, kv, kv, q}, unbound);
               }),
               HasSubstr("token indices 'selected' are not bound (declared `selected: TokenIndices`)"));

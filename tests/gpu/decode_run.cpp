@@ -76,9 +76,12 @@ test::DecodeOutputs DecodeOnGpu::run(const Kernel& kernel, const test::DecodeBin
   const DType dtype = c.shape.dtype;
   out_.fill_bytes(0xFF);
   lse_.fill_bytes(0xFF);
-  kernel.forward(TensorView::contiguous(q_.get(), dtype, c.q_shape()), TensorView::contiguous(k_.get(), dtype, c.kv_shape()),
-                 TensorView::contiguous(v_.get(), dtype, c.v_shape()), TensorView::contiguous(out_.get(), dtype, c.out_shape()),
-                 o);
+  const TensorView k = TensorView::contiguous(k_.get(), dtype, c.kv_shape());
+  // v_in_k: v is a view of k's first Dv columns (k's pointer and strides).
+  const TensorView v = c.shape.v_in_k ? TensorView{k_.get(), dtype, c.v_shape(), k.effective_strides(), Device::cuda(0)}
+                                      : TensorView::contiguous(v_.get(), dtype, c.v_shape());
+  kernel.forward(TensorView::contiguous(q_.get(), dtype, c.q_shape()), k, v,
+                 TensorView::contiguous(out_.get(), dtype, c.out_shape()), o);
   synchronize();
   std::vector<std::uint16_t> out(c.rows() * static_cast<std::size_t>(c.Dv));
   out_.download(out.data(), out.size() * 2);

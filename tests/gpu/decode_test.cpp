@@ -53,7 +53,7 @@ std::string shape_name(const DecodeShape& s, Math math = Math::fast) {
 }
 
 Kernel decode_kernel(const Program& p, const DecodeShape& s, Math math) {
-  return engine().compile(p, {.head_dim = s.D, .head_dim_v = s.Dv, .dtype = s.dtype, .math = math});
+  return engine().compile(p, {.head_dim = s.D, .head_dim_v = s.Dv, .dtype = s.dtype, .family = s.family, .math = math});
 }
 
 // One decode program on an uploaded case against the oracle; the sequences in nan_sequences
@@ -143,6 +143,28 @@ INSTANTIATE_TEST_SUITE_P(PrefillChunk, DecodePrograms,
                                          Row{with_dv(long_chunk(shape(8, 2, 1, 64, 192)), 128), kFewPrograms},
                                          Row{with_dv(test::prefill_chunk(shape(8, 1, 1, 0, 192)), 128), kFewPrograms},
                                          Row{test::prefill_chunk(shape(8, 2, 1, 16)), {"softcap", "alibi"}, Math::exact}),
+                         row_name);
+
+// Decode with v of its own head dim on the decode_mla family: multi-head latent attention's
+// absorbed form (one kv head of 576 columns, v its first 512: a view of k, no copy) under 16, 64
+// and 128 query heads (one, four and eight CTAs of rows per token; sixteen query heads with two
+// new tokens), pages of 64 and 16 keys and a contiguous cache; 192 / 128 with v of its own
+// storage; fp16. Every decode program without block lists.
+DecodeShape mla(int Hq, int Tq, int page_size, int D = 576, int Dv = 512, bool v_in_k = true,
+                DType dtype = DType::bf16) {
+  DecodeShape s = shape(Hq, 1, Tq, page_size, D, dtype);
+  s.Dv = Dv, s.v_in_k = v_in_k, s.family = "decode_mla";
+  return s;
+}
+const std::vector<std::string> kMlaPrograms = {"causal",    "every_key", "sliding_window", "window_with_sink_tokens",
+                                               "learned_sink", "alibi",   "softcap",        "documents",
+                                               "relative_position_bias", "prefix_lm"};
+INSTANTIATE_TEST_SUITE_P(Mla, DecodePrograms,
+                         testing::Values(Row{mla(16, 1, 64), kMlaPrograms}, Row{mla(128, 1, 64), kMlaPrograms},
+                                         Row{mla(64, 1, 16), kFewPrograms}, Row{mla(16, 2, 0), kFewPrograms},
+                                         Row{mla(16, 1, 64, 576, 512, true, DType::fp16), kFewPrograms},
+                                         Row{mla(32, 4, 16, 192, 128, false), kMlaPrograms},
+                                         Row{mla(8, 1, 0, 192, 128, false), kFewPrograms}),
                          row_name);
 
 INSTANTIATE_TEST_SUITE_P(GlobalPositions, DecodePrograms,

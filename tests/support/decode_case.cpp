@@ -35,7 +35,8 @@ DecodeShape prefill_chunk(DecodeShape s) {
 std::string decode_layout_name(const DecodeShape& s) {
   return "Hq" + std::to_string(s.Hq) + "_Hkv" + std::to_string(s.Hkv) + "_Tq" + std::to_string(s.Tq) +
          (s.page_size ? "_page" + std::to_string(s.page_size) : "_contiguous") +
-         (s.q_offset || s.kv_offset ? "_at" + std::to_string(s.q_offset) + "x" + std::to_string(s.kv_offset) : "");
+         (s.q_offset || s.kv_offset ? "_at" + std::to_string(s.q_offset) + "x" + std::to_string(s.kv_offset) : "") +
+         (s.v_in_k ? "_vink" : "");
 }
 
 void PrintTo(const DecodeShape& s, std::ostream* os) {
@@ -94,6 +95,9 @@ DecodeCase::DecodeCase(const DecodeShape& s)
   if (s.dtype != DType::f32)
     for (std::vector<float>* x : {&q, &k, &v})
       for (float& e : *x) e = round_to(s.dtype, e);
+  if (s.v_in_k)  // the oracle's own copy of k's first Dv columns
+    for (std::size_t row = 0; row < k.size() / static_cast<std::size_t>(D); ++row)
+      std::copy_n(k.begin() + static_cast<std::ptrdiff_t>(row * D), Dv, v.begin() + static_cast<std::ptrdiff_t>(row * Dv));
 }
 
 std::vector<std::int64_t> DecodeCase::cache_shape(int columns) const {

@@ -26,6 +26,10 @@ struct DecodeShape {
   int Hq = 8, Hkv = 2, Tq = 1, page_size = 0, D = 32;
   int Dv = 0;  // the head dim of v and out (MLA shapes); 0: D
   int dv() const { return Dv > 0 ? Dv : D; }
+  // v is k's first Dv columns, the same storage (MLA's absorbed decode: a view of k, no copy).
+  bool v_in_k = false;
+  // CompileOptions::family of the kernels that run it ("decode_mla"); empty: the default.
+  std::string family{};
   // Not multiples of any page size; one sequence is empty.
   std::vector<std::int32_t> lens = {37, 0, 300, 129};
   // f32, or bf16 / fp16: every input rounded to it, so the oracle sees what the kernel reads.

@@ -1,0 +1,175 @@
+// The decode_mla family (decode with v of its own head dim), no GPU needed: its kernel -> NVRTC ->
+// cubin for MLA's absorbed shapes (q, k of 576; v of 512) and for 192 / 128, on sm_80 and sm_90a,
+// masks, score mods and a sink, with ptxas reporting no spill and the shared memory of the tile
+// the family chose; which targets it takes, and that a compile reaches it only by naming it.
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <iostream>
+
+#include "api/generate.hpp"
+#include "api/generated_kernel_compile.hpp"
+#include "api/pass_kernels.hpp"
+#include "codegen/families.hpp"
+#include "flexjit/error.hpp"
+#include "flexjit/program.hpp"
+#include "jit/ptxas_report.hpp"
+#include "templates/decode/mla_tiles.cuh"
+
+using namespace flexjit;
+
+namespace {
+
+const char* kCausal = R"(offsets: Tensor[int32, 1]
+def mask_mod(b, h, q_idx, kv_idx):
+    return q_idx + offsets[b] >= kv_idx
+)";
+const char* kSoftcapWindowSink = R"(offsets: Tensor[int32, 1]
+sinks: Tensor[float32, 1]
+def score_mod(score, b, h, q_idx, kv_idx):
+    return 30.0 * tanh(score / 30.0)
+def mask_mod(b, h, q_idx, kv_idx):
+    pos = q_idx + offsets[b]
+    return (pos >= kv_idx) & (pos - kv_idx < 4096)
+def sink(b, h):
+    return sinks[h]
+)";
+const char* kEveryKey = R"(def score_mod(score, b, h, q_idx, kv_idx):
+    return score
+)";
+
+Program program_named(const std::string& name) {
+  if (name == "causal") return Program::from_source(kCausal, "causal.py");
+  if (name == "softcap_window_sink") return Program::from_source(kSoftcapWindowSink, "softcap_window_sink.py");
+  return Program::from_source(kEveryKey, "every_key.py");
+}
+
+compiler::KernelTarget mla_target(int d, int dv, compiler::ElementType dtype, const char* arch) {
+  compiler::KernelTarget t{d, dtype, arch};
+  t.head_dim_v = dv;
+  t.pass = compiler::KernelPass::Decode;
+  t.family = "decode_mla";
+  return t;
+}
+
+struct Case {
+  std::string program;
+  compiler::KernelTarget target;
+};
+void PrintTo(const Case& c, std::ostream* os) {
+  *os << c.program << " d" << c.target.head_dim << "v" << c.target.dv() << " " << c.target.arch;
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (const char* arch : {"sm_80", "sm_90a"}) {
+    out.push_back({"causal", mla_target(576, 512, compiler::ElementType::BF16, arch)});
+    out.push_back({"softcap_window_sink", mla_target(576, 512, compiler::ElementType::BF16, arch)});
+    out.push_back({"causal", mla_target(192, 128, compiler::ElementType::FP16, arch)});
+  }
+  out.push_back({"every_key", mla_target(576, 512, compiler::ElementType::FP16, "sm_90a")});
+  return out;
+}
+
+std::string case_name(const testing::TestParamInfo<Case>& info) {
+  const compiler::KernelTarget& t = info.param.target;
+  return fmt::format("{}_d{}v{}_{}_{}", info.param.program, t.head_dim, t.dv(), compiler::element_name(t.dtype),
+                     t.arch);
+}
+
+jit::KernelCache& memory_cache() {
+  static jit::KernelCache cache([] {
+    jit::KernelCacheOptions o;
+    o.use_disk = false;
+    return o;
+  }());
+  return cache;
+}
+
+class DecodeMlaKernel : public testing::TestWithParam<Case> {};
+
+TEST_P(DecodeMlaKernel, CompilesWithoutSpills) {
+  const Case& c = GetParam();
+  const Program program = program_named(c.program);
+  const std::unique_ptr<api::CompiledKernel> k =
+      api::compile_pass(detail::ProgramAccess::impl(program), c.target, compiler::KernelPass::Decode, memory_cache());
+  EXPECT_EQ(k->generated.family, "decode_mla");
+  const int arch = *compiler::arch_number(c.target.arch);
+  const decode_mla::MlaTile tile = decode_mla::choose_tile(c.target.head_dim, c.target.dv(), arch);
+  ASSERT_GE(tile.stages, 2);
+  EXPECT_NE(k->generated.source.find(fmt::format("flexjit::DecodeMlaConfig<{}, {}, {}, {}, ", c.target.head_dim,
+                                                 c.target.dv(), tile.stages, tile.separate_v)),
+            std::string::npos);
+  EXPECT_EQ(k->generated.main_entry().shared_bytes,
+            decode_mla::smem_bytes(c.target.head_dim, c.target.dv(), tile.stages, tile.separate_v));
+  EXPECT_LE(k->generated.main_entry().shared_bytes, decode_mla::max_smem_bytes(arch));
+  const jit::PtxasReport report = jit::parse_ptxas_report(k->artifact->log());
+  for (const codegen::EntryPoint& e : k->generated.entries) {
+    const jit::PtxasFunction* f = report.function(e.name);
+    ASSERT_NE(f, nullptr) << e.name << ": no ptxas report in the NVRTC log";
+    EXPECT_FALSE(f->spills()) << e.name << ": stack " << f->stack_bytes << " B, spills " << f->spill_store_bytes
+                              << "/" << f->spill_load_bytes << " B";
+    std::cout << fmt::format("[figures] {} {}: registers={} spill_stores={} spill_loads={} stack={} shared={}\n",
+                             case_name(testing::TestParamInfo<Case>(c, 0)), e.name, f->registers,
+                             f->spill_store_bytes, f->spill_load_bytes, f->stack_bytes, e.shared_bytes);
+  }
+  for (const std::string& w : report.warnings) EXPECT_FALSE(jit::is_silent_slowdown(w)) << w;
+}
+
+INSTANTIATE_TEST_SUITE_P(Programs, DecodeMlaKernel, testing::ValuesIn(cases()), case_name);
+
+// The absorbed form keeps v in k's rows: three chunks in flight on sm_90, two on sm_80, none on the
+// 99 KB parts; 192 / 128 has room for a V ring of its own on both.
+TEST(DecodeMlaTile, TheRingFitsEachArchitecture) {
+  EXPECT_EQ(decode_mla::choose_tile(576, 512, 90).stages, 3);
+  EXPECT_FALSE(decode_mla::choose_tile(576, 512, 90).separate_v);
+  EXPECT_EQ(decode_mla::choose_tile(576, 512, 80).stages, 2);
+  EXPECT_FALSE(decode_mla::choose_tile(576, 512, 80).separate_v);
+  EXPECT_EQ(decode_mla::choose_tile(576, 512, 89).stages, 0);
+  EXPECT_EQ(decode_mla::choose_tile(192, 128, 80).stages, 3);
+  EXPECT_TRUE(decode_mla::choose_tile(192, 128, 80).separate_v);
+}
+
+std::string refusal_of(int d, int dv, const char* arch, const char* source = kCausal) {
+  const Program program = Program::from_source(source, "p.py");
+  return codegen::family_refusal(*codegen::find_family("decode_mla"), mla_target(d, dv, compiler::ElementType::BF16, arch),
+                                 detail::ProgramAccess::impl(program).ir);
+}
+
+TEST(DecodeMlaTile, RefusesWhatItCannotRun) {
+  EXPECT_EQ(refusal_of(576, 512, "sm_90a"), "");
+  EXPECT_EQ(refusal_of(128, 128, "sm_90a"),
+            "it serves a head dim of v other than q and k's (the decode family serves one head dim)");
+  EXPECT_EQ(refusal_of(584, 512, "sm_90a"),
+            "head dim 584 of q and k is not supported: it must be a multiple of 16 up to 576");
+  EXPECT_EQ(refusal_of(576, 448, "sm_90a"),
+            "head dim 448 of v is not supported: it must be a multiple of 128 up to 512");
+  EXPECT_EQ(refusal_of(576, 512, "sm_75"), "architecture sm_75 is not supported: it needs sm_80 or newer");
+  EXPECT_EQ(refusal_of(576, 512, "sm_89"),
+            "165376 bytes of shared memory per CTA (q and two chunks of 32 keys) are more than sm_89 has (101376)");
+  EXPECT_EQ(refusal_of(576, 512, "sm_90a", "selected: BlockIndices[16, 16]\ndef mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n"),
+            "block and token lists run on the decode family's kernel only");
+}
+
+// Until its kernel has run on a GPU, only a compile that names it gets it, and then its kernel is
+// the program's main one (no forward family takes 576 / 512).
+TEST(DecodeMlaTile, AProgramGetsItOnlyByName) {
+  const Program program = program_named("causal");
+  compiler::KernelTarget decode = mla_target(576, 512, compiler::ElementType::BF16, "sm_90a");
+  decode.family = "";
+  try {
+    codegen::select_family(decode, detail::ProgramAccess::impl(program).ir);
+    FAIL() << "decode_mla was chosen without its name";
+  } catch (const UnsupportedError& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr(
+                              "decode_mla: not yet measured on a GPU: name it (family = \"decode_mla\") to use it"));
+  }
+  const codegen::GeneratedKernel g = api::generate(
+      detail::ProgramAccess::impl(program),
+      CompileOptions{.head_dim = 576, .head_dim_v = 512, .arch = "sm_90a", .family = "decode_mla"});
+  EXPECT_EQ(g.family, "decode_mla");
+  EXPECT_EQ(g.target.pass, compiler::KernelPass::Decode);
+}
+
+}  // namespace
