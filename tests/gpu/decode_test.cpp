@@ -246,6 +246,31 @@ TEST_F(Decode, BadPagesMakeTheirSequenceNaN) {
   }
 }
 
+// decode_mla: a bad length or page makes NaN rows of its own sequence only (the absorbed form, v
+// in k's rows); one sequence of 65536 keys is split across CTAs and merged by decode_combine over
+// v's 512 columns.
+TEST_F(Decode, MlaBadValuesAndSplits) {
+  {
+    DecodeShape s = mla(16, 1, 64);
+    s.lens = {37, 1000, 129, 300, 50};
+    const DecodeCase c(s);
+    DecodeOnGpu gpu(c);
+    std::vector<std::int32_t> lens = c.lens, table = c.table;
+    const auto entry = [&](int b, int p) -> std::int32_t& { return table[static_cast<std::size_t>(b) * c.max_pages + p]; };
+    lens[1] = c.max_pages * c.page_size + 1;
+    entry(2, 1) = c.num_pages;
+    entry(3, 4) = -1;
+    entry(4, 1) = c.num_pages;  // past the 50 keys of sequence 4
+    gpu.upload_indices(lens, table);
+    for (const char* name : {"causal", "learned_sink"}) check_program(c, gpu, name, Math::fast, {1, 2, 3});
+  }
+  DecodeShape s = mla(16, 1, 64);
+  s.lens = {65536};
+  const DecodeCase c(s);
+  DecodeOnGpu gpu(c);
+  for (const char* name : {"causal", "learned_sink"}) check_program(c, gpu, name);
+}
+
 // B = 64 short sequences, four of them shorter than Tq (rows that see no key in the middle of a
 // sequence).
 TEST_F(Decode, ManyShortSequences) {
