@@ -5,10 +5,10 @@
 The mods are the user's Python functions (score_mod, and block_mask.mask_mod of a BlockMask the
 user made with create_block_mask: flexjit reads its mask_mod and analyses it itself, never its
 block tensors). The call is a torch custom op with a registered fake and autograd formula, so
-gradients reach q, k, v and every captured float tensor that requires them. With
-`_eager_without_op` on, an eager call that wants gradients runs through a torch.autograd.Function
-instead and one that does not calls the kernel directly (a custom op's dispatch costs more than a
-short launch); traced calls keep the custom op.
+gradients reach q, k, v and every captured float tensor that requires them. An eager call
+(`_eager_without_op`, on) that wants gradients runs through a torch.autograd.Function instead and
+one that does not calls the kernel directly (a custom op's dispatch costs more than a short
+launch: 152 us a call against 31 us, bench/NOTES.md); traced calls keep the custom op.
 
 Under torch.compile the mods are translated and compiled once, at trace time, as a constant of the
 graph (`_traced_plan`); the values they read are then read by plain closure, global, attribute and
@@ -34,9 +34,9 @@ _calls = {}       # call id -> (Kernel, layout of the bound values)
 _call_ids = {}    # (Kernel, layout) -> call id
 _warned = set()
 
-# Eager calls without the custom op (direct, or through _EagerAttention): off until that path has
-# run on a GPU; the custom op serves every call meanwhile.
-_eager_without_op = False
+# Eager calls without the custom op (direct, or through _EagerAttention); off, the custom op
+# serves every call.
+_eager_without_op = True
 
 
 def _register(kernel, layout):
