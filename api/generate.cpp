@@ -4,6 +4,7 @@
 
 #include "api/convert.hpp"
 #include "api/default_arch.hpp"
+#include "codegen/families.hpp"
 #include "flexjit/error.hpp"
 
 namespace flexjit::api {
@@ -26,6 +27,24 @@ compiler::KernelTarget forward_target(const CompileOptions& options) {
   return target;
 }
 
+namespace {
+
+bool served(const compiler::KernelTarget& target, const Program::Impl& program) {
+  try {
+    codegen::select_family(target, program.ir);
+    return true;
+  } catch (const UnsupportedError&) {
+    return false;
+  }
+}
+
+compiler::KernelTarget decode_pass(compiler::KernelTarget target) {
+  target.pass = compiler::KernelPass::Decode;
+  return target;
+}
+
+}  // namespace
+
 compiler::KernelTarget main_target(const Program::Impl& program, const CompileOptions& options) {
   compiler::KernelTarget target = forward_target(options);
   // A family named for another pass keeps its pass, so that its refusal says why.
@@ -35,9 +54,12 @@ compiler::KernelTarget main_target(const Program::Impl& program, const CompileOp
                                        "name the decode family (family = \"decode\"), until its kernel has run on a "
                                        "GPU; cpu kernels (Device::cpu()) run it as it is",
                                        program.file.name(), t->pos.line, t->name));
-  // The decode kernel is the main one where it runs every call: token lists, and decode_mla (no
-  // forward family takes its absorbed shapes, 576 / 512).
-  if ((t && target.family == "decode") || target.family == "decode_mla") target.pass = compiler::KernelPass::Decode;
+  // The decode kernel is the main one where it runs every call: token lists, and decode_mla where
+  // named or where no forward family takes the head dims (MLA's absorbed 576 / 512).
+  if ((t && target.family == "decode") || target.family == "decode_mla" ||
+      (target.family.empty() && target.dv() != target.head_dim && !served(target, program) &&
+       served(decode_pass(target), program)))
+    target.pass = compiler::KernelPass::Decode;
   return target;
 }
 

@@ -22,7 +22,7 @@ const KernelFamily* const kFamilies[] = {
     &sm90_fwd::family(),
     &sm80_fwd::family(),
     &decode::family(),
-    &decode::mla_family(),  // v of its own head dim (MLA); named only, until measured on a GPU
+    &decode::mla_family(),  // v of its own head dim (MLA)
     &sm90_fwd::chunk_family(),  // sm_90a (api/pass_kernels.cpp: sm80_chunk where it spills)
     &sm80_fwd::chunk_family(),
     &sm90_bwd::family(),  // sm_90a, head dims 64, 128, 256 and 192 / 128 (api/pass_kernels.cpp: sm80_bwd where it spills)

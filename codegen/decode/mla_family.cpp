@@ -41,11 +41,6 @@ class DecodeMla final : public KernelFamily {
     return "";
   }
 
-  // Until its kernel has run on a GPU, a compile gets it only by naming it.
-  std::string refusal_unless_named(const compiler::KernelTarget&) const override {
-    return "not yet measured on a GPU: name it (family = \"decode_mla\") to use it";
-  }
-
   GeneratedKernel generate(const compiler::KernelPlan& plan) const override {
     const compiler::KernelTarget& t = plan.target;
     const mla::MlaTile tile = mla::choose_tile(t.head_dim, t.dv(), *compiler::arch_number(t.arch));

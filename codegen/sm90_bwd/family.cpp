@@ -56,12 +56,6 @@ class Sm90Backward final : public KernelFamily {
 
   bool serves_value_head_dim() const override { return true; }
 
-  std::string refusal_unless_named(const compiler::KernelTarget& t) const override {
-    if (t.dv() == t.head_dim) return "";
-    return "the split form (a value head dim of its own) has not yet run on a GPU: it runs only where "
-           "backward_family names sm90_bwd";
-  }
-
   std::string refusal(const compiler::KernelTarget& t, const ir::Program& program) const override {
     if (t.arch != "sm_90a") return fmt::format("architecture {} is not sm_90a (wgmma, TMA)", dsl::quoted(t.arch));
     // The forward's head dims (templates/sm90/tiles.cuh): its lse and out are what the backward reads.

@@ -44,8 +44,8 @@ struct CompileOptions {
   // The head dim of v and out when it differs from q's and k's (multi-head latent attention:
   // 192 / 128 in prefill and training; 576 / 512 in the absorbed decode, v the first 512 columns of
   // k's storage); 0: head_dim. cpu kernels: any size >= 1. CUDA kernels: 192 / 128 on the prefill
-  // and backward families; decode with v of its own head dim on the "decode_mla" family, which a
-  // compile gets by naming it in `family` (until it has been measured on a GPU).
+  // and backward families; decode with v of its own head dim on the "decode_mla" family (the
+  // main kernel where no forward family takes the head dims: 576 / 512).
   int head_dim_v = 0;
   // Of q, k, v and out. CUDA kernels: bf16 or fp16. cpu kernels: f32, bf16 or fp16.
   DType dtype = DType::bf16;

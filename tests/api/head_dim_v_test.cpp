@@ -126,32 +126,24 @@ TEST(HeadDimV, CudaForwardOnBothForwardFamilies) {
               HasSubstr("sm80_fwd: v's head dim 192 is not a multiple of 16 between 16 and q and k's 128"));
   EXPECT_THAT(refusal({.head_dim = 64, .head_dim_v = -2, .arch = "sm_90a"}),
               HasSubstr("head dim -2 of v is not supported: it must be at least 1 (0: head_dim)"));
-  for (const char* source : {"backward", "decode"}) {
-    try {
-      // The backward on sm_80: the Hopper family's split form is sm_90a's (below).
-      const CompileOptions o{.head_dim = 192, .head_dim_v = 128, .arch = source[0] == 'b' ? "sm_80" : "sm_90a"};
-      if (std::string(source) == "backward") generate_backward_cuda_source(example("causal"), o);
-      else generate_decode_cuda_source(example("causal"), o);
-      FAIL() << source << " took head_dim_v";
-    } catch (const UnsupportedError& e) {
-      EXPECT_THAT(e.what(), HasSubstr("v's head dim 128 differs from q and k's 192: this family takes one head dim"))
-          << source;
-    }
-  }
-  // The Hopper backward's split form runs where the options name its family (until it is measured
-  // on a GPU, the engine does not choose it on its own).
-  EXPECT_THAT(generate_backward_cuda_source(example("causal"), {.head_dim = 192,
-                                                                .head_dim_v = 128,
-                                                                .arch = "sm_90a",
-                                                                .backward_family = "sm90_bwd"}),
-              HasSubstr("flexjit::Sm90BwdSplitConfig<192, 128, 64, 64, 2, flexjit::bf16_t>"));
   try {
-    generate_backward_cuda_source(example("causal"), {.head_dim = 192, .head_dim_v = 128, .arch = "sm_90a"});
-    ADD_FAILURE() << "the split form was chosen without being named";
+    // The backward on sm_80: the Hopper family's split form is sm_90a's (below).
+    generate_backward_cuda_source(example("causal"), {.head_dim = 192, .head_dim_v = 128, .arch = "sm_80"});
+    FAIL() << "sm80_bwd took head_dim_v";
   } catch (const UnsupportedError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("sm90_bwd: the split form (a value head dim of its own) has not yet run on a "
-                                    "GPU: it runs only where backward_family names sm90_bwd"));
+    EXPECT_THAT(e.what(), HasSubstr("v's head dim 128 differs from q and k's 192: this family takes one head dim"));
   }
+  // Decode: the decode_mla family.
+  EXPECT_THAT(generate_decode_cuda_source(example("causal"), {.head_dim = 192, .head_dim_v = 128, .arch = "sm_90a"}),
+              HasSubstr("flexjit::DecodeMlaConfig<192, 128, 3, true, flexjit::bf16_t>"));
+  // The Hopper backward's split form, chosen on its own or named.
+  for (const char* family : {"", "sm90_bwd"})
+    EXPECT_THAT(generate_backward_cuda_source(example("causal"), {.head_dim = 192,
+                                                                  .head_dim_v = 128,
+                                                                  .arch = "sm_90a",
+                                                                  .backward_family = family}),
+                HasSubstr("flexjit::Sm90BwdSplitConfig<192, 128, 64, 64, 2, flexjit::bf16_t>"))
+        << family;
   // The same head dim said twice is the ordinary kernel.
   EXPECT_EQ(engine().compile(example("causal"), {.head_dim = 64, .head_dim_v = 64, .arch = "sm_90a"}).head_dim_v(), 64);
 }

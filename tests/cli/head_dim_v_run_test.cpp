@@ -88,10 +88,10 @@ TEST(CliHeadDimV, RefusalsNameTheProblem) {
   EXPECT_NE(r.output.find("expected the shape of out (1, 2, 4, 8), got (1, 2, 4, 16)"), std::string::npos) << r.output;
   EXPECT_FALSE(std::filesystem::exists(out));
 
-  // On CUDA the forward families and the Hopper backward take Dqk != Dv (192 / 128 on sm_90a): the
-  // decode source, and the backward's on sm_80, are refused by name.
+  // On CUDA the forward families, the Hopper backward and decode_mla take Dqk != Dv (192 / 128 on
+  // sm_90a): the backward's on sm_80 is refused by name.
   const std::string refusal = "v's head dim 128 differs from q and k's 192: this family takes one head dim";
-  for (const char* command : {"emit ptx --backward --arch sm_80", "emit cuda --decode"}) {
+  for (const char* command : {"emit ptx --backward --arch sm_80"}) {
     const std::string log = temp_path("mla_emit.log");
     const std::string line = std::string("cd '") + FLEXJIT_SOURCE_DIR + "' && '" + FLEXJIT_CLI + "' " + command +
                              " examples/causal.py --head-dim 192 --head-dim-v 128 > '" + log + "' 2>&1";

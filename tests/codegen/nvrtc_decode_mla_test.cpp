@@ -152,24 +152,25 @@ TEST(DecodeMlaTile, RefusesWhatItCannotRun) {
             "block and token lists run on the decode family's kernel only");
 }
 
-// Until its kernel has run on a GPU, only a compile that names it gets it, and then its kernel is
-// the program's main one (no forward family takes 576 / 512).
-TEST(DecodeMlaTile, AProgramGetsItOnlyByName) {
+// The decode pass takes it on its own where v has a head dim of its own. It is the program's main
+// kernel where no forward family takes the head dims (576 / 512) or where the options name it; at
+// 192 / 128 the forward families keep the plain calls.
+TEST(DecodeMlaTile, TheMainKernelWhereNoForwardFamilyServes) {
   const Program program = program_named("causal");
   compiler::KernelTarget decode = mla_target(576, 512, compiler::ElementType::BF16, "sm_90a");
   decode.family = "";
-  try {
-    codegen::select_family(decode, detail::ProgramAccess::impl(program).ir);
-    FAIL() << "decode_mla was chosen without its name";
-  } catch (const UnsupportedError& e) {
-    EXPECT_THAT(e.what(), testing::HasSubstr(
-                              "decode_mla: not yet measured on a GPU: name it (family = \"decode_mla\") to use it"));
+  EXPECT_EQ(codegen::select_family(decode, detail::ProgramAccess::impl(program).ir).name(), std::string("decode_mla"));
+  for (const char* family : {"", "decode_mla"}) {
+    const codegen::GeneratedKernel g =
+        api::generate(detail::ProgramAccess::impl(program),
+                      CompileOptions{.head_dim = 576, .head_dim_v = 512, .arch = "sm_90a", .family = family});
+    EXPECT_EQ(g.family, "decode_mla") << family;
+    EXPECT_EQ(g.target.pass, compiler::KernelPass::Decode) << family;
   }
-  const codegen::GeneratedKernel g = api::generate(
-      detail::ProgramAccess::impl(program),
-      CompileOptions{.head_dim = 576, .head_dim_v = 512, .arch = "sm_90a", .family = "decode_mla"});
-  EXPECT_EQ(g.family, "decode_mla");
-  EXPECT_EQ(g.target.pass, compiler::KernelPass::Decode);
+  const codegen::GeneratedKernel mla_prefill = api::generate(
+      detail::ProgramAccess::impl(program), CompileOptions{.head_dim = 192, .head_dim_v = 128, .arch = "sm_90a"});
+  EXPECT_EQ(mla_prefill.family, "sm90_fwd");
+  EXPECT_EQ(mla_prefill.target.pass, compiler::KernelPass::Forward);
 }
 
 }  // namespace

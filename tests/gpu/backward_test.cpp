@@ -131,8 +131,7 @@ std::vector<Case> on_hopper_wide() {
 // Hopper family's split form (templates/sm90/attention_bwd_split.cuh): masks walked by q range and
 // by the transposed tile map, a score mod with a slope whose captured slopes get a gradient, a
 // dense bias's gradient, block lists of 64 x 64, GQA over 2 and 1 kv heads, ragged lengths in
-// PyTorch's layout, the padded layout, bf16 and fp16, with sm90_bwd named (the engine does not
-// choose the split form on its own until it has run here).
+// PyTorch's layout, the padded layout, bf16 and fp16, with sm90_bwd named.
 std::vector<Case> on_hopper_mla() {
   std::vector<Case> v;
   for (const char* p : {"causal", "document", "alibi_softcap_window", "topk_causal", "dense_bias", "learned_sink"})
