@@ -12,6 +12,14 @@
 // (cuMemcpyDtoD: bytes read + bytes written / time), and of the read bandwidth (a kernel that
 // only streams a buffer, as decode streams K and V: bench/read_probe.hpp), its roofline.
 //
+// MLA decode configs (decode_mla_*): multi-head latent attention's absorbed decode step (DeepSeek-
+// V3), q and k of 576 columns, v the first 512 of k's, passed as a view of k (k's data pointer and
+// strides, last dim 512) so that the kernel reads v from the K rows it loads; one kv head under 16
+// or 128 query heads, one token per sequence, pages of 64 keys, examples/decode_causal.py compiled
+// for the decode_mla family (CompileOptions::family names it). TB/s = each sequence's K rows once
+// (v is inside them), q and out / time, and its fraction of the read bandwidth; TF/s = 2 * (576 +
+// 512) * kept pairs / time, since the 128-head rows may be bound by the tensor cores instead.
+//
 // Chunked-prefill configs (prefill_chunk_*): the last 2048 tokens of each sequence as new tokens
 // against its cache (contiguous with kv_lens, and paged), causal among themselves, in TF/s, beside
 // the same chunk as a plain forward call (the *_forward twin: q_offset, no cache).
@@ -165,6 +173,10 @@ struct KvCacheLayout {
   // instead of by decode_causal.py's captured offsets (every sequence holds all T keys): the same
   // attention without a mask that reads a tensor.
   bool placed_by_q_offset = false;
+  // v is a view of k's first Shape::Dv columns (MLA's absorbed decode): the call passes k's data
+  // pointer and strides as v, so the kernel reads v from the K rows it loads, and the config has
+  // no v buffer (nor V bytes to move).
+  bool v_in_k = false;
 };
 
 // Token-level selection configs: lists of K keys for each (sequence, kv head, query row), shared
@@ -185,6 +197,9 @@ struct Config {
   std::optional<KvCacheLayout> decode{};     // decode configs (they take no setup)
   bool fwdbwd = false;                       // forward + backward of a prefill config
   std::optional<TokenSelection> tokens{};    // token-level selection configs (no setup)
+  // CompileOptions::family of a config that only one family serves (token lists: decode; MLA's
+  // decode: decode_mla, named only until measured); empty: --family's, else the automatic choice.
+  std::string family{};
 };
 
 TensorView device_view(DeviceBuffer& b, DType dtype, std::vector<std::int64_t> shape) {
@@ -357,16 +372,34 @@ std::vector<Config> decode_configs() {
   return out;
 }
 
+// Multi-head latent attention's absorbed decode (DeepSeek-V3): q and k of 576 columns, v their
+// first 512 (a view of k), one kv head under 16 or 128 query heads, bf16, in shuffled pages of 64
+// keys, on the decode_mla family (a compile gets it only by naming it until it has run on a GPU).
+// With 16 heads a step streams the cache; with 128 it does 2 * (576 + 512) * 128 FLOPs per 1152
+// bytes of a key (242 a byte), about the ratio of an H100's or H200's dense bf16 rate to its
+// bandwidth (295, 206), so the tensor cores may bound it instead: the rows report TF/s beside
+// TB/s. No peer runs them (bench/peers.py).
+std::vector<Config> mla_decode_configs() {
+  const std::tuple<int, int, int> shapes[] = {{64, 4096, 16}, {64, 32768, 16}, {128, 8192, 128}, {64, 32768, 128}};
+  std::vector<Config> out;
+  for (const auto& [B, kv_len, Hq] : shapes)  // B sequences of kv_len keys, Hq query heads
+    out.push_back({fmt::format("decode_mla_b{}_kv{}_h{}_paged{}", B, kv_len, Hq, kDecodePageSize),
+                   {B, Hq, 1, kv_len, 576, flexjit::bf16, 512}, "examples/decode_causal.py", {},
+                   KvCacheLayout{.page_size = kDecodePageSize, .v_in_k = true}, false, {}, "decode_mla"});
+  return out;
+}
+
 // Token-level selection: K = 2048 keys per query token (DeepSeek sparse attention's k), 16 query
 // heads over one kv head, so that a CTA packs the 16 rows that share a list; D = 128, bf16. The
 // prefill config's program is the CLI's example (tests/cli/programs/token_topk_causal.py); its
 // peer is FlexAttention on the same lists (bench/peers.py TOKEN_CONFIGS). The decode step has none.
 std::vector<Config> token_configs() {
+  // decode: the one family that serves token lists.
   return {{"tokens_prefill_k2048_t8192", {1, 16, 1, 8192, 128, flexjit::bf16},
-           "tests/cli/programs/token_topk_causal.py", {}, {}, false, TokenSelection{.K = 2048}},
+           "tests/cli/programs/token_topk_causal.py", {}, {}, false, TokenSelection{.K = 2048}, "decode"},
           {fmt::format("tokens_decode_k2048_b64_kv32768_paged{}", kDecodePageSize),
            {64, 16, 1, 32768, 128, flexjit::bf16}, "bench/token_topk_decode_causal.py", {}, {}, false,
-           TokenSelection{.K = 2048, .new_tokens = 1, .page_size = kDecodePageSize}}};
+           TokenSelection{.K = 2048, .new_tokens = 1, .page_size = kDecodePageSize}, "decode"}};
 }
 
 // Forward + backward: the mission's masks at B = 4, H = 16, T = 4096, D = 128, causal at D = 64,
@@ -429,6 +462,7 @@ std::vector<Config> configs() {
       {"mla_dense_d192v128", {4, 16, 16, 4096, 192, bf16, 128}, "bench/dense.py", dense_setup},
   };
   for (Config& c : decode_configs()) all.push_back(std::move(c));
+  for (Config& c : mla_decode_configs()) all.push_back(std::move(c));
   for (Config& c : token_configs()) all.push_back(std::move(c));
   // Last: a fault in the backward kernels, which poisons the CUDA context, then costs no other figures.
   for (Config& c : fwdbwd_configs(all)) all.push_back(std::move(c));
@@ -490,16 +524,16 @@ void fill_random(DeviceBuffer& b, std::size_t n, const std::vector<std::uint16_t
     b.upload(pool.data() + (++*tensor * 104729) % kPoolSlack, std::min(chunk, n - done) * 2, done * 2);
 }
 
-// `count` sets of q and out of nq elements, k and v of nkv.
-std::vector<InputSet> make_sets(DType dtype, std::size_t nq, std::size_t nkv, int count) {
+// `count` sets of q and out of nq elements, k of nkv and v of nv (0 where v is a view of k).
+std::vector<InputSet> make_sets(DType dtype, std::size_t nq, std::size_t nkv, std::size_t nv, int count) {
   const std::vector<std::uint16_t>& pool = random_pool(dtype, std::min(std::max(nq, nkv), kMaxPoolElements));
   std::vector<InputSet> sets;
   std::size_t tensor = 0;
   for (int i = 0; i < count; ++i) {
-    sets.push_back({DeviceBuffer(nq * 2), DeviceBuffer(nkv * 2), DeviceBuffer(nkv * 2), DeviceBuffer(nq * 2)});
+    sets.push_back({DeviceBuffer(nq * 2), DeviceBuffer(nkv * 2), DeviceBuffer(nv * 2), DeviceBuffer(nq * 2)});
     fill_random(sets.back().q, nq, pool, &tensor);
     fill_random(sets.back().k, nkv, pool, &tensor);
-    fill_random(sets.back().v, nkv, pool, &tensor);
+    fill_random(sets.back().v, nv, pool, &tensor);
     sets.back().out.fill_bytes(0xFF);  // NaN: an element the kernel never writes shows up
   }
   return sets;
@@ -507,7 +541,7 @@ std::vector<InputSet> make_sets(DType dtype, std::size_t nq, std::size_t nkv, in
 
 std::vector<InputSet> make_sets(const Shape& s, int count) {
   const std::size_t nq = std::size_t{1} * s.B * s.Hq * s.T * s.D, nkv = std::size_t{1} * s.B * s.Hkv * s.T * s.D;
-  return make_sets(s.dtype, nq, nkv, count);
+  return make_sets(s.dtype, nq, nkv, nkv, count);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -540,8 +574,7 @@ flexjit::Kernel compile_config(const Config& c, const Options& opt, flexjit::Eng
                                                 .head_dim_v = c.s.Dv,
                                                 .dtype = c.s.dtype,
                                                 .tile = opt.tile,
-                                                // the one family that serves token lists
-                                                .family = c.tokens ? "decode" : opt.family,
+                                                .family = c.family.empty() ? opt.family : c.family,
                                                 .backward_family = split_backward ? "sm90_bwd" : opt.backward_family};
   return jit.compile(load_program(c), compile_options);
 }
@@ -930,14 +963,30 @@ std::vector<std::int64_t> bind_page_table(const std::vector<std::int32_t>& lens,
   return {table.num_pages, page_size, s.Hkv, s.D};
 }
 
-// Input sets of nq-element q and out and nkv-element k and v: at least two, together more than
-// twice the L2 (a KV cache here is 0.5 to 2 GB: two).
-std::vector<InputSet> sets_beyond_l2(DType dtype, std::size_t nq, std::size_t nkv, const Device& dev,
+// Input sets of nq-element q and out, nkv-element k and nv-element v (0: v is a view of k): at
+// least two, together more than twice the L2 (a KV cache here is 0.5 to 2.4 GB: two).
+std::vector<InputSet> sets_beyond_l2(DType dtype, std::size_t nq, std::size_t nkv, std::size_t nv, const Device& dev,
                                      nlohmann::json& row) {
-  const std::int64_t set_bytes = flexjit::dtype_size(dtype) * static_cast<std::int64_t>(2 * nq + 2 * nkv);
+  const std::int64_t set_bytes = flexjit::dtype_size(dtype) * static_cast<std::int64_t>(2 * nq + nkv + nv);
   const int sets_needed = static_cast<int>(std::max<std::int64_t>(2, 2 * dev.l2_bytes / set_bytes + 1));
   row["sets"] = sets_needed;
-  return make_sets(dtype, nq, nkv, sets_needed);
+  return make_sets(dtype, nq, nkv, nv, sets_needed);
+}
+
+// The v of a decode call on input set x: its own buffer, or where v is k's first `columns`
+// columns, a view of k (k's data pointer and strides, last dim `columns`), which the host
+// recognizes so that the kernel reads v from k's rows.
+TensorView decode_v(InputSet& x, const TensorView& k, DType dtype, bool v_in_k, std::int64_t columns) {
+  std::vector<std::int64_t> shape = k.shape;
+  shape.back() = columns;
+  if (!v_in_k) return device_view(x.v, dtype, std::move(shape));
+  return TensorView{k.data, dtype, std::move(shape), k.effective_strides(), k.device};
+}
+
+// The row's kind, which sets its table in bench/compare.py: a chunk of new tokens (TF/s), MLA's
+// decode (v in k's rows: TB/s and TF/s), or decode (TB/s).
+const char* decode_kind(const KvCacheLayout& cache) {
+  return cache.new_tokens > 1 ? "prefill_chunk" : cache.v_in_k ? "decode_mla" : "decode";
 }
 
 // The median and the fastest of per-launch times (ms) in the row, in ms and us; returns the median.
@@ -949,11 +998,20 @@ double record_launch_times(const std::vector<double>& ms, nlohmann::json& row) {
   return med;
 }
 
+// What any kernel must move for a call against caches that hold `keys` keys in all: each key's K
+// row and V row once (no V row where v is inside k's rows), q, and out (of v's columns).
+std::int64_t decode_bytes(const Shape& s, const KvCacheLayout& cache, std::int64_t keys, int Tq) {
+  const std::int64_t kv_columns = s.D + (cache.v_in_k ? 0 : s.dv());
+  return flexjit::dtype_size(s.dtype) * (keys * s.Hkv * kv_columns + std::int64_t{s.B} * s.Hq * Tq * (s.D + s.dv()));
+}
+
 // One query token per sequence, its last (offsets[b] = kv_lens[b] - 1): examples/decode_causal.py
 // then keeps every key, as the peers' unmasked decode does. No block mask: a call with a KV cache
 // takes none (the decode kernel classifies its keys itself). A chunked-prefill config has
 // new_tokens rows per sequence instead (decode_causal.py: causal among them) and is reported in
-// TF/s; its plain-forward twin runs examples/causal.py with q_offset = kv_len - new_tokens.
+// TF/s; its plain-forward twin runs examples/causal.py with q_offset = kv_len - new_tokens. MLA's
+// decode (v_in_k) passes v as a view of k and reports TF/s beside TB/s (its 128-head rows may be
+// bound by the tensor cores).
 nlohmann::json run_decode_config(const Config& c, const Options& opt, const Device& dev,
                                  std::optional<double> copy_tbps, std::optional<double> read_tbps,
                                  flexjit::Engine& jit) {
@@ -963,7 +1021,7 @@ nlohmann::json run_decode_config(const Config& c, const Options& opt, const Devi
   const bool chunk = Tq > 1;
   const bool paged = cache.page_size > 0;
   nlohmann::json row = {{"cfg", c.name},
-                        {"kind", chunk ? "prefill_chunk" : "decode"},
+                        {"kind", decode_kind(cache)},
                         {"B", s.B},
                         {"Hq", s.Hq},
                         {"Hkv", s.Hkv},
@@ -972,8 +1030,10 @@ nlohmann::json run_decode_config(const Config& c, const Options& opt, const Devi
                         {"D", s.D},
                         {"dtype", flexjit::dtype_name(s.dtype)},
                         {"kv_layout", paged ? fmt::format("paged{}", cache.page_size) : "contiguous"},
-                        {"ragged", cache.ragged},
-                        {"contiguous_cfg", cache.contiguous}};
+                        {"ragged", cache.ragged}};
+  if (!cache.contiguous.empty()) row["contiguous_cfg"] = cache.contiguous;
+  if (s.Dv > 0) row["Dv"] = s.Dv;
+  if (cache.v_in_k) row["v_in_k"] = true;
   // Kernel's tile and resources are the forward kernel's, not those of the decode kernel that a
   // call with a KV cache runs: none are recorded.
   const flexjit::Kernel kernel = compile_config(c, opt, jit);
@@ -981,9 +1041,7 @@ nlohmann::json run_decode_config(const Config& c, const Options& opt, const Devi
   const std::vector<std::int32_t> lens =
       cache.ragged ? ragged_lengths(s.B, s.T) : std::vector<std::int32_t>(static_cast<std::size_t>(s.B), s.T);
   const std::int64_t keys = std::accumulate(lens.begin(), lens.end(), std::int64_t{0});
-  // What any decode kernel must move: each sequence's keys and values once, q, and out.
-  const std::int64_t element = flexjit::dtype_size(s.dtype);
-  const std::int64_t bytes = element * (2 * keys * s.Hkv * s.D + 2ll * s.B * s.Hq * Tq * s.D);
+  const std::int64_t bytes = decode_bytes(s, cache, keys, Tq);
   row["kv_keys"] = keys;
   // Pairs kept: every key for decode's one row; new token i of a chunk sees the len - Tq + i + 1
   // keys up to its own.
@@ -1010,14 +1068,15 @@ nlohmann::json run_decode_config(const Config& c, const Options& opt, const Devi
   const std::vector<std::int64_t> kv_shape = paged ? bind_page_table(lens, s, cache.page_size, buffers, fwd, row)
                                                    : std::vector<std::int64_t>{s.B, s.Hkv, s.T, s.D};
 
-  const std::size_t nq = std::size_t{1} * s.B * s.Hq * Tq * s.D;
+  const std::size_t nq = std::size_t{1} * s.B * s.Hq * Tq * s.D, nout = nq / s.D * s.dv();
   const std::size_t nkv = static_cast<std::size_t>(kv_shape[0] * kv_shape[1] * kv_shape[2] * kv_shape[3]);
-  std::vector<InputSet> sets = sets_beyond_l2(s.dtype, nq, nkv, dev, row);
+  std::vector<InputSet> sets = sets_beyond_l2(s.dtype, nq, nkv, cache.v_in_k ? 0 : nkv / s.D * s.dv(), dev, row);
 
   const auto launch = [&](std::size_t i) {
     InputSet& x = sets[i];
-    kernel.forward(device_view(x.q, s.dtype, {s.B, s.Hq, Tq, s.D}), device_view(x.k, s.dtype, kv_shape),
-                   device_view(x.v, s.dtype, kv_shape), device_view(x.out, s.dtype, {s.B, s.Hq, Tq, s.D}), fwd);
+    const TensorView k = device_view(x.k, s.dtype, kv_shape);
+    kernel.forward(device_view(x.q, s.dtype, {s.B, s.Hq, Tq, s.D}), k, decode_v(x, k, s.dtype, cache.v_in_k, s.dv()),
+                   device_view(x.out, s.dtype, {s.B, s.Hq, Tq, s.dv()}), fwd);
   };
   if (!g_gpu) {
     dry_run([&] { launch(0); });
@@ -1027,10 +1086,11 @@ nlohmann::json run_decode_config(const Config& c, const Options& opt, const Devi
 
   const double med = record_launch_times(time_launches(opt.reps, sets.size(), launch), row);
   row["tbps"] = static_cast<double>(bytes) / med / 1e9;
-  if (chunk) row["tflops"] = 4.0 * s.D * static_cast<double>(row["pairs"].get<std::int64_t>()) / med / 1e9;
+  if (chunk || cache.v_in_k)  // QK^T and PV
+    row["tflops"] = 2.0 * (s.D + s.dv()) * static_cast<double>(row["pairs"].get<std::int64_t>()) / med / 1e9;
   if (copy_tbps) row["copy_fraction"] = static_cast<double>(bytes) / med / 1e9 / *copy_tbps;
   if (read_tbps) row["read_fraction"] = static_cast<double>(bytes) / med / 1e9 / *read_tbps;
-  check_output(sets[0].out, nq, s.dtype, row);
+  check_output(sets[0].out, nout, s.dtype, row);
   return row;
 }
 
@@ -1099,7 +1159,7 @@ nlohmann::json run_token_config(const Config& c, const Options& opt, const Devic
   const std::vector<std::int64_t> q_shape = {s.B, s.Hq, Tq, s.D};
   const std::size_t nq = std::size_t{1} * s.B * s.Hq * Tq * s.D;
   const std::size_t nkv = static_cast<std::size_t>(kv_shape[0] * kv_shape[1] * kv_shape[2] * kv_shape[3]);
-  std::vector<InputSet> sets = sets_beyond_l2(s.dtype, nq, nkv, dev, row);
+  std::vector<InputSet> sets = sets_beyond_l2(s.dtype, nq, nkv, nkv, dev, row);
   const auto launch = [&](std::size_t i) {
     InputSet& x = sets[i];
     kernel.forward(device_view(x.q, s.dtype, q_shape), device_view(x.k, s.dtype, kv_shape),
@@ -1151,6 +1211,10 @@ void print_row(const Config& c, const nlohmann::json& row) {
   if (c.tokens) {
     fmt::print("{:<40} {:>9} ms {:>7} TF/s {:>6} TB/s  token lists of {} keys\n", c.name, cell(row, "ms", "{:.4f}"),
                cell(row, "tflops", "{:.1f}"), cell(row, "tbps", "{:.2f}"), c.tokens->K);
+  } else if (c.decode && c.decode->v_in_k) {
+    fmt::print("{:<36} {:>9} us {:>6} TB/s {:>5} of read bandwidth {:>7} TF/s  v in k's rows\n", c.name,
+               cell(row, "us", "{:.1f}"), cell(row, "tbps", "{:.2f}"), cell(row, "read_fraction", "{:.2f}"),
+               cell(row, "tflops", "{:.1f}"));
   } else if (c.decode && c.decode->new_tokens > 1) {
     fmt::print("{:<36} {:>9} ms {:>7} TF/s  chunked prefill\n", c.name, cell(row, "ms", "{:.4f}"),
                cell(row, "tflops", "{:.1f}"));
@@ -1297,7 +1361,7 @@ int main(int argc, char** argv) {
                        : run_config(c, opt, dev, jit);
     } catch (const std::exception& e) {
       row = {{"cfg", c.name}, {"ok", false}, {"error", e.what()}};
-      if (c.decode) row["kind"] = c.decode->new_tokens > 1 ? "prefill_chunk" : "decode";
+      if (c.decode) row["kind"] = decode_kind(*c.decode);
       if (c.fwdbwd) row["kind"] = "fwdbwd";
       if (c.tokens) row["kind"] = "tokens";
     }

@@ -36,6 +36,12 @@ Token-level selection (tokens_*: programs with token lists, on the decode kernel
 kept pairs / time, TB/s = the K and V rows the lists name / time), beside FlexAttention on the
 same lists as a dense mask where peers.py ran it: no target yet.
 
+MLA decode (decode_mla_*: multi-head latent attention's absorbed decode step, q and k of 576
+columns, v the first 512 of k's rows, on the decode_mla kernel): TB/s = each sequence's K rows
+once, q and out / time; its fraction of the read bandwidth; TF/s = 2 * (D + Dv) * kept pairs /
+time (the 128-head rows may be bound by the tensor cores). No peer (peers.py runs none), no target
+yet.
+
 Through Python (peers.py's "flexjit.torch" rows: flexjit.torch.flex_attention timed as the peers
 are), set against attn_bench's C++ figures of the same configs; and the host's cost per call of a
 tiny causal forward, C++ (attn_bench) and Python:
@@ -254,6 +260,18 @@ def tokens_table(ours, peers, checks_out, notes):
                          f"{flex_row['block_mask_ms']:.2f} ms")
 
 
+def mla_decode_table(ours, checks_out, notes):
+    """MLA's decode step, ours only: bytes and FLOPs both, since either may bound it."""
+    print("| config | ms | TB/s | read fraction | TF/s |")
+    print("|---|---|---|---|---|")
+    for r in ours:
+        if "error" in r:
+            checks_out.append((False, f"{r['cfg']}: error: {r['error'][:80]}"))
+            notes.append(f"{r['cfg']}: {r['error'][:200]}")
+        print(f"| {r['cfg']} | {fmt(r.get('ms'), '.4f')} | {fmt(r.get('tbps'), '.2f')} | "
+              f"{fmt(r.get('read_fraction'), '.0%')} | {fmt(r.get('tflops'), '.1f')} |")
+
+
 def take_autotuned_flex(peers):
     """Where peers.py timed FlexAttention with max-autotune too, that figure is the FlexAttention
     peer (the faster of the two: autotuning may pick the default tile). Returns 'name (default TF/s)'
@@ -286,6 +304,13 @@ def python_table(ours, peers, host, checks_out):
         checks_out.append((py - cpp <= PYTHON_US_OVER_CPP, f"Python's cost per call +{py - cpp:.1f} us (<= 20)"))
 
 
+def read_bandwidth_text(doc):
+    """The read probe's figure of the run, the roofline of the decode rows' TB/s."""
+    read = doc.get("read_bandwidth")
+    return (f"read bandwidth {read['tbps']:.2f} TB/s (a kernel that only reads {read['bytes'] / 2**30:.0f} GiB, "
+            f"median of {read['reps']}: decode's roofline)" if read else "read bandwidth not measured")
+
+
 def main(argv):
     if len(argv) not in (2, 3):
         sys.exit(__doc__)
@@ -304,7 +329,8 @@ def main(argv):
     fwdbwd = [r for r in ours if r.get("kind") == "fwdbwd"]
     chunks = [r for r in ours if r.get("kind") == "prefill_chunk"]
     tokens = [r for r in ours if r.get("kind") == "tokens"]
-    prefill = [r for r in ours if r.get("kind") not in ("decode", "fwdbwd", "prefill_chunk", "tokens")]
+    mla_decode = [r for r in ours if r.get("kind") == "decode_mla"]
+    prefill = [r for r in ours if r.get("kind") not in ("decode", "fwdbwd", "prefill_chunk", "tokens", "decode_mla")]
     checks, notes = [], []
     if prefill:
         prefill_table(prefill, peers, checks, notes)
@@ -314,10 +340,8 @@ def main(argv):
         copy = doc.get("copy_bandwidth")
         measured = (f"copy bandwidth {copy['tbps']:.2f} TB/s (cuMemcpyDtoD of {copy['bytes'] / 2**30:.0f} GiB, "
                     f"bytes read + written / time, median of {copy['reps']})" if copy else "copy bandwidth not measured")
-        read = doc.get("read_bandwidth")
-        if read:
-            measured += (f"; read bandwidth {read['tbps']:.2f} TB/s (a kernel that only reads "
-                         f"{read['bytes'] / 2**30:.0f} GiB, median of {read['reps']}: decode's roofline)")
+        if doc.get("read_bandwidth"):
+            measured += "; " + read_bandwidth_text(doc)
         print(f"Decode: {measured}; TB/s = bytes of K and V of every sequence, q and out / time")
         print()
         decode_table(decode, {r["cfg"]: r for r in decode}, peers, checks, notes)
@@ -346,6 +370,14 @@ def main(argv):
               "same lists")
         print()
         tokens_table(tokens, peers, checks, notes)
+    if mla_decode:
+        if prefill or decode or fwdbwd or chunks or tokens:
+            print()
+        print("MLA decode: one token per sequence, q and k of D columns, v k's first Dv (a view of k), one kv head; "
+              "TB/s = each sequence's K rows once, q and out / time; read fraction: TB/s over the read bandwidth; "
+              "TF/s = 2 * (D + Dv) * kept pairs / time; no peer; " + read_bandwidth_text(doc))
+        print()
+        mla_decode_table(mla_decode, checks, notes)
     if host or any(s == PYTHON for _, s in peers):
         print()
         print("Through Python: flexjit.torch.flex_attention, timed as the peers are, against the C++ call")
@@ -357,7 +389,7 @@ def main(argv):
     met = sum(ok for ok, _ in checks)
     own = ((["spills"] if prefill else []) + (["copy bandwidth", "paged / contiguous"] if decode else [])
            + (["gradients", "backward support"] if fwdbwd else []) + (["chunked prefill"] if chunks else [])
-           + (["token-level selection"] if tokens else []))
+           + (["token-level selection"] if tokens else []) + (["MLA decode errors"] if mla_decode else []))
     print()
     print(f"targets: {met} met, {len(checks) - met} missed"
           + ("" if peers else f" (no peer figures: only {', '.join(own)} checked)"))

@@ -138,3 +138,15 @@ def test_token_rows_have_a_table_of_their_own_beside_flex_without_a_target(tmp_p
     assert "unmasked pairs differ (ours 1000, peers 1100" in out  # the two sides' lists are not the same
     assert "create_block_mask warm: 4.50 ms" in out
     assert "flex TF/s | FA2 TF/s" not in out  # no prefill table: token rows are not prefill rows
+
+
+def test_mla_decode_rows_have_a_table_of_their_own_without_a_peer(tmp_path):
+    ours = [{"cfg": "decode_mla_b64_kv4096_h16_paged64", "kind": "decode_mla", "ms": 0.125, "us": 125.0, "tbps": 2.5,
+             "read_fraction": 0.8, "tflops": 120.5, "D": 576, "Dv": 512},
+            {"cfg": "decode_mla_failed", "kind": "decode_mla", "ok": False, "error": "cuMemAlloc failed"}]
+    _, out = run_compare(tmp_path, ours, [])
+    assert "| config | ms | TB/s | read fraction | TF/s |" in out
+    assert "| decode_mla_b64_kv4096_h16_paged64 | 0.1250 | 2.50 | 80% | 120.5 |" in out
+    assert "| decode_mla_failed | - | - | - | - |" in out
+    assert "targets: 0 met, 1 missed" in out  # the failed row
+    assert "of copy" not in out  # not in the decode table
