@@ -162,7 +162,7 @@ struct Setup {
 struct KvCacheLayout {
   int page_size = 0;       // 0: k, v [B, Hkv, T, D]; else pages [num_pages, page_size, Hkv, D]
   bool ragged = false;     // lengths drawn from [1, T] (ragged_lengths); else every sequence has T keys
-  std::string contiguous;  // the config of the same sequences in contiguous k, v: the peers' name
+  std::string contiguous{};  // the config of the same sequences in contiguous k, v: the peers' name
   // Chunked prefill (prefill_chunk_*): the last `new_tokens` keys of each sequence are its new
   // tokens, causal among themselves; `plain_forward`: the same chunk as a forward call without a
   // cache (q of the new tokens, k and v of the whole sequence, q_offset placing the rows), the
