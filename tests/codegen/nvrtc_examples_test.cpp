@@ -49,6 +49,13 @@ ir::Program example_ir(const std::string& name, dsl::SourceFile& file) {
   return compiler::build_ir(file);
 }
 
+// Programs with token lists (TokenIndices) run on the decode family's kernel alone, where the
+// options name it; nvrtc_token_list_test.cpp checks that the other families refuse them.
+bool has_token_lists(const std::string& name) {
+  dsl::SourceFile file("", "");
+  return example_ir(name, file).token_indices.has_value();
+}
+
 std::vector<Case> cases() {
   std::vector<Case> out;
   for (const auto& name : example_names()) {
@@ -78,6 +85,7 @@ TEST_P(ExampleKernel, CompilesToACubin) {
   const Kernel k = engine.compile(program, {.head_dim = c.spec.head_dim,
                                             .dtype = c.spec.dtype == compiler::ElementType::FP16 ? fp16 : bf16,
                                             .arch = c.spec.arch,
+                                            .family = has_token_lists(c.example) ? "decode" : "",
                                             .math = c.spec.math == compiler::MathMode::Exact ? Math::exact : Math::fast});
   const std::vector<char> image = k.cubin();
   ASSERT_GE(image.size(), 4u);
@@ -171,13 +179,16 @@ TEST(GeneratedKernel, CacheKeyFollowsCompileTimeInputsOnly) {
 }
 
 // A fast and an exact kernel of the same program are different kernels, also when the program
-// has no float arithmetic at all (a kernel's header says its mode): never one cache entry.
+// has no float arithmetic at all (a kernel's header says its mode): never one cache entry. The
+// forward kernel, or the decode kernel of a program with token lists.
 TEST(GeneratedKernel, MathModesNeverShareACacheEntry) {
   for (const auto& name : example_names()) {
     dsl::SourceFile file("", "");
     const ir::Program program = example_ir(name, file);
+    const compiler::KernelPass pass =
+        program.token_indices ? compiler::KernelPass::Decode : compiler::KernelPass::Forward;
     auto key_of = [&](compiler::MathMode math) {
-      const compiler::KernelTarget target{.head_dim = 64, .arch = "sm_90a", .math = math};
+      const compiler::KernelTarget target{.head_dim = 64, .arch = "sm_90a", .pass = pass, .math = math};
       const codegen::GeneratedKernel k = codegen::generate_kernel(program, target, &file);
       return jit::CompileJob(api::compile_request(k), k.entry()).key.str();
     };
@@ -249,12 +260,14 @@ TEST(GeneratedKernel, KernelsForPositionOffsetsCompile) {
 // engine settles it without spills: the Hopper forward's kernel with the pages' reads added,
 // following the forward's tile chain where the mods spill (the 2-D neighbourhood: one CTA per query
 // tile), the mma.sync one for block lists of 64 x 64, which the Hopper tiles do not divide; no
-// tile-map builder (masks that read tensors classify their tiles in the kernel).
+// tile-map builder (masks that read tensors classify their tiles in the kernel). Programs with
+// token lists have none: their calls all run on the decode kernel.
 TEST(ChunkKernel, EveryExampleCompilesWithoutSpills) {
   jit::KernelCacheOptions no_disk;
   no_disk.use_disk = false;
   jit::KernelCache cache(no_disk);
   for (const std::string& name : example_names()) {
+    if (has_token_lists(name)) continue;
     const fs::path path = fs::path(FLEXJIT_SOURCE_DIR) / "examples" / (name + ".py");
     const Program program = Program::from_source(read_file(path), path.filename().string());
     const std::unique_ptr<api::CompiledKernel> k = api::compile_pass(

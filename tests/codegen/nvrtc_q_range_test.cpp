@@ -46,7 +46,10 @@ TEST(QRangeKernel, EveryExampleDeclaresADetectedQRange) {
     std::stringstream text;
     text << in.rdbuf();
     dsl::SourceFile file(path.filename().string(), text.str());
-    codegen::GeneratedKernel k = codegen::generate_kernel(compiler::build_ir(file), {64, compiler::ElementType::BF16, "sm_80"}, &file);
+    const ir::Program program = compiler::build_ir(file);
+    compiler::KernelTarget target{64, compiler::ElementType::BF16, "sm_80"};
+    if (program.token_indices) target.pass = compiler::KernelPass::Decode;  // token lists' only kernel
+    codegen::GeneratedKernel k = codegen::generate_kernel(program, target, &file);
     EXPECT_NE(k.source.find("__device__ static void q_range(const Params& p, int b_, int h_, int k0, int k1, int Tq_, int* lo, "
                             "int* hi) {"),
               std::string::npos);

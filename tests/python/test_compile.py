@@ -19,6 +19,8 @@ def example_bindings(rng):
     selected = np.full((B, HQ, 2, 2), -1, dtype=np.int32)
     selected[:, :, 0, 0] = 0
     selected[:, :, 1, :] = [1, 0]
+    tokens = rng.integers(-1, T, size=(B, HKV, T, 8), dtype=np.int32)  # a key list per kv head and row
+    tokens[..., 0] = np.arange(T)  # every row lists itself
     return {
         "alibi.py": {},
         "alibi_softcap_window.py": {"window": 24, "alibi_slopes": rng.uniform(0.1, 1, HQ).astype(np.float32)},
@@ -28,6 +30,7 @@ def example_bindings(rng):
         "dilated_window.py": {},
         "document.py": {"doc_ids": doc_ids},
         "document_window_sinks.py": {"doc_ids": doc_ids},
+        "dsa_topk_causal.py": {"selected": tokens},
         "learned_sink.py": {"window": 16, "sinks": rng.standard_normal(HQ).astype(np.float32)},
         "neighbourhood_2d.py": {},
         "prefix_lm.py": {"prefix_len": np.array([10, 33], dtype=np.int32)},
