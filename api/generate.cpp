@@ -49,14 +49,10 @@ compiler::KernelTarget main_target(const Program::Impl& program, const CompileOp
   compiler::KernelTarget target = forward_target(options);
   // A family named for another pass keeps its pass, so that its refusal says why.
   const auto& t = program.ir.token_indices;
-  if (t && target.family.empty())  // until the decode kernel's token lists have run on a GPU
-    throw UnsupportedError(fmt::format("{}:{}: token-level selection ('{}: TokenIndices') runs on CUDA where the options "
-                                       "name the decode family (family = \"decode\"), until its kernel has run on a "
-                                       "GPU; cpu kernels (Device::cpu()) run it as it is",
-                                       program.file.name(), t->pos.line, t->name));
-  // The decode kernel is the main one where it runs every call: token lists, and decode_mla where
-  // named or where no forward family takes the head dims (MLA's absorbed 576 / 512).
-  if ((t && target.family == "decode") || target.family == "decode_mla" ||
+  // The decode kernel is the main one where it runs every call: token lists (unless the options
+  // name another family, whose refusal then says why), and decode_mla where named or where no
+  // forward family takes the head dims (MLA's absorbed 576 / 512).
+  if ((t && (target.family.empty() || target.family == "decode")) || target.family == "decode_mla" ||
       (target.family.empty() && target.dv() != target.head_dim && !served(target, program) &&
        served(decode_pass(target), program)))
     target.pass = compiler::KernelPass::Decode;

@@ -4,8 +4,7 @@
 # key position or -1 (an unused slot); K the length of a list (2048 in DeepSeek-V3.2). The mask
 # compares rows with keys as a prefill does (Tq = Tkv); against a KV cache, compare positions
 # instead (examples/decode_causal.py). Runs on cpu kernels (Device::cpu(), --device cpu), forward
-# and backward; on CUDA, the forward on the decode family's kernel where the compile options name
-# it (family = "decode").
+# and backward; on CUDA, the forward on the decode family's kernel.
 selected: TokenIndices
 
 def mask_mod(b, h, q_idx, kv_idx):

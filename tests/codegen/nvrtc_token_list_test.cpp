@@ -157,22 +157,22 @@ TEST(TokenListDecode, PrefillFamiliesRefuseTokenLists) {
 }
 
 // A CUDA Kernel's main kernel for such a program is the decode kernel (every forward call runs
-// it), where the options name that family: until the kernel has run on a GPU, no other options
-// reach it.
-TEST(TokenListDecode, TheMainKernelIsTheDecodeKernelWhereNamed) {
+// it), chosen on its own or named; a prefill family named is refused, saying why.
+TEST(TokenListDecode, TheMainKernelIsTheDecodeKernel) {
   const Program program = token_program("token_topk_causal");
-  const codegen::GeneratedKernel g = api::generate(detail::ProgramAccess::impl(program),
-                                                   CompileOptions{.head_dim = 64, .arch = "sm_80", .family = "decode"});
-  EXPECT_EQ(g.family, "decode");
-  EXPECT_EQ(g.target.pass, compiler::KernelPass::Decode);
+  for (const char* family : {"", "decode"}) {
+    const codegen::GeneratedKernel g = api::generate(detail::ProgramAccess::impl(program),
+                                                     CompileOptions{.head_dim = 64, .arch = "sm_80", .family = family});
+    EXPECT_EQ(g.family, "decode") << family;
+    EXPECT_EQ(g.target.pass, compiler::KernelPass::Decode) << family;
+  }
   try {
-    api::generate(detail::ProgramAccess::impl(program), CompileOptions{.head_dim = 64, .arch = "sm_80"});
-    FAIL() << "token lists ran on CUDA without the decode family named";
+    api::generate(detail::ProgramAccess::impl(program), CompileOptions{.head_dim = 64, .arch = "sm_80", .family = "sm80_fwd"});
+    FAIL() << "a prefill family took token lists";
   } catch (const UnsupportedError& e) {
-    EXPECT_STREQ(e.what(),
-                 "token_topk_causal.py:3: token-level selection ('selected: TokenIndices') runs on CUDA where the "
-                 "options name the decode family (family = \"decode\"), until its kernel has run on a GPU; cpu "
-                 "kernels (Device::cpu()) run it as it is");
+    EXPECT_THAT(e.what(), testing::HasSubstr("kernel family sm80_fwd cannot run the forward pass at head dim 64, bf16, "
+                                             "sm_80: token-level selection ('selected: TokenIndices') runs on the "
+                                             "decode family's kernel only"));
   }
 }
 
