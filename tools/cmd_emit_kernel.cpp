@@ -43,7 +43,7 @@ struct KernelOptions {
 
 void add_kernel_options(CLI::App* cmd, KernelOptions& o) {
   cmd->add_option("FILE", o.file, "program file")->required();
-  cmd->add_option("--head-dim", o.head_dim, "head dimension (a multiple of 16 up to 256)")->capture_default_str();
+  cmd->add_option("--head-dim", o.head_dim, "head dimension of q and k (a multiple of 16 up to 256; 576 with --head-dim-v 512 for MLA's decode)")->capture_default_str();
   cmd->add_option("--head-dim-v", o.head_dim_v, "value head dimension of v and out (default: --head-dim)");
   cmd->add_option("--dtype", o.dtype, "element type of q, k, v and out")
       ->check(CLI::IsMember({"bf16", "fp16"}))
