@@ -83,19 +83,55 @@ __device__ __forceinline__ CachedSequence decode_sequence(const KvCacheRef& c, i
   return cached_sequence<NTHREADS>(c, capacity, b, tid, check_pages);
 }
 
-// The keys any packed row of a CTA can attend to: the union over its heads [h_first, h_last] of
-// each head's kv range for the tokens it has in the CTA (tokens_of_head(h, qa, qb)), within
-// [0, len); lo = hi = 0 when empty.
-template <class Mods, class TokensOfHead>
-__device__ __forceinline__ void packed_kv_range(const typename Mods::Params& p, int b, int h_first, int h_last,
-                                                int len, const TokensOfHead& tokens_of_head, int& lo, int& hi) {
+// The packed (query head, new token) rows of a decode CTA: blockIdx.y is (kv head hk, row group),
+// and the CTA takes rows [r0, r0 + nrows) of the kv head's group * Tq. Head-major (row r is head
+// head0 + r / Tq, token r % Tq), or token-major (kTokenMajor, token lists: head head0 + r % group,
+// token r / group; the host makes a CTA's rows heads of one token, which share its list).
+template <bool kTokenMajor>
+struct PackedRows {
+  const DecodeArgs& a;
+  int hk, r0, nrows, head0;
+  int h_first, h_last;  // the query heads of the first and last row
+
+  __device__ __forceinline__ explicit PackedRows(const DecodeArgs& args)
+      : a(args), hk(blockIdx.y / args.row_groups), r0((blockIdx.y % args.row_groups) * args.rows_per_cta),
+        nrows(min2(args.rows_per_cta, args.group * args.Tq - r0)), head0(hk * args.group), h_first(head_of(0)),
+        h_last(head_of(nrows - 1)) {}
+
+  // Packed row r of this CTA (0 <= r < nrows): its query head and token.
+  __device__ __forceinline__ int head_of(int r) const {
+    if constexpr (kTokenMajor) return head0 + (r0 + r) % a.group;
+    else return head0 + (r0 + r) / a.Tq;
+  }
+  __device__ __forceinline__ int token_of(int r) const {
+    if constexpr (kTokenMajor) return (r0 + r) / a.group;
+    else return (r0 + r) % a.Tq;
+  }
+  // The tokens [qa, qb) that head h has among the rows.
+  __device__ __forceinline__ void tokens_of_head(int h, int& qa, int& qb) const {
+    if constexpr (kTokenMajor) {
+      qa = token_of(0);
+      qb = qa + 1;
+    } else {
+      const int first_row = (h - head0) * a.Tq;
+      qa = max2(0, r0 - first_row);
+      qb = min2(a.Tq, r0 + nrows - first_row);
+    }
+  }
+};
+
+// The keys any packed row of a CTA can attend to: the union over its heads of each head's kv range
+// for the tokens it has in the CTA, within [0, len); lo = hi = 0 when empty.
+template <class Mods, bool kTokenMajor>
+__device__ __forceinline__ void packed_kv_range(const typename Mods::Params& p, int b,
+                                                const PackedRows<kTokenMajor>& rows, int len, int& lo, int& hi) {
   lo = len, hi = 0;
   // Not unrolled: it runs once per CTA, and NVVM's unrolling of it took 3.4 of the 4.7 s the
   // kernel's front end needed (bench/NOTES.md, "Compile latency").
 #pragma unroll 1
-  for (int h = h_first; h <= h_last; ++h) {
+  for (int h = rows.h_first; h <= rows.h_last; ++h) {
     int qa, qb;
-    tokens_of_head(h, qa, qb);
+    rows.tokens_of_head(h, qa, qb);
     int l = 0, e = len;
     Mods::kv_range(p, b, h, qa, qb, len, &l, &e);
     // An empty asm hides the range from NVVM: a closed form of index arithmetic alone (causal:
@@ -109,16 +145,16 @@ __device__ __forceinline__ void packed_kv_range(const typename Mods::Params& p, 
 }
 
 // A chunk's class [k0, k1) over every packed head: EMPTY or FULL only when it is so for all.
-template <class Mods, class TokensOfHead>
-__device__ __forceinline__ int packed_chunk_class(const typename Mods::Params& p, int b, int h_first, int h_last,
-                                                  int k0, int k1, const TokensOfHead& tokens_of_head) {
+template <class Mods, bool kTokenMajor>
+__device__ __forceinline__ int packed_chunk_class(const typename Mods::Params& p, int b,
+                                                  const PackedRows<kTokenMajor>& rows, int k0, int k1) {
   if constexpr (!Mods::kHasMask) {
     return static_cast<int>(FULL);
   } else {
     bool empty = true, full = true;
-    for (int h = h_first; h <= h_last; ++h) {
+    for (int h = rows.h_first; h <= rows.h_last; ++h) {
       int qa, qb;
-      tokens_of_head(h, qa, qb);
+      rows.tokens_of_head(h, qa, qb);
       const int c = Mods::classify(p, b, h, qa, qb, k0, k1);
       empty = empty && c == EMPTY;
       full = full && c == FULL;
@@ -207,20 +243,10 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
   const int t = lane & 3;
   const int split = blockIdx.x;
   const int b = blockIdx.z;
-  const int hk = blockIdx.y / a.row_groups;
-  const int r0 = (blockIdx.y % a.row_groups) * a.rows_per_cta;  // first packed row of this CTA
-  const int nrows = min2(a.rows_per_cta, a.group * a.Tq - r0);
-  const int head0 = hk * a.group;
-  // Packed row r of this CTA (0 <= r < nrows): its query head and token (token-major with token
-  // lists: the host makes the CTA's rows heads of one token).
-  auto head_of = [&](int r) {
-    if constexpr (kTokens) return head0 + (r0 + r) % a.group;
-    else return head0 + (r0 + r) / a.Tq;
-  };
-  auto token_of = [&](int r) {
-    if constexpr (kTokens) return (r0 + r) / a.group;
-    else return (r0 + r) % a.Tq;
-  };
+  const detail::PackedRows<kTokens> rows(a);  // token-major with token lists
+  const int hk = rows.hk, nrows = rows.nrows;
+  auto head_of = [&](int r) { return rows.head_of(r); };
+  auto token_of = [&](int r) { return rows.token_of(r); };
 
   // ---- the sequence: its length, and (split 0) every page the length reaches. A bad value makes
   // this sequence's rows NaN; nothing outside k and v is read either way.
@@ -262,22 +288,10 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
 
   // ---- the keys any packed row can attend to: the union of each packed head's kv range, each
   // for the tokens of that head in this CTA.
-  const int h_first = head_of(0), h_last = head_of(nrows - 1);
-  auto tokens_of_head = [&](int h, int& qa, int& qb) {
-    if constexpr (kTokens) {
-      qa = token_of(0);
-      qb = qa + 1;
-    } else {
-      const int first_row = (h - head0) * a.Tq;
-      qa = max2(0, r0 - first_row);
-      qb = min2(a.Tq, r0 + nrows - first_row);
-    }
-  };
+  const int h_first = rows.h_first;
   int lo, hi;
-  detail::packed_kv_range<Mods>(p, b, h_first, h_last, len, tokens_of_head, lo, hi);
-  auto classify = [&](int k0, int k1) {
-    return detail::packed_chunk_class<Mods>(p, b, h_first, h_last, k0, k1, tokens_of_head);
-  };
+  detail::packed_kv_range<Mods>(p, b, rows, len, lo, hi);
+  auto classify = [&](int k0, int k1) { return detail::packed_chunk_class<Mods>(p, b, rows, k0, k1); };
 
   // ---- chunks. Dense: chunk c holds keys [base + c * BN, + BN) of the kv range. Block list: the
   // listed blocks' keys one after another (every row of the CTA shares the list of h_first,

@@ -93,12 +93,10 @@ __device__ __forceinline__ void attention_decode_mla(const DecodeArgs& a, const 
   const int t = lane & 3;
   const int split = blockIdx.x;
   const int b = blockIdx.z;
-  const int hk = blockIdx.y / a.row_groups;
-  const int r0 = (blockIdx.y % a.row_groups) * a.rows_per_cta;
-  const int nrows = min2(a.rows_per_cta, a.group * a.Tq - r0);
-  const int head0 = hk * a.group;
-  auto head_of = [&](int r) { return head0 + (r0 + r) / a.Tq; };
-  auto token_of = [&](int r) { return (r0 + r) % a.Tq; };
+  const detail::PackedRows<false> rows(a);  // head-major
+  const int hk = rows.hk, nrows = rows.nrows;
+  auto head_of = [&](int r) { return rows.head_of(r); };
+  auto token_of = [&](int r) { return rows.token_of(r); };
   // The m16 tiles that hold rows; the logits' work units are (m16 tile, key half) pairs, and
   // `parts` warps share a unit by slices of the head dim when there are fewer than W units.
   const int tiles = (nrows + 15) / 16;
@@ -135,17 +133,9 @@ __device__ __forceinline__ void attention_decode_mla(const DecodeArgs& a, const 
   const typename detail::CtaOf<Mods>::type ctx = detail::CtaOf<Mods>::make(p, b, shead);
 
   // ---- the keys any packed row can attend to: the union of each packed head's kv range.
-  const int h_first = head_of(0), h_last = head_of(nrows - 1);
-  auto tokens_of_head = [&](int h, int& qa, int& qb) {
-    const int first_row = (h - head0) * a.Tq;
-    qa = max2(0, r0 - first_row);
-    qb = min2(a.Tq, r0 + nrows - first_row);
-  };
   int lo, hi;
-  detail::packed_kv_range<Mods>(p, b, h_first, h_last, len, tokens_of_head, lo, hi);
-  auto classify = [&](int k0, int k1) {
-    return detail::packed_chunk_class<Mods>(p, b, h_first, h_last, k0, k1, tokens_of_head);
-  };
+  detail::packed_kv_range<Mods>(p, b, rows, len, lo, hi);
+  auto classify = [&](int k0, int k1) { return detail::packed_chunk_class<Mods>(p, b, rows, k0, k1); };
 
   // ---- chunks: chunk c holds keys [base + c * BN, + BN) of the kv range; this split's share.
   const int base = (lo / BN) * BN;
