@@ -46,8 +46,10 @@ int token_list_rows_per_cta(int group, int list_head_group) {
 
 // Whether v is k's first columns: the same storage and strides, fewer columns (MLA's absorbed form).
 bool v_within_k(const ForwardTensors& t) {
-  return t.v.data == t.k.data && t.v.rank() == t.k.rank() && t.v.effective_strides() == t.k.effective_strides() &&
-         t.v.shape.back() <= t.k.shape.back();
+  if (t.v.data != t.k.data || t.v.rank() != t.k.rank() || t.v.shape.back() > t.k.shape.back()) return false;
+  for (int d = 0; d < t.k.rank(); ++d)  // stride() per dim: no vectors on the per-step decode path
+    if (t.v.stride(d) != t.k.stride(d)) return false;
+  return true;
 }
 
 }  // namespace
