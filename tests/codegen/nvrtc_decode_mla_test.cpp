@@ -14,7 +14,7 @@
 #include "codegen/families.hpp"
 #include "flexjit/error.hpp"
 #include "flexjit/program.hpp"
-#include "jit/ptxas_report.hpp"
+#include "tests/codegen/ptxas_checks.hpp"
 #include "templates/decode/mla_tiles.cuh"
 
 using namespace flexjit;
@@ -78,22 +78,14 @@ std::string case_name(const testing::TestParamInfo<Case>& info) {
                      t.arch);
 }
 
-jit::KernelCache& memory_cache() {
-  static jit::KernelCache cache([] {
-    jit::KernelCacheOptions o;
-    o.use_disk = false;
-    return o;
-  }());
-  return cache;
-}
-
 class DecodeMlaKernel : public testing::TestWithParam<Case> {};
 
 TEST_P(DecodeMlaKernel, CompilesWithoutSpills) {
   const Case& c = GetParam();
   const Program program = program_named(c.program);
   const std::unique_ptr<api::CompiledKernel> k =
-      api::compile_pass(detail::ProgramAccess::impl(program), c.target, compiler::KernelPass::Decode, memory_cache());
+      api::compile_pass(detail::ProgramAccess::impl(program), c.target, compiler::KernelPass::Decode,
+                        test::memory_kernel_cache());
   EXPECT_EQ(k->generated.family, "decode_mla");
   const int arch = *compiler::arch_number(c.target.arch);
   const decode_mla::MlaTile tile = decode_mla::choose_tile(c.target.head_dim, c.target.dv(), arch);
@@ -104,17 +96,7 @@ TEST_P(DecodeMlaKernel, CompilesWithoutSpills) {
   EXPECT_EQ(k->generated.main_entry().shared_bytes,
             decode_mla::smem_bytes(c.target.head_dim, c.target.dv(), tile.stages, tile.separate_v));
   EXPECT_LE(k->generated.main_entry().shared_bytes, decode_mla::max_smem_bytes(arch));
-  const jit::PtxasReport report = jit::parse_ptxas_report(k->artifact->log());
-  for (const codegen::EntryPoint& e : k->generated.entries) {
-    const jit::PtxasFunction* f = report.function(e.name);
-    ASSERT_NE(f, nullptr) << e.name << ": no ptxas report in the NVRTC log";
-    EXPECT_FALSE(f->spills()) << e.name << ": stack " << f->stack_bytes << " B, spills " << f->spill_store_bytes
-                              << "/" << f->spill_load_bytes << " B";
-    std::cout << fmt::format("[figures] {} {}: registers={} spill_stores={} spill_loads={} stack={} shared={}\n",
-                             case_name(testing::TestParamInfo<Case>(c, 0)), e.name, f->registers,
-                             f->spill_store_bytes, f->spill_load_bytes, f->stack_bytes, e.shared_bytes);
-  }
-  for (const std::string& w : report.warnings) EXPECT_FALSE(jit::is_silent_slowdown(w)) << w;
+  test::expect_entries_without_spills(*k, case_name(testing::TestParamInfo<Case>(c, 0)));
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, DecodeMlaKernel, testing::ValuesIn(cases()), case_name);

@@ -17,7 +17,7 @@
 #include "codegen/families.hpp"
 #include "flexjit/error.hpp"
 #include "flexjit/program.hpp"
-#include "jit/ptxas_report.hpp"
+#include "tests/codegen/ptxas_checks.hpp"
 
 namespace fs = std::filesystem;
 using namespace flexjit;
@@ -73,39 +73,22 @@ std::string case_name(const testing::TestParamInfo<Case>& info) {
   return fmt::format("{}_d{}_{}_{}", info.param.program, t.head_dim, compiler::element_name(t.dtype), t.arch);
 }
 
-jit::KernelCache& memory_cache() {
-  static jit::KernelCache cache([] {
-    jit::KernelCacheOptions o;
-    o.use_disk = false;
-    return o;
-  }());
-  return cache;
-}
-
 class TokenListDecodeKernel : public testing::TestWithParam<Case> {};
 
 TEST_P(TokenListDecodeKernel, CompilesWithoutSpills) {
   const Case& c = GetParam();
   const Program program = token_program(c.program);
   const std::unique_ptr<api::CompiledKernel> k =
-      api::compile_pass(detail::ProgramAccess::impl(program), c.target, compiler::KernelPass::Decode, memory_cache());
+      api::compile_pass(detail::ProgramAccess::impl(program), c.target, compiler::KernelPass::Decode,
+                        test::memory_kernel_cache());
   EXPECT_EQ(k->generated.family, "decode");
   const std::string& source = k->generated.source;
   EXPECT_NE(source.find("static constexpr bool kTokenList = true;"), std::string::npos);
   EXPECT_NE(source.find(fmt::format("flexjit::DecodeTokenListConfig<{}, ", c.target.head_dim)), std::string::npos)
       << "the config keeps room for the list";
-  const jit::PtxasReport report = jit::parse_ptxas_report(k->artifact->log());
-  for (const codegen::EntryPoint& e : k->generated.entries) {
-    const jit::PtxasFunction* f = report.function(e.name);
-    ASSERT_NE(f, nullptr) << e.name << ": no ptxas report in the NVRTC log";
-    EXPECT_FALSE(f->spills()) << e.name << ": stack " << f->stack_bytes << " B, spills " << f->spill_store_bytes
-                              << "/" << f->spill_load_bytes << " B";
+  test::expect_entries_without_spills(*k, case_name(testing::TestParamInfo<Case>(c, 0)));
+  for (const codegen::EntryPoint& e : k->generated.entries)
     EXPECT_LE(e.shared_bytes, 163 * 1024) << e.name << ": past sm_80's shared memory per CTA";
-    std::cout << fmt::format("[figures] {} {}: registers={} spill_stores={} spill_loads={} stack={} shared={}\n",
-                             case_name(testing::TestParamInfo<Case>(c, 0)), e.name, f->registers, f->spill_store_bytes, f->spill_load_bytes,
-                             f->stack_bytes, e.shared_bytes);
-  }
-  for (const std::string& w : report.warnings) EXPECT_FALSE(jit::is_silent_slowdown(w)) << w;
 }
 
 INSTANTIATE_TEST_SUITE_P(Programs, TokenListDecodeKernel, testing::ValuesIn(cases()), case_name);

@@ -229,41 +229,32 @@ TEST_F(Decode, BadLengthsMakeTheirSequenceNaN) {
 // A length past what a table row holds, or a page outside k and v among the entries a sequence
 // reads, gives that sequence NaN rows; a bad entry past a length is never read. The decode kernel
 // (4 new tokens) and the chunk kernel (100) alike.
+// Sequences of 37, 1000, 129, 300 and 50 keys in pages of 64: sequence 1 longer than its pages
+// hold, a page outside the pool in the middle of sequence 2 and in the unused part of sequence 4's
+// table, -1 for sequence 3's last page; sequences 1-3 must come out NaN.
+void check_bad_pages(DecodeShape s) {
+  s.lens = {37, 1000, 129, 300, 50};
+  const DecodeCase c(s);
+  DecodeOnGpu gpu(c);
+  std::vector<std::int32_t> lens = c.lens, table = c.table;
+  const auto entry = [&](int b, int p) -> std::int32_t& { return table[static_cast<std::size_t>(b) * c.max_pages + p]; };
+  lens[1] = c.max_pages * c.page_size + 1;
+  entry(2, 1) = c.num_pages;  // keys 64..127 of 129
+  entry(3, 4) = -1;           // keys 256..299 of 300: the last page read
+  entry(4, 1) = c.num_pages;  // past the 50 keys of sequence 4
+  gpu.upload_indices(lens, table);
+  for (const char* name : {"causal", "learned_sink"}) check_program(c, gpu, name, Math::fast, {1, 2, 3});
+}
+
 TEST_F(Decode, BadPagesMakeTheirSequenceNaN) {
-  for (int Tq : {4, 100}) {
-    DecodeShape s = shape(32, 8, Tq, 64);
-    s.lens = {37, 1000, 129, 300, 50};
-    const DecodeCase c(s);
-    DecodeOnGpu gpu(c);
-    std::vector<std::int32_t> lens = c.lens, table = c.table;
-    const auto entry = [&](int b, int p) -> std::int32_t& { return table[static_cast<std::size_t>(b) * c.max_pages + p]; };
-    lens[1] = c.max_pages * c.page_size + 1;
-    entry(2, 1) = c.num_pages;  // keys 64..127 of 129
-    entry(3, 4) = -1;           // keys 256..299 of 300: the last page read
-    entry(4, 1) = c.num_pages;  // past the 50 keys of sequence 4
-    gpu.upload_indices(lens, table);
-    for (const char* name : {"causal", "learned_sink"}) check_program(c, gpu, name, Math::fast, {1, 2, 3});
-  }
+  for (int Tq : {4, 100}) check_bad_pages(shape(32, 8, Tq, 64));
 }
 
 // decode_mla: a bad length or page makes NaN rows of its own sequence only (the absorbed form, v
 // in k's rows); one sequence of 65536 keys is split across CTAs and merged by decode_combine over
 // v's 512 columns.
 TEST_F(Decode, MlaBadValuesAndSplits) {
-  {
-    DecodeShape s = mla(16, 1, 64);
-    s.lens = {37, 1000, 129, 300, 50};
-    const DecodeCase c(s);
-    DecodeOnGpu gpu(c);
-    std::vector<std::int32_t> lens = c.lens, table = c.table;
-    const auto entry = [&](int b, int p) -> std::int32_t& { return table[static_cast<std::size_t>(b) * c.max_pages + p]; };
-    lens[1] = c.max_pages * c.page_size + 1;
-    entry(2, 1) = c.num_pages;
-    entry(3, 4) = -1;
-    entry(4, 1) = c.num_pages;  // past the 50 keys of sequence 4
-    gpu.upload_indices(lens, table);
-    for (const char* name : {"causal", "learned_sink"}) check_program(c, gpu, name, Math::fast, {1, 2, 3});
-  }
+  check_bad_pages(mla(16, 1, 64));
   DecodeShape s = mla(16, 1, 64);
   s.lens = {65536};
   const DecodeCase c(s);
