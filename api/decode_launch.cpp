@@ -22,24 +22,32 @@ constexpr int kMaxSplits = 256;
 // the long ones still have splits in the queue (8 ragged sequences of up to 65536 keys: 347 us
 // with one wave, 282 us with four).
 constexpr int kWaves = 4;
+// Token lists: every split of a list reads and sorts the whole list (up to 4096 keys, comparable
+// to walking a few hundred listed rows) and walks its share, so splits aim at one wave and stop
+// at two chunks per warp: a batch of 64 lists of 2048 keys fills half an H100 unsplit (64 CTAs).
+constexpr int kTokenListWaves = 1;
+constexpr int kTokenListMinChunksPerWarp = 2;
 
-// Enough CTAs for kWaves full waves of the device, as long as each split keeps kMinChunksPerWarp
-// chunks per warp of the longest sequence the cache can hold (the lengths stay on the device).
-int choose_splits(const codegen::GeneratedKernel& g, long long keys, int grid_yz, const DeviceFacts& dev) {
+// Enough CTAs for `waves` full waves of the device, as long as each split keeps
+// `min_chunks_per_warp` chunks per warp of the longest sequence the cache can hold (the lengths
+// stay on the device) or of the list.
+int choose_splits(const codegen::GeneratedKernel& g, long long keys, int grid_yz, const DeviceFacts& dev, bool token_list) {
+  const int waves = token_list ? kTokenListWaves : kWaves;
+  const int min_chunks_per_warp = token_list ? kTokenListMinChunksPerWarp : kMinChunksPerWarp;
   const int per_sm = std::max(1, dev.shared_per_multiprocessor / (g.main_entry().shared_bytes + 1024));
-  const long long wave = static_cast<long long>(dev.multiprocessors) * per_sm * kWaves;
+  const long long wave = static_cast<long long>(dev.multiprocessors) * per_sm * waves;
   if (grid_yz >= wave) return 1;
   const long long chunks = (keys + g.tile.block_n - 1) / g.tile.block_n;
-  const long long by_work = std::max(1LL, chunks / (static_cast<long long>(kMinChunksPerWarp) * g.tile.warps));
+  const long long by_work = std::max(1LL, chunks / (static_cast<long long>(min_chunks_per_warp) * g.tile.warps));
   return static_cast<int>(std::clamp(wave / grid_yz, 1LL, std::min<long long>(by_work, kMaxSplits)));
 }
 
 // Token lists: a CTA's rows are query heads of one new token that share one list, so as many heads
-// of the kv head's group as divide it, up to decode::kRows; one head when each query head has a
-// list of its own (list_head_group 1).
-int token_list_rows_per_cta(int group, int list_head_group) {
+// of the kv head's group as divide it, up to the kernel's `most` rows; one head when each query
+// head has a list of its own (list_head_group 1).
+int token_list_rows_per_cta(int group, int list_head_group, int most) {
   if (list_head_group == 1) return 1;
-  int rows = std::min(group, decode::kRows);
+  int rows = std::min(group, most);
   while (group % rows != 0) --rows;
   return rows;
 }
@@ -67,7 +75,9 @@ DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& la
   const bool mla = head_dim_v != head_dim;
   const bool v_in_k = mla && v_within_k(t);
   if (mla && !v_in_k &&
-      !decode_mla::choose_tile(head_dim, head_dim_v, compiler::arch_number(target.arch).value_or(0)).separate_v)
+      !decode_mla::choose_tile(head_dim, head_dim_v, compiler::arch_number(target.arch).value_or(0),
+                               program.token_indices ? decode::decode_token_list_bytes() : 0)
+           .separate_v)
     problems.add(fmt::format("v: the decode_mla kernel at head dims {} / {} on {} reads v from k's rows, so v must be "
                              "a view of k's first {} columns (k's data pointer and strides, last dim {})",
                              head_dim, head_dim_v, target.arch, head_dim_v, head_dim_v));
@@ -77,7 +87,7 @@ DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& la
   // The keys a row may walk: the sequence's, or a token list's K when fewer (what splits divide).
   long long keys_per_row = shape.Tkv;
   if (const auto& tokens = program.token_indices) {
-    rows_per_cta = token_list_rows_per_cta(group, call.block_head_group);
+    rows_per_cta = token_list_rows_per_cta(group, call.block_head_group, rows_per_cta);
     const long long K = call.env.tensors.at(tokens->name).shape.at(3);
     if (K > decode::max_token_list())
       throw UnsupportedError(fmt::format(
@@ -102,10 +112,10 @@ DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& la
   }
   const long long rows = static_cast<long long>(group) * shape.Tq;
   const long long row_groups = (rows + rows_per_cta - 1) / rows_per_cta;
-  if (row_groups * shape.Hkv > kMaxGridYZ)
+  if (row_groups * shape.Hkv > kGridXMax)
     problems.add(fmt::format("Tq={} x {} query heads per kv head x Hkv={} is more than one decode launch covers "
-                             "({} CTAs of {} rows along grid.y)",
-                             shape.Tq, group, shape.Hkv, kMaxGridYZ, rows_per_cta));
+                             "({} CTAs of {} rows)",
+                             shape.Tq, group, shape.Hkv, kGridXMax, rows_per_cta));
   if (static_cast<long long>(shape.B) * shape.Hq * shape.Tq / decode::kCombineRows > kGridXMax)
     problems.add(fmt::format("B={} x Hq={} x Tq={} rows are more than one decode launch covers", shape.B, shape.Hq,
                              shape.Tq));
@@ -128,16 +138,21 @@ DecodePlan plan_decode(const std::string& entry, const compiler::ParamLayout& la
   plan.device = call.device.index;
   plan.kv_heads_x_row_groups = static_cast<int>(row_groups * shape.Hkv);
   plan.keys_per_row = keys_per_row;
+  plan.token_list = program.token_indices.has_value();
   return plan;
 }
 
 LaunchPlan decode_launch_plan(const codegen::GeneratedKernel& g, DecodePlan& plan, const DeviceFacts& device) {
   DecodeArgs& a = plan.args;
-  a.splits = choose_splits(g, plan.keys_per_row, plan.kv_heads_x_row_groups * a.B, device);
+  a.splits = choose_splits(g, plan.keys_per_row, plan.kv_heads_x_row_groups * a.B, device, plan.token_list);
   LaunchPlan launches;
   const std::vector<void*> args = {&a, plan.params.data()};
+  // (kv head, row group) slots past grid.y's limit fold into grid.x (decode_slot in
+  // templates/decode/attention_decode.cuh).
+  const long long slots = plan.kv_heads_x_row_groups;
+  const long long folds = (slots + kMaxGridYZ - 1) / kMaxGridYZ;
   launches.add(g, codegen::EntryRole::main,
-               {static_cast<unsigned>(a.splits), static_cast<unsigned>(plan.kv_heads_x_row_groups),
+               {static_cast<unsigned>(a.splits * folds), static_cast<unsigned>((slots + folds - 1) / folds),
                 static_cast<unsigned>(a.B)},
                args);
   if (a.splits == 1) return launches;

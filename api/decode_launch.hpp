@@ -16,8 +16,9 @@ struct DecodePlan {
   DecodeArgs args{};
   PackedParams params;
   int device = 0;
-  int kv_heads_x_row_groups = 0;  // grid.y
+  int kv_heads_x_row_groups = 0;  // the (kv head, row group) slots: grid.y, folded into grid.x past its limit
   long long keys_per_row = 0;     // the most keys a row walks (Tkv, or K of a token list): splits divide them
+  bool token_list = false;        // the rows walk token lists (splits chosen for them)
 };
 
 // Throws flexjit::ArgumentError naming each problem, or UnsupportedError for a block-sparse

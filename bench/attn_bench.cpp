@@ -25,12 +25,13 @@
 // the same chunk as a plain forward call (the *_forward twin: q_offset, no cache).
 //
 // Token-level selection configs (tokens_*): a program that declares `selected: TokenIndices`,
-// compiled for the decode family (the one that serves token lists), with lists int32 [B, Hkv, Tq,
-// K] drawn as a causal top-k indexer would (bench/token_lists.hpp; bench/peers.py gives
-// FlexAttention the same lists as a dense mask): a plain forward call over 8192 tokens and a decode
-// step against paged caches. TF/s = 4 * D * kept (row, listed key) pairs / time; TB/s = the K and
-// V rows the lists name (distinct keys the mask keeps, per list: one CTA reads them once for the
-// query heads that share the list) / time.
+// compiled for the decode family (the one that serves token lists; decode_mla at MLA's head dims,
+// the tokens_mla_* rows), with lists int32 [B, Hkv, Tq, K] drawn as a causal top-k indexer would
+// (bench/token_lists.hpp; bench/peers.py gives FlexAttention the same lists as a dense mask): a
+// plain forward call over 8192 tokens (32768 at MLA's) and a decode step against paged caches.
+// TF/s = 2 * (D + Dv) * kept (row, listed key) pairs / time; TB/s = the K and V rows the lists
+// name (distinct keys the mask keeps, per list: one CTA reads them once for the query heads that
+// share the list; K rows only where v is k's first columns) / time.
 //
 // A host-cost figure opens every run on a GPU: the wall time per call of a tiny causal forward
 // enqueued back to back (bench/peers.py measures flexjit.torch the same way).
@@ -187,6 +188,7 @@ struct TokenSelection {
                        // against caches of Shape::T keys per sequence, given as kv_lens
   int page_size = 0;   // the caches' pages (a decode step); 0: contiguous
   std::uint64_t seed = 1;
+  bool v_in_k = false;  // v is k's first Shape::Dv columns (MLA's absorbed form, on decode_mla)
 };
 
 struct Config {
@@ -394,12 +396,20 @@ std::vector<Config> mla_decode_configs() {
 // prefill config's program is the CLI's example (tests/cli/programs/token_topk_causal.py); its
 // peer is FlexAttention on the same lists (bench/peers.py TOKEN_CONFIGS). The decode step has none.
 std::vector<Config> token_configs() {
-  // decode: the one family that serves token lists.
+  // decode: the one family that serves token lists at one head dim; decode_mla at MLA's (DeepSeek
+  // sparse attention as DeepSeek-V3.2 runs it: 128 query heads over one latent kv head of 576
+  // columns, v its first 512), a prefill of 32768 tokens and a decode step.
   return {{"tokens_prefill_k2048_t8192", {1, 16, 1, 8192, 128, flexjit::bf16},
            "tests/cli/programs/token_topk_causal.py", {}, {}, false, TokenSelection{.K = 2048}, "decode"},
           {fmt::format("tokens_decode_k2048_b64_kv32768_paged{}", kDecodePageSize),
            {64, 16, 1, 32768, 128, flexjit::bf16}, "bench/token_topk_decode_causal.py", {}, {}, false,
-           TokenSelection{.K = 2048, .new_tokens = 1, .page_size = kDecodePageSize}, "decode"}};
+           TokenSelection{.K = 2048, .new_tokens = 1, .page_size = kDecodePageSize}, "decode"},
+          {"tokens_mla_prefill_k2048_t32768_h128", {1, 128, 1, 32768, 576, flexjit::bf16, 512},
+           "tests/cli/programs/token_topk_causal.py", {}, {}, false, TokenSelection{.K = 2048, .v_in_k = true},
+           "decode_mla"},
+          {fmt::format("tokens_mla_decode_k2048_b64_kv32768_h128_paged{}", kDecodePageSize),
+           {64, 128, 1, 32768, 576, flexjit::bf16, 512}, "bench/token_topk_decode_causal.py", {}, {}, false,
+           TokenSelection{.K = 2048, .new_tokens = 1, .page_size = kDecodePageSize, .v_in_k = true}, "decode_mla"}};
 }
 
 // Forward + backward: the mission's masks at B = 4, H = 16, T = 4096, D = 128, causal at D = 64,
@@ -1144,7 +1154,9 @@ nlohmann::json run_token_config(const Config& c, const Options& opt, const Devic
   const std::int64_t kept = kept_listed_keys(lists, sel.K, Tq, first_position);
   row["kept_keys"] = kept;
   row["pairs"] = kept * (s.Hq / s.Hkv);
-  row["bytes"] = kept * 2 * s.D * flexjit::dtype_size(s.dtype);
+  row["bytes"] = kept * (s.D + (sel.v_in_k ? 0 : s.dv())) * flexjit::dtype_size(s.dtype);
+  if (sel.v_in_k) row["v_in_k"] = true;
+  if (s.dv() != s.D) row["Dv"] = s.dv();
 
   std::vector<DeviceBuffer> buffers;  // the lists, kv_lens, offsets, the page table
   flexjit::ForwardOptions fwd{.bind = {{"selected", upload_i32(buffers, lists, {s.B, s.Hkv, Tq, sel.K})}}};
@@ -1157,13 +1169,14 @@ nlohmann::json run_token_config(const Config& c, const Options& opt, const Devic
   }
 
   const std::vector<std::int64_t> q_shape = {s.B, s.Hq, Tq, s.D};
-  const std::size_t nq = std::size_t{1} * s.B * s.Hq * Tq * s.D;
+  const std::size_t nq = std::size_t{1} * s.B * s.Hq * Tq * s.D, nout = nq / s.D * s.dv();
   const std::size_t nkv = static_cast<std::size_t>(kv_shape[0] * kv_shape[1] * kv_shape[2] * kv_shape[3]);
-  std::vector<InputSet> sets = sets_beyond_l2(s.dtype, nq, nkv, nkv, dev, row);
+  std::vector<InputSet> sets = sets_beyond_l2(s.dtype, nq, nkv, sel.v_in_k ? 0 : nkv / s.D * s.dv(), dev, row);
   const auto launch = [&](std::size_t i) {
     InputSet& x = sets[i];
-    kernel.forward(device_view(x.q, s.dtype, q_shape), device_view(x.k, s.dtype, kv_shape),
-                   device_view(x.v, s.dtype, kv_shape), device_view(x.out, s.dtype, q_shape), fwd);
+    const TensorView k = device_view(x.k, s.dtype, kv_shape);
+    kernel.forward(device_view(x.q, s.dtype, q_shape), k, decode_v(x, k, s.dtype, sel.v_in_k, s.dv()),
+                   device_view(x.out, s.dtype, {s.B, s.Hq, Tq, s.dv()}), fwd);
   };
   if (!g_gpu) {
     dry_run([&] { launch(0); });
@@ -1172,9 +1185,9 @@ nlohmann::json run_token_config(const Config& c, const Options& opt, const Devic
   }
 
   const double med = record_launch_times(time_launches(opt.reps, sets.size(), launch), row);
-  row["tflops"] = 4.0 * s.D * static_cast<double>(row["pairs"].get<std::int64_t>()) / med / 1e9;
+  row["tflops"] = 2.0 * (s.D + s.dv()) * static_cast<double>(row["pairs"].get<std::int64_t>()) / med / 1e9;
   row["tbps"] = static_cast<double>(row["bytes"].get<std::int64_t>()) / med / 1e9;
-  check_output(sets[0].out, nq, s.dtype, row);
+  check_output(sets[0].out, nout, s.dtype, row);
   return row;
 }
 

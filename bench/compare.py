@@ -32,9 +32,11 @@ and paged, in TF/s), set against the same chunk as a forward call without a cach
 twin):
   - paged configs (page size >= 64): >= 0.9x the plain forward
 
-Token-level selection (tokens_*: programs with token lists, on the decode kernel; TF/s = 4 * D *
-kept pairs / time, TB/s = the K and V rows the lists name / time), beside FlexAttention on the
-same lists as a dense mask where peers.py ran it: no target yet.
+Token-level selection (tokens_*: programs with token lists, on the decode kernels; TF/s = 2 *
+(D + Dv) * kept pairs / time, TB/s = the K and V rows the lists name / time, K rows only where v
+is k's first columns: the tokens_mla_* rows at MLA's 576 / 512), beside FlexAttention on the same
+lists as a dense mask where peers.py ran it: no target yet (the DeepSeek issue's, for
+tokens_mla_prefill: 50% of the bf16 matrix rate).
 
 MLA decode (decode_mla_*: multi-head latent attention's absorbed decode step, q and k of 576
 columns, v the first 512 of k's rows, on the decode_mla kernel): TB/s = each sequence's K rows

@@ -41,7 +41,7 @@ bench/token_lists.hpp, ranked by the same hash (token_rank), so both sides atten
 same keys; the block mask is built once, outside the timed call (block_mask_ms). TF/s = 4 * D *
 kept pairs / time, as attn_bench counts them. The decode step (tokens_decode_*) has no peer:
 FlexAttention has no paged form in its core API and no token lists; naming it in --only runs
-nothing here.
+nothing here. Nor do the tokens_mla_* rows (MLA's 576 / 512: a dense mask of 32768 x 32768).
 
 MLA decode (attn_bench's decode_mla_*: q and k of 576 columns, v the first 512 of k's) has no
 peer: FlashMLA is not installed on the GPU host, and FlexAttention at a q and k head dim of 576
@@ -431,7 +431,8 @@ def chunk_twin(name):
 # sequence and one kv head, so that list i is query i's (bench/token_lists.hpp numbers the lists
 # by sequence, kv head, then query row).
 TOKEN_CONFIGS = [("tokens_prefill_k2048_t8192", 1, 16, 1, 8192, 128, torch.bfloat16, 2048, 1)]
-TOKENS_WITHOUT_PEER = ("tokens_decode_k2048_b64_kv32768_paged64",)
+TOKENS_WITHOUT_PEER = ("tokens_decode_k2048_b64_kv32768_paged64", "tokens_mla_prefill_k2048_t32768_h128",
+                       "tokens_mla_decode_k2048_b64_kv32768_h128_paged64")
 MLA_DECODE_PREFIX = "decode_mla"  # attn_bench's MLA decode configs: no peer (see the top of this file)
 
 

@@ -55,7 +55,8 @@ const KernelFamily& named_family(const compiler::KernelTarget& target, const ir:
 
 std::string family_refusal(const KernelFamily& f, const compiler::KernelTarget& target, const ir::Program& program) {
   if (program.token_indices && !f.serves_token_lists())
-    return fmt::format("token-level selection ('{}: TokenIndices') runs on the decode family's kernel only",
+    return fmt::format("token-level selection ('{}: TokenIndices') runs on the decode kernels only (families decode "
+                       "and decode_mla)",
                        program.token_indices->name);
   if (target.dv() != target.head_dim && !f.serves_value_head_dim())
     return fmt::format("v's head dim {} differs from q and k's {}: this family takes one head dim", target.dv(),

@@ -14,12 +14,18 @@ namespace {
 
 namespace mla = flexjit::decode_mla;
 
+// The shared memory a program's token lists take beside the tile (their sorted keys), or 0.
+int list_bytes(const ir::Program& program) {
+  return program.token_indices ? flexjit::decode::decode_token_list_bytes() : 0;
+}
+
 // Decode where v and out have a head dim of their own (MLA): templates/decode/attention_decode_mla.cuh.
 class DecodeMla final : public KernelFamily {
  public:
   DecodeMla() : KernelFamily("decode_mla", compiler::KernelPass::Decode) {}
 
   bool serves_value_head_dim() const override { return true; }
+  bool serves_token_lists() const override { return true; }
 
   std::string refusal(const compiler::KernelTarget& t, const ir::Program& program) const override {
     const int d = t.head_dim, dv = t.dv();
@@ -33,17 +39,24 @@ class DecodeMla final : public KernelFamily {
     const std::optional<int> arch = compiler::arch_number(t.arch);
     if (!arch || *arch < 80)
       return fmt::format("architecture {} is not supported: it needs sm_80 or newer", t.arch);
-    if (mla::choose_tile(d, dv, *arch).stages == 0)
-      return fmt::format("{} bytes of shared memory per CTA (q and two chunks of {} keys) are more than {} has ({})",
-                         mla::smem_bytes(d, dv, 2, false), mla::kBlockN, t.arch, mla::max_smem_bytes(*arch));
-    if (program.block_indices || program.token_indices)
-      return "block and token lists run on the decode family's kernel only";
+    if (program.block_indices) return "block lists run on the decode family's kernel only";
+    if (program.token_indices && t.family != name())
+      return "token lists at a head dim of v of its own run on decode_mla where the options name it (family = "
+             "\"decode_mla\"), until that kernel has run on a GPU";
+    const int list = list_bytes(program);
+    if (mla::choose_tile(d, dv, *arch, list).stages == 0)
+      return fmt::format("{} bytes of shared memory per CTA (q and two chunks of {} keys{}) are more than {} has ({})",
+                         mla::smem_bytes(d, dv, 2, false, list), mla::kBlockN,
+                         list > 0 ? fmt::format(", and a token list of up to {} keys", flexjit::decode::max_token_list())
+                                  : "",
+                         t.arch, mla::max_smem_bytes(*arch));
     return "";
   }
 
   GeneratedKernel generate(const compiler::KernelPlan& plan) const override {
     const compiler::KernelTarget& t = plan.target;
-    const mla::MlaTile tile = mla::choose_tile(t.head_dim, t.dv(), *compiler::arch_number(t.arch));
+    const int list = list_bytes(*plan.program);
+    const mla::MlaTile tile = mla::choose_tile(t.head_dim, t.dv(), *compiler::arch_number(t.arch), list);
     GeneratedKernel k;
     k.family = name();
     k.target = t;
@@ -58,10 +71,11 @@ class DecodeMla final : public KernelFamily {
     const std::string entry = fmt::format("flexjit_decode_mla_{}_d{}v{}_{}", plan.name, t.head_dim, t.dv(),
                                           compiler::element_name(t.dtype));
     k.entries = {{EntryRole::main, entry, k.tile.threads(),
-                  mla::smem_bytes(t.head_dim, t.dv(), tile.stages, tile.separate_v)},
+                  mla::smem_bytes(t.head_dim, t.dv(), tile.stages, tile.separate_v, list)},
                  {EntryRole::combine, entry + "_combine", flexjit::decode::kCombineThreads, 0}};
     k.headers = {"common/attention_common.cuh", "decode/attention_decode_mla.cuh", "common/dsl_ops.cuh",
                  "common/interval.cuh"};
+    if (list > 0) k.headers.push_back("decode/token_list.cuh");
     if (plan.tile_map.needed) k.headers.push_back("common/tile_map.cuh");
 
     CudaWriter w(plan.source);
@@ -73,8 +87,9 @@ class DecodeMla final : public KernelFamily {
                    k.headers);
     emit_mods(plan, w);
     write_config(w,
-                 fmt::format("flexjit::DecodeMlaConfig<{}, {}, {}, {}, {}>", t.head_dim, t.dv(), tile.stages,
-                             tile.separate_v ? "true" : "false", compiler::element_cuda_type(t.dtype)),
+                 fmt::format("flexjit::DecodeMlaConfig<{}, {}, {}, {}, {}{}>", t.head_dim, t.dv(), tile.stages,
+                             tile.separate_v ? "true" : "false", compiler::element_cuda_type(t.dtype),
+                             list > 0 ? ", true" : ""),
                  k.main_entry());
     write_decode_entries(w, k, "attention_decode_mla");
     k.source = w.str();

@@ -33,10 +33,19 @@ const Form& form_for(const compiler::KernelTarget& t) {
   return t.dv() != t.head_dim ? kSplit : t.head_dim <= 128 ? kNarrow : kWide;
 }
 
+// The narrow form's dQ staging buffers per consumer: the deterministic kernel's writer warp takes
+// several (templates/sm90/attention_bwd.cuh, Sm90BwdConfig).
+int dq_buffers(const Form& f, const compiler::KernelTarget& t) {
+  return &f == &kNarrow && t.ordered_dq ? flexjit::sm90::kBwdOrderedDqBuffers : 1;
+}
+std::string dq_buffers_argument(const Form& f, const compiler::KernelTarget& t) {
+  return dq_buffers(f, t) == 1 ? "" : fmt::format(", {}", dq_buffers(f, t));
+}
+
 int shared_bytes(const Form& f, const compiler::KernelTarget& t) {
   if (&f == &kSplit) return flexjit::sm90::bwd_split_smem_bytes(t.head_dim, t.dv(), f.block_m, f.block_n, f.stages);
   if (&f == &kWide) return flexjit::sm90::bwd_wide_smem_bytes(t.head_dim, f.block_m, f.block_n, f.stages);
-  return flexjit::sm90::bwd_smem_bytes(t.head_dim, f.block_m, f.block_n, f.stages);
+  return flexjit::sm90::bwd_smem_bytes(t.head_dim, f.block_m, f.block_n, f.stages, dq_buffers(f, t));
 }
 
 std::string description(const Form& f) {
@@ -92,9 +101,9 @@ class Sm90Backward final : public KernelFamily {
          .tensor_maps = true,
          .description = description(f),
          // The split form's config names both head dims.
-         .config = fmt::format("{}<{}{}, {}, {}, {}, {}>", f.config, t.head_dim,
+         .config = fmt::format("{}<{}{}, {}, {}, {}, {}{}>", f.config, t.head_dim,
                                &f == &kSplit ? fmt::format(", {}", t.dv()) : "", f.block_m, f.block_n, f.stages,
-                               compiler::element_cuda_type(t.dtype)),
+                               compiler::element_cuda_type(t.dtype), dq_buffers_argument(f, t)),
          .kernel = f.kernel,
          .tile_if_spills = std::nullopt});
   }

@@ -133,8 +133,8 @@ struct DecodeArgs : CommonArgs {
   KvCacheRef cache;
   int group;         // Hq / Hkv
   int rows_per_cta;  // <= decode::kRows
-  int row_groups;    // CTAs per kv head along grid.y
-  int splits;        // grid.x
+  int row_groups;    // CTAs per kv head (slots of decode/attention_decode.cuh's decode_slot)
+  int splits;        // of each sequence's keys (grid.x: splits * folds)
   int v_in_k;        // v is k's first head_dim_v columns (same storage): decode_mla reads it from K's rows
   int unused;
 };

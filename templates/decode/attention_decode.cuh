@@ -83,7 +83,19 @@ __device__ __forceinline__ CachedSequence decode_sequence(const KvCacheRef& c, i
   return cached_sequence<NTHREADS>(c, capacity, b, tid, check_pages);
 }
 
-// The packed (query head, new token) rows of a decode CTA: blockIdx.y is (kv head hk, row group),
+// A decode CTA's (kv head, row group) slot and split. The grid is (splits * folds, slots / folds,
+// B): grid.y holds at most 65535 slots, so a launch of more (a prefill with token lists: 32768
+// tokens of 128 heads in CTAs of 64) folds them into grid.x (api/decode_launch.cpp); the CTAs of
+// the last fold past the slots do nothing.
+__device__ __forceinline__ int decode_slot(const DecodeArgs& a) {
+  return static_cast<int>(blockIdx.y + gridDim.y * (blockIdx.x / a.splits));
+}
+__device__ __forceinline__ int decode_split(const DecodeArgs& a) { return static_cast<int>(blockIdx.x % a.splits); }
+__device__ __forceinline__ bool decode_slot_exists(const DecodeArgs& a) {
+  return decode_slot(a) < a.Hq / a.group * a.row_groups;
+}
+
+// The packed (query head, new token) rows of a decode CTA: its slot is (kv head hk, row group),
 // and the CTA takes rows [r0, r0 + nrows) of the kv head's group * Tq. Head-major (row r is head
 // head0 + r / Tq, token r % Tq), or token-major (kTokenMajor, token lists: head head0 + r % group,
 // token r / group; the host makes a CTA's rows heads of one token, which share its list).
@@ -94,7 +106,7 @@ struct PackedRows {
   int h_first, h_last;  // the query heads of the first and last row
 
   __device__ __forceinline__ explicit PackedRows(const DecodeArgs& args)
-      : a(args), hk(blockIdx.y / args.row_groups), r0((blockIdx.y % args.row_groups) * args.rows_per_cta),
+      : a(args), hk(decode_slot(args) / args.row_groups), r0((decode_slot(args) % args.row_groups) * args.rows_per_cta),
         nrows(min2(args.rows_per_cta, args.group * args.Tq - r0)), head0(hk * args.group), h_first(head_of(0)),
         h_last(head_of(nrows - 1)) {}
 
@@ -241,7 +253,8 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
   const int lane = tid & 31;
   const int g = lane >> 2;
   const int t = lane & 3;
-  const int split = blockIdx.x;
+  if (!detail::decode_slot_exists(a)) return;
+  const int split = detail::decode_split(a);
   const int b = blockIdx.z;
   const detail::PackedRows<kTokens> rows(a);  // token-major with token lists
   const int hk = rows.hk, nrows = rows.nrows;

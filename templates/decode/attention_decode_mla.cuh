@@ -18,7 +18,10 @@
 // row once per 64 of them. The ring holds `stages` chunks of K rows (and V rows where v has storage
 // of its own: a.v_in_k = 0); a.v_in_k = 1 (the host found v to be k's first DV columns) reads v
 // from the K rows. Split-KV and decode_combine as the decode family does. A plain forward call
-// (null kv_lens) gives every sequence a.Tkv keys.
+// (null kv_lens) gives every sequence a.Tkv keys. Token lists (TokenIndices: DeepSeek's sparse
+// attention at MLA's head dims) as the decode family takes them (decode/token_list.cuh): a CTA's
+// rows are query heads of one new token (token-major), which share its list, and the chunks are
+// the list's keys, sorted.
 //
 // The generator wraps it as:
 //   extern "C" __global__ void __launch_bounds__(Cfg::kThreads, 1)
@@ -43,12 +46,20 @@ struct Columns {
 };
 }  // namespace detail
 
-template <int kHeadDim_, int kHeadDimV_, int kStages_, bool kSeparateV_, class Element_>
+// kTokenList_: a program with token lists, whose shared memory keeps the listed keys after the
+// rest (at kTokenListOffset); while a list is sorted, the ring holds it and the warps' sums.
+template <int kHeadDim_, int kHeadDimV_, int kStages_, bool kSeparateV_, class Element_, bool kTokenList_ = false>
 struct DecodeMlaConfig : WarpTileConfig<kHeadDim_, decode_mla::kRows, decode_mla::kBlockN, decode_mla::kWarps,
                                         kStages_, Element_> {
   static constexpr int kHeadDimV = kHeadDimV_;
   static constexpr bool kSeparateV = kSeparateV_;
-  static constexpr int kSmemBytes = decode_mla::smem_bytes(kHeadDim_, kHeadDimV_, kStages_, kSeparateV_);
+  static constexpr int kMaxTokenList = kTokenList_ ? decode::max_token_list() : 0;
+  static constexpr int kTokenListOffset = decode_mla::smem_bytes(kHeadDim_, kHeadDimV_, kStages_, kSeparateV_);
+  static constexpr int kSmemBytes = decode_mla::smem_bytes(kHeadDim_, kHeadDimV_, kStages_, kSeparateV_,
+                                                           kTokenList_ ? decode::decode_token_list_bytes() : 0);
+  static_assert(kStages_ * decode_mla::slot_bytes(kHeadDim_, kHeadDimV_, kSeparateV_) >=
+                    (kMaxTokenList + decode_mla::kWarps) * 4,
+                "the ring holds a whole list and the warps' sums while it is sorted");
 };
 
 template <class Mods, class Cfg>
@@ -74,8 +85,9 @@ __device__ __forceinline__ void attention_decode_mla(const DecodeArgs& a, const 
   static_assert(D % 16 == 0 && D <= decode_mla::kMaxHeadDim, "q and k: a multiple of 16 up to 576 columns");
   static_assert(DV % (16 * W) == 0 && DV <= decode_mla::kMaxHeadDimV, "v: a multiple of 128 up to 512 columns");
   static_assert(BN == 32 && W == 8 && R == 64 && S >= 2, "two key halves of 16, four m16 tiles, eight warps");
-  static_assert(!detail::BlockListOf<Mods>::value && !detail::token_list_of<Mods>(0),
-                "block and token lists run on the decode family's kernel");
+  constexpr bool kTokens = detail::token_list_of<Mods>(0);
+  static_assert(!detail::BlockListOf<Mods>::value, "block lists run on the decode family's kernel");
+  static_assert(!kTokens || Cfg::kMaxTokenList > 0, "token lists take the config with room for the list");
 
   extern __shared__ __align__(128) unsigned char flexjit_smem[];
   const unsigned sQ = smem_u32(flexjit_smem);
@@ -91,9 +103,10 @@ __device__ __forceinline__ void attention_decode_mla(const DecodeArgs& a, const 
   const int lane = tid & 31;
   const int g = lane >> 2;
   const int t = lane & 3;
-  const int split = blockIdx.x;
+  if (!detail::decode_slot_exists(a)) return;
+  const int split = detail::decode_split(a);
   const int b = blockIdx.z;
-  const detail::PackedRows<false> rows(a);  // head-major
+  const detail::PackedRows<kTokens> rows(a);  // head-major; token-major with token lists
   const int hk = rows.hk, nrows = rows.nrows;
   auto head_of = [&](int r) { return rows.head_of(r); };
   auto token_of = [&](int r) { return rows.token_of(r); };
@@ -137,9 +150,31 @@ __device__ __forceinline__ void attention_decode_mla(const DecodeArgs& a, const 
   detail::packed_kv_range<Mods>(p, b, rows, len, lo, hi);
   auto classify = [&](int k0, int k1) { return detail::packed_chunk_class<Mods>(p, b, rows, k0, k1); };
 
-  // ---- chunks: chunk c holds keys [base + c * BN, + BN) of the kv range; this split's share.
+  // ---- chunks: chunk c holds keys [base + c * BN, + BN) of the kv range or, with token lists,
+  // keys [c * BN, + BN) of the CTA's token's list (every row's: the host packs heads of one token),
+  // sorted in the ring (free until the first chunk is issued) into token_keys; this split's share.
   const int base = (lo / BN) * BN;
-  const int chunks = hi > lo ? (hi - base + BN - 1) / BN : 0;
+  int chunks = hi > lo ? (hi - base + BN - 1) / BN : 0;
+  int token_count = 0;
+  const int* token_keys = nullptr;
+  if constexpr (kTokens) {
+    int* keys = reinterpret_cast<int*>(flexjit_smem + Cfg::kTokenListOffset);
+    int* scratch = reinterpret_cast<int*>(flexjit_smem + decode_mla::q_bytes(D));
+    token_count = detail::gather_token_list<Mods, kThreads>(p, b, rows.h_first, token_of(0), len, lo, hi, scratch,
+                                                            scratch + Cfg::kMaxTokenList, keys, tid, bad);
+    token_keys = keys;
+    chunks = (token_count + BN - 1) / BN;
+  }
+  // Key r of chunk c, or -1 (outside the range, past the list).
+  auto chunk_key = [&](int c, int r) {
+    if constexpr (kTokens) {
+      const int i = c * BN + r;
+      return i < token_count ? token_keys[i] : -1;  // in [lo, hi) and the sequence already
+    } else {
+      const int key = base + c * BN + r;
+      return key >= lo && key < hi ? key : -1;
+    }
+  };
   const int per_split = (chunks + a.splits - 1) / a.splits;
   const int c_begin = min2(chunks, split * per_split);
   const int c_end = min2(chunks, c_begin + per_split);
@@ -152,13 +187,13 @@ __device__ __forceinline__ void attention_decode_mla(const DecodeArgs& a, const 
   // copies its share of 16-byte vectors; a row without a key (outside the range, or on a bad page)
   // is zero-filled.
   auto copy_rows = [&](unsigned s_rows, int row_bytes, const unsigned short* g_base, long long b_stride,
-                       long long t_stride, int k0, auto cols) {
+                       long long t_stride, int chunk, auto cols) {
     constexpr int kPerRow = decltype(cols)::value / 8;
 #pragma unroll 4
     for (int i = tid; i < BN * kPerRow; i += kThreads) {
       const int r = i / kPerRow, ch = i % kPerRow;
-      const int key = k0 + r;
-      bool ok = key >= lo && key < hi;
+      const int key = chunk_key(chunk, r);
+      bool ok = key >= 0;
       long long offset = 0;
       if (ok && paged) {
         const int page = detail::page_of(a.cache, pt_row, key);
@@ -181,17 +216,17 @@ __device__ __forceinline__ void attention_decode_mla(const DecodeArgs& a, const 
     cls = -1;
 #pragma unroll 1
     for (; next < c_end; ++next) {
-      cls = classify(max2(base + next * BN, lo), min2(base + next * BN + BN, hi));
+      if constexpr (kTokens) cls = Mods::kHasMask ? PARTIAL : FULL;  // the mask applies per listed key
+      else cls = classify(max2(base + next * BN, lo), min2(base + next * BN + BN, hi));
       if (cls != EMPTY) break;
       cls = -1;
     }
     if (cls >= 0) {
       chunk = next++;
-      const int k0 = base + chunk * BN;
       const unsigned s_slot = sRing + slot * kSlotBytes;
-      copy_rows(s_slot, kRowBytes, gK, a.k_b, a.k_t, k0, detail::Columns<D>{});
+      copy_rows(s_slot, kRowBytes, gK, a.k_b, a.k_t, chunk, detail::Columns<D>{});
       if constexpr (Cfg::kSeparateV)
-        if (!v_from_k) copy_rows(s_slot + kKChunkBytes, kVRowBytes, gV, a.v_b, a.v_t, k0, detail::Columns<DV>{});
+        if (!v_from_k) copy_rows(s_slot + kKChunkBytes, kVRowBytes, gV, a.v_b, a.v_t, chunk, detail::Columns<DV>{});
     }
     cp_async_commit();
   };
@@ -225,8 +260,7 @@ __device__ __forceinline__ void attention_decode_mla(const DecodeArgs& a, const 
   int slot = 0;
 #pragma unroll 1
   while (ring_cls[0] >= 0) {
-    const int cls = ring_cls[0];
-    const int k0 = base + ring_chunk[0] * BN;
+    const int cls = ring_cls[0], chunk = ring_chunk[0];
     cp_async_wait<S - 2>();  // this chunk (and Q) landed: this thread's copies
     __syncthreads();         // ... and everybody's; the slot of the previous chunk is free
     issue(slot == 0 ? S - 1 : slot - 1, ring_cls[S - 1], ring_chunk[S - 1]);
@@ -267,8 +301,8 @@ __device__ __forceinline__ void attention_decode_mla(const DecodeArgs& a, const 
       float mx = neg_inf();
 #pragma unroll
       for (int j = 0; j < 8; ++j) {
-        const int key = k0 + scol + j;
-        bool keep = srow_ok && key >= lo && key < hi;
+        const int key = chunk_key(chunk, scol + j);
+        bool keep = srow_ok && key >= 0;
         if constexpr (Mods::kHasMask)
           if (cls == PARTIAL) keep = keep && Mods::mask(ctx, b, shead, stoken, key);
         if constexpr (Mods::kHasScoreMod) {

@@ -36,10 +36,11 @@ constexpr int probs_bytes() { return kRows * kProbStride * 2; }
 // Per row: the rescale factor of the chunk, then the output scale at the end.
 constexpr int row_state_bytes() { return 2 * kRows * 4; }
 
-// Q | ring of `stages` slots | logits | probabilities | row state.
-constexpr int smem_bytes(int head_dim, int head_dim_v, int stages, bool separate_v) {
+// Q | ring of `stages` slots | logits | probabilities | row state | `list_bytes` (a program with
+// token lists: the listed keys, decode::decode_token_list_bytes()).
+constexpr int smem_bytes(int head_dim, int head_dim_v, int stages, bool separate_v, int list_bytes = 0) {
   return q_bytes(head_dim) + stages * slot_bytes(head_dim, head_dim_v, separate_v) + logits_bytes() +
-         probs_bytes() + row_state_bytes();
+         probs_bytes() + row_state_bytes() + list_bytes;
 }
 
 // Shared memory a CTA may take on the architecture sm_<arch> (opt-in maximum); 0 below sm_80.
@@ -56,14 +57,16 @@ struct MlaTile {
   bool separate_v;  // a V ring of its own; false: v must be k's first head_dim_v columns
 };
 
-// The deepest ring (3 chunks, else 2) that fits, with a V ring of its own where that costs no
-// stage: the absorbed form reads v from k's rows (576 / 512: three stages on sm_90, two on sm_80),
-// while v of its own storage (q and k of 192, v of 128) needs the V ring.
-constexpr MlaTile choose_tile(int head_dim, int head_dim_v, int arch) {
+// The deepest ring (3 chunks, else 2) that fits beside `list_bytes`, with a V ring of its own where
+// that costs no stage: the absorbed form reads v from k's rows (576 / 512: three stages on sm_90,
+// two on sm_80, and no room there for a token list), while v of its own storage (q and k of 192, v
+// of 128) needs the V ring.
+constexpr MlaTile choose_tile(int head_dim, int head_dim_v, int arch, int list_bytes = 0) {
   const int limit = max_smem_bytes(arch);
   for (int stages = 3; stages >= 2; --stages)
     for (int separate = 1; separate >= 0; --separate)
-      if (smem_bytes(head_dim, head_dim_v, stages, separate == 1) <= limit) return MlaTile{stages, separate == 1};
+      if (smem_bytes(head_dim, head_dim_v, stages, separate == 1, list_bytes) <= limit)
+        return MlaTile{stages, separate == 1};
   return MlaTile{0, false};
 }
 

@@ -24,7 +24,9 @@
 //                                       dq_accum by the copy engine (one bulk reduce-add of 16 KB;
 //                                       dq_accum in detail::DqBlockedLayout). Splitting by columns
 //                                       rather than by keys halves the adds that reach L2.
-// dK = scale * acc and dV are written at the end.
+// dK = scale * acc and dV are written at the end. Deterministic (kOrderedDq), the dQ adds go in
+// kv tile order: the consumers wait for their turns (one staging buffer), or with several a thread
+// of the producer warpgroup makes them instead (detail::write_ordered_dq).
 //
 // The generator wraps it as
 //   extern "C" __global__ void __launch_bounds__(Cfg::kThreads, 1)
@@ -128,15 +130,17 @@ struct QTileRing : QTileSchedule<Mods, BM, BN, kDescending> {
 
 // The producer's walk: each tile's slot is refilled once the consumers have released its
 // previous tile (q_empty), then `load(i, s, b, h, q0)` issues its copies (b, h: the tile's batch
-// and query head).
+// and query head). Returns the number of tiles walked.
 template <class Mods, int BM, int BN, int S, bool kDescending, class QEmpty, class Load>
-__device__ __forceinline__ void produce_q_tiles(const BwdArgs& args, const typename Mods::Params& p, int b, int hk,
-                                                int k0, int k1, const QEmpty& q_empty, const Load& load) {
+__device__ __forceinline__ int produce_q_tiles(const BwdArgs& args, const typename Mods::Params& p, int b, int hk,
+                                               int k0, int k1, const QEmpty& q_empty, const Load& load) {
+  QTileRing<Mods, BM, BN, S, kDescending> ring(args, p, b, hk, k0, k1);
 #pragma unroll 1
-  for (QTileRing<Mods, BM, BN, S, kDescending> ring(args, p, b, hk, k0, k1); ring.has_tile(); ring.next()) {
+  for (; ring.has_tile(); ring.next()) {
     if (ring.i >= S) sm90::mbarrier_wait(q_empty(ring.slot()), ring.parity() ^ 1);
     load(ring.i, ring.slot(), b, ring.head(), ring.q0());
   }
+  return ring.i;
 }
 
 // A consumer thread's place: its warpgroup among the consumers (w), its lane and warp in the
@@ -209,11 +213,11 @@ __device__ __forceinline__ void dq_block_product(float (&dq)[8][4], const DsBuff
   sm90::wgmma_commit();
 }
 
-// A warpgroup's 64 queries x 64 columns of dQ (rows warp_row, warp_row + 8 of each thread) to its
-// staging buffer, swizzled as dq_accum's blocks are (detail::DqBlockedLayout), then added to `dst`
-// by one bulk reduce-add of the leader. The buffer must be free (its previous add read).
-__device__ __forceinline__ void add_dq_block(unsigned staging, const float (&dq)[8][4], int warp_row, int t,
-                                             int barrier, bool leader, float* dst) {
+// A warpgroup's 64 queries x 64 columns of dQ (rows warp_row, warp_row + 8 of each thread) to a
+// staging buffer, swizzled as dq_accum's blocks are (detail::DqBlockedLayout); add_dq_block then
+// adds it to `dst` by one bulk reduce-add of the leader. The buffer must be free (its previous add
+// read).
+__device__ __forceinline__ void stage_dq_block(unsigned staging, const float (&dq)[8][4], int warp_row, int t) {
 #pragma unroll
   for (int nd = 0; nd < 8; ++nd)
 #pragma unroll
@@ -221,6 +225,10 @@ __device__ __forceinline__ void add_dq_block(unsigned staging, const float (&dq)
       const int row = warp_row + hf * 8;
       sts_64(staging + 4 * DqBlockedLayout::index(row, nd * 8 + 2 * t), dq[nd][2 * hf], dq[nd][2 * hf + 1]);
     }
+}
+__device__ __forceinline__ void add_dq_block(unsigned staging, const float (&dq)[8][4], int warp_row, int t,
+                                             int barrier, bool leader, float* dst) {
+  stage_dq_block(staging, dq, warp_row, t);
   sm90::fence_async_shared();
   sm90::named_barrier_sync(barrier, 128);
   if (leader) sm90::bulk_reduce_add_f32(dst, staging, DqBlockedLayout::kBlockFloats * 4);
@@ -272,13 +280,99 @@ __device__ __forceinline__ void pass_dq_turn(int* turns, bool leader) {
     Turns::pass(turns);
   }
 }
+// The narrow kernel's dQ blocks of its walk's i-th query tile: consumer w makes one at D = 128;
+// at D = 64 the warpgroups take the tiles in turn. `use` counts w's blocks before this one, and
+// the tile's first block (consumer dq_record_owner) carries the tile's record for the writer.
+template <int D>
+__device__ __forceinline__ bool makes_dq_block(int i, int w) {
+  return D == 128 || ((i + w) & 1) == 0;
+}
+template <int D>
+__device__ __forceinline__ int dq_block_use(int i) {
+  return D == 128 ? i : i / 2;
+}
+template <int D>
+__device__ __forceinline__ int dq_record_owner(int i) {
+  return D == 128 ? 0 : i & 1;
+}
+
+// Deterministic dQ (the narrow kernel's kOrderedDq form): one thread of the producer warpgroup
+// adds the dQ blocks the consumers stage (dq_full), each query tile's once the kv tiles below this
+// one that reach it have added theirs (detail::DqTurns: one pass per CTA and tile), and frees the
+// staging buffers (dq_empty) once the copy engine has read them. The consumers never wait for
+// another CTA: with kBuffers buffers each they run up to that many tiles ahead of the writer, so a
+// late turn up the chain of kv tiles is absorbed instead of passed down. The tile's record (its
+// span of the accumulator, its counter and its turn: written by the block's owner, which has the
+// registers to count the turn; the writer has the producer warpgroup's few) says what to add
+// where; a record without a span ends the walk (the producer's, once its own walk has ended).
+struct DqRecord {
+  float* dq_tile;  // the query tile's span of the accumulator (null: the walk has ended)
+  int* turns;      // its counter
+  int turn;        // the passes to wait for
+};
+template <class Layout>
+__device__ __forceinline__ void store_dq_record(unsigned smem0, const Layout& layout, int w, int buffer,
+                                                const DqRecord& r) {
+  const unsigned at = smem0 + layout.dq_record(w, buffer);
+  sm90::sts_ptr(at, r.dq_tile);
+  sm90::sts_ptr(at + 8, r.turns);
+  sm90::sts_s32(at + 16, r.turn);
+}
+
+template <int D, int kConsumers, int kBuffers, class Turns, class Layout>
+__device__ __forceinline__ void write_ordered_dq(unsigned smem0, const Layout& layout) {
+#pragma unroll 1
+  for (int i = 0;; ++i) {
+    const int use = dq_block_use<D>(i), buffer = use % kBuffers, owner = dq_record_owner<D>(i);
+    const unsigned parity = (use / kBuffers) & 1;
+    sm90::mbarrier_wait(smem0 + layout.dq_full(owner, buffer), parity);
+    const unsigned record = smem0 + layout.dq_record(owner, buffer);
+    float* dq_tile = sm90::lds_ptr<float>(record);
+    if (dq_tile == nullptr) return;
+    int* turns = sm90::lds_ptr<int>(record + 8);
+    Turns::wait(turns, sm90::lds_s32(record + 16));
+#pragma unroll
+    for (int w = 0; w < kConsumers; ++w)
+      if (makes_dq_block<D>(i, w)) {
+        if (w != owner) sm90::mbarrier_wait(smem0 + layout.dq_full(w, buffer), parity);
+        sm90::bulk_reduce_add_f32(dq_tile + (D == 128 ? w : 0) * DqBlockedLayout::kBlockFloats,
+                                  smem0 + layout.dq(w, buffer), DqBlockedLayout::kBlockFloats * 4);
+      }
+    sm90::bulk_wait_read<0>();
+#pragma unroll
+    for (int w = 0; w < kConsumers; ++w)
+      if (makes_dq_block<D>(i, w)) sm90::mbarrier_arrive(smem0 + layout.dq_empty(w, buffer));
+    pass_dq_turn<Turns>(turns, true);
+  }
+}
+
+// The staging buffer of consumer w's block of the walk's i-th tile, once the writer has freed it.
+template <int D, int kBuffers, class Layout>
+__device__ __forceinline__ int wait_dq_buffer(unsigned smem0, const Layout& layout, int i, int w) {
+  const int use = dq_block_use<D>(i), buffer = use % kBuffers;
+  if (use >= kBuffers) sm90::mbarrier_wait(smem0 + layout.dq_empty(w, buffer), (use / kBuffers - 1) & 1);
+  return buffer;
+}
+
+// The producer thread, after its walk of `tiles` tiles: the record that ends the writer's, where
+// the next tile's would go (all four of the owner's warp arrivals at once).
+template <int D, int kBuffers, class Layout>
+__device__ __forceinline__ void end_ordered_dq(unsigned smem0, const Layout& layout, int tiles) {
+  const int owner = dq_record_owner<D>(tiles);
+  const int buffer = wait_dq_buffer<D, kBuffers>(smem0, layout, tiles, owner);
+  store_dq_record(smem0, layout, owner, buffer, DqRecord{nullptr, nullptr, 0});
+  for (int warp = 0; warp < 4; ++warp) sm90::mbarrier_arrive(smem0 + layout.dq_full(owner, buffer));
+}
 }  // namespace detail
 
-template <int kHeadDim_, int kBlockM_, int kBlockN_, int kStages_, class Element_>
+// kDqBuffers_: dQ staging buffers per consumer: 1, or (the deterministic kernel's writer thread)
+// sm90::kBwdOrderedDqBuffers.
+template <int kHeadDim_, int kBlockM_, int kBlockN_, int kStages_, class Element_, int kDqBuffers_ = 1>
 struct Sm90BwdConfig : TileConfigBase<kHeadDim_, kBlockM_, kBlockN_, kStages_, Element_> {
   static constexpr int kConsumers = kBlockN_ / 64;  // consumer warpgroups, 64 keys each
   static constexpr int kThreads = (kConsumers + 1) * 128;
-  static constexpr int kSmemBytes = sm90::bwd_smem_bytes(kHeadDim_, kBlockM_, kBlockN_, kStages_);
+  static constexpr int kDqBuffers = kDqBuffers_;
+  static constexpr int kSmemBytes = sm90::bwd_smem_bytes(kHeadDim_, kBlockM_, kBlockN_, kStages_, kDqBuffers_);
   static_assert(kSmemBytes <= sm90::kSmemPerCtaBytes, "the backward's shared memory");
   static constexpr int kProducerRegisters = 24;
   static constexpr int kConsumerRegisters = sm90::consumer_registers(kConsumers, kProducerRegisters, 1);
@@ -304,7 +398,11 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
 
   extern __shared__ __align__(1024) unsigned char flexjit_smem[];
   const unsigned smem0 = (smem_u32(flexjit_smem) + sm90::kTileAlign - 1) & ~unsigned(sm90::kTileAlign - 1);
-  constexpr sm90::BwdSmemLayout kSmem(D, BM, BN, S);
+  constexpr int kDqBuffers = Cfg::kDqBuffers;
+  // Deterministic dQ through the writer thread (several staging buffers), or in the consumers.
+  constexpr bool kWriter = kOrderedDq && kDqBuffers > 1;
+  static_assert(kOrderedDq || kDqBuffers == 1, "the default kernel adds from one staging buffer");
+  constexpr sm90::BwdSmemLayout kSmem(D, BM, BN, S, kDqBuffers);
   const unsigned sK = smem0 + kSmem.k(), sV = smem0 + kSmem.v();
   const unsigned kv_full = smem0 + kSmem.kv_full();
   auto q_full = [&](int s) { return smem0 + kSmem.q_full(s); };
@@ -317,18 +415,31 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
 
   if (tid == 0) {
     detail::init_q_ring<S, Cfg::kConsumers>(kv_full, q_full, q_empty);
+    if constexpr (kWriter)
+      for (int w = 0; w < Cfg::kConsumers; ++w)
+        for (int buffer = 0; buffer < kDqBuffers; ++buffer) {
+          sm90::mbarrier_init(smem0 + kSmem.dq_full(w, buffer), 4);  // one arrival per consumer warp
+          sm90::mbarrier_init(smem0 + kSmem.dq_empty(w, buffer), 1);
+        }
     sm90::mbarrier_init_fence();
   }
   __syncthreads();
 
   if (warpgroup == 0) {
-    // ---------------------------------------------------------------- producer
+    // ---------------------------------------------------------------- producer (and dQ writer)
     sm90::registers_release<Cfg::kProducerRegisters>();
+    if constexpr (kWriter) {
+      if (tid == 32) {
+        detail::write_ordered_dq<D, Cfg::kConsumers, kDqBuffers, detail::DqTurns<Mods, BM, BN>>(smem0, kSmem);
+        return;
+      }
+    }
     if (tid != 0) return;
     detail::load_kv_once<D, BN>(sK, sV, maps, kv_full, k0, hk, b);
-    detail::produce_q_tiles<Mods, BM, BN, S, kOrderedDq>(args, p, b, hk, k0, k1, q_empty, [&](int, int s, int b, int h, int q0) {
-      detail::load_q_slot<D, D, BM>(kSmem, smem0, s, q_full, maps, args, b, h, q0);
-    });
+    const int tiles = detail::produce_q_tiles<Mods, BM, BN, S, kOrderedDq>(
+        args, p, b, hk, k0, k1, q_empty,
+        [&](int, int s, int b, int h, int q0) { detail::load_q_slot<D, D, BM>(kSmem, smem0, s, q_full, maps, args, b, h, q0); });
+    if constexpr (kWriter) detail::end_ordered_dq<D, kDqBuffers>(smem0, kSmem, tiles);
     return;
   }
 
@@ -356,7 +467,7 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
   detail::zero_fragments(dk);
   detail::zero_fragments(dv);
   sm90::mbarrier_wait(kv_full, 0);
-  // Deterministic dQ (kOrderedDq, a kernel of its own): the kv tiles below this one that reach a
+  // Deterministic dQ in the consumers (one staging buffer): the kv tiles below this one that reach a
   // query tile add first (detail::DqTurns). The warpgroups of a CTA add disjoint column blocks, so
   // they go together once every lower kv tile's kConsumers passes are in; each passes (whether or
   // not it added) once its add has landed, during the next tile (pending: that tile's counter).
@@ -415,10 +526,10 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     const int buffer = ring.i & 1;
     detail::store_key_rows(smem0 + kSmem.ds(w, buffer), da, warp_in_group, g, t);
     // The previous tile's dQ add must have read the staging buffer before it is rewritten (a whole
-    // tile's products after it was issued: the wait rarely waits). Ordered: it must have landed,
-    // and its turn passes now.
-    if constexpr (kOrderedDq) detail::pass_dq_turn<Turns>(pending, dq_leader);
-    else if (dq_leader) sm90::bulk_wait_read<0>();
+    // tile's products after it was issued: the wait rarely waits). Deterministic: the writer warp
+    // adds, and frees its buffers itself.
+    if constexpr (kOrderedDq && !kWriter) detail::pass_dq_turn<Turns>(pending, dq_leader);
+    else if (!kOrderedDq && dq_leader) sm90::bulk_wait_read<0>();
     sm90::fence_async_shared();
     // Every consumer's dS^T is complete. A warpgroup reaches this barrier only after its previous
     // tile's dQ product has read the other buffers, so each is rewritten two tiles after it is read.
@@ -426,7 +537,7 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
 
     // ---- dQ += dS K: this warpgroup's 64 head-dim columns (D = 64: the one block, every other
     // tile), staged and added to the query tile's span of dq_accum.
-    const bool makes_dq = D == 128 || ((ring.i + w) & 1) == 0;  // a compile-time true at D = 128
+    const bool makes_dq = detail::makes_dq_block<D>(ring.i, w);  // a compile-time true at D = 128
     const int cb = D == 128 ? w : 0;
     float dq[8][4];
     if (makes_dq)
@@ -434,24 +545,45 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     sm90::wgmma_wait<0>();  // also dK's product: Q, lse2 and delta are free
     __syncwarp();  // the warp's reads of lse2 and delta come before its arrival releases the slot
     if (lane == 0) sm90::mbarrier_arrive(q_empty(s));
-    float* dq_tile = (kOrderedDq ? Turns::accum(args, n_block) : args.dq_accum) +
-                     ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0) * D;
-    int* turns = kOrderedDq ? Turns::counter(args, b, h, q0 / BM, n_block) : nullptr;
-    if constexpr (kOrderedDq) {
-      if (warp_in_group == 0) {
-        const int turn = Turns::turn(args, p, b, h, n_block, q0 / BM);
-        if (lane == 0) Turns::wait(turns, Cfg::kConsumers * turn);
+    if constexpr (kWriter) {
+      // Handed to the writer (detail::write_ordered_dq) in the next of this warpgroup's staging
+      // buffers, once the writer has freed it.
+      if (makes_dq) {
+        const int buffer = detail::wait_dq_buffer<D, kDqBuffers>(smem0, kSmem, ring.i, w);
+        detail::stage_dq_block(smem0 + kSmem.dq(w, buffer), dq, warp_in_group * 16 + g, t);
+        sm90::fence_async_shared();
+        if (w == detail::dq_record_owner<D>(ring.i) && warp_in_group == 0) {
+          const int turn = Turns::turn(args, p, b, h, n_block, q0 / BM);  // warp-collective
+          if (lane == 0)
+            detail::store_dq_record(
+                smem0, kSmem, w, buffer,
+                {Turns::accum(args, n_block) + ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0) * D,
+                 Turns::counter(args, b, h, q0 / BM, n_block), turn});
+        }
+        __syncwarp();
+        if (lane == 0) sm90::mbarrier_arrive(smem0 + kSmem.dq_full(w, buffer));
       }
-      sm90::named_barrier_sync(1 + w, 128);
+    } else {
+      float* dq_tile = (kOrderedDq ? Turns::accum(args, n_block) : args.dq_accum) +
+                       ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0) * D;
+      int* turns = kOrderedDq ? Turns::counter(args, b, h, q0 / BM, n_block) : nullptr;
+      if constexpr (kOrderedDq) {
+        if (warp_in_group == 0) {
+          const int turn = Turns::turn(args, p, b, h, n_block, q0 / BM);
+          if (lane == 0) Turns::wait(turns, Cfg::kConsumers * turn);
+        }
+        sm90::named_barrier_sync(1 + w, 128);
+      }
+      if (makes_dq)
+        detail::add_dq_block(smem0 + kSmem.dq(w), dq, warp_in_group * 16 + g, t, 1 + w, dq_leader,
+                             dq_tile + cb * detail::DqBlockedLayout::kBlockFloats);
+      pending = turns;
     }
-    if (makes_dq)
-      detail::add_dq_block(smem0 + kSmem.dq(w), dq, warp_in_group * 16 + g, t, 1 + w, dq_leader,
-                           dq_tile + cb * detail::DqBlockedLayout::kBlockFloats);
-    pending = turns;
   }
-  if constexpr (kOrderedDq) detail::pass_dq_turn<Turns>(pending, dq_leader);  // the last tile's
-  // Shared memory stays the CTA's until its last bulk add has read it.
-  if (dq_leader) sm90::bulk_wait<0>();
+  if constexpr (kOrderedDq && !kWriter) detail::pass_dq_turn<Turns>(pending, dq_leader);  // the last tile's
+  // Shared memory stays the CTA's until its last bulk add has read it (deterministic: the writer
+  // waits for its own).
+  if (!kWriter && dq_leader) sm90::bulk_wait<0>();
 
   // ---- epilogue: dK = scale * acc, dV, in the element type (rows past Tkv are not written).
   detail::store_dk_dv<kBf16>(args, dk, dv, b, hk, key_row0, t);

@@ -157,6 +157,17 @@ __device__ __forceinline__ int lds_s32(unsigned addr) {
   return v;
 }
 
+// One pointer in shared memory (the deterministic backward's dQ records), 8-byte aligned.
+__device__ __forceinline__ void sts_ptr(unsigned addr, const void* v) {
+  asm volatile("st.shared.u64 [%0], %1;\n" ::"r"(addr), "l"(reinterpret_cast<unsigned long long>(v)) : "memory");
+}
+template <class T>
+__device__ __forceinline__ T* lds_ptr(unsigned addr) {
+  unsigned long long v;
+  asm volatile("ld.shared.u64 %0, [%1];\n" : "=l"(v) : "r"(addr) : "memory");
+  return reinterpret_cast<T*>(v);
+}
+
 __device__ __forceinline__ void stg_32(void* ptr, unsigned v) {
   asm volatile("st.global.u32 [%0], %1;\n" ::"l"(ptr), "r"(v) : "memory");
 }

@@ -137,46 +137,73 @@ FJ_SM90_TILES_FN constexpr int bwd_row_stats_bytes(int block_m) {
   return ((8 * block_m + kTileAlign - 1) / kTileAlign) * kTileAlign;
 }
 
+// The deterministic backward's dQ staging buffers per consumer warpgroup (templates/sm90/
+// attention_bwd.cuh). With several, a consumer hands a tile's dQ block to the writer thread
+// (detail::write_ordered_dq) and goes on, stalling only when the writer still holds every buffer
+// (their adds wait for other CTAs' turns); with one, the consumers wait for the turns and add
+// themselves, as the default kernel adds. One until the writer has run on a GPU.
+constexpr int kBwdOrderedDqBuffers = 1;
+
 // The backward's shared memory (templates/sm90/attention_bwd.cuh), from the CTA's 1024-byte
 // aligned start:
 //   K and V of the CTA's block_n keys, loaded once;
-//   per stage: Q and dO (block_m rows each), then lse2 and delta (block_m floats each);
+//   per stage: Q and dO (block_m rows each), then lse2 and delta (block_m floats each) padded to
+//   a whole 1024-byte block;
 //   dS^T of each consumer warpgroup (its 64 keys x block_m queries, 16-bit, swizzled), twice: the
 //   warpgroups read each other's, so a tile's buffers are rewritten two tiles later;
 //   each consumer's dQ staging buffer (block_m x 64 fp32);
 //   the mbarriers: K/V full, then Q full and Q empty per stage.
+// With the deterministic kernel's writer (dq_buffers > 1 staging buffers per consumer), the stages
+// hold Q and dO only and every stage's lse2 and delta follow the staging buffers (no padding:
+// two buffers fit at D = 128), and after the mbarriers come dQ full and dQ empty per staging
+// buffer and each buffer's record for the writer (where its block goes, after which turn).
 struct BwdSmemLayout {
-  int kv_bytes, q_bytes, stages, consumers, block_m;
-  FJ_SM90_TILES_FN constexpr BwdSmemLayout(int head_dim, int block_m_, int block_n, int stages_)
+  int kv_bytes, q_bytes, stages, consumers, block_m, dq_buffers;
+  FJ_SM90_TILES_FN constexpr BwdSmemLayout(int head_dim, int block_m_, int block_n, int stages_, int dq_buffers_ = 1)
       : kv_bytes(fwd_tile_bytes(block_n, head_dim)), q_bytes(fwd_tile_bytes(block_m_, head_dim)), stages(stages_),
-        consumers(block_n / 64), block_m(block_m_) {}
+        consumers(block_n / 64), block_m(block_m_), dq_buffers(dq_buffers_) {}
 
+  FJ_SM90_TILES_FN constexpr bool writer() const { return dq_buffers > 1; }
   FJ_SM90_TILES_FN constexpr int k() const { return 0; }
   FJ_SM90_TILES_FN constexpr int v() const { return kv_bytes; }
   FJ_SM90_TILES_FN constexpr int q(int s) const { return 2 * kv_bytes + s * stage_bytes(); }
   FJ_SM90_TILES_FN constexpr int dout(int s) const { return q(s) + q_bytes; }
-  FJ_SM90_TILES_FN constexpr int lse2(int s) const { return q(s) + 2 * q_bytes; }
+  FJ_SM90_TILES_FN constexpr int lse2(int s) const {
+    return writer() ? dq(0, dq_buffers) + s * 8 * block_m : q(s) + 2 * q_bytes;
+  }
   FJ_SM90_TILES_FN constexpr int delta(int s) const { return lse2(s) + 4 * block_m; }
   // Consumer w's dS^T of the tiles whose place in the walk has parity `buffer`.
-  FJ_SM90_TILES_FN constexpr int ds(int w, int buffer) const {
-    return 2 * kv_bytes + stages * stage_bytes() + (buffer * consumers + w) * ds_bytes();
+  FJ_SM90_TILES_FN constexpr int ds(int w, int buffer) const { return q(stages) + (buffer * consumers + w) * ds_bytes(); }
+  FJ_SM90_TILES_FN constexpr int dq(int w, int buffer = 0) const {
+    return ds(0, 2) + (buffer * consumers + w) * dq_bytes();
   }
-  FJ_SM90_TILES_FN constexpr int dq(int w) const { return ds(0, 2) + w * dq_bytes(); }
   FJ_SM90_TILES_FN constexpr int kv_full() const { return barrier(0); }
   FJ_SM90_TILES_FN constexpr int q_full(int s) const { return barrier(1 + s); }
   FJ_SM90_TILES_FN constexpr int q_empty(int s) const { return barrier(1 + stages + s); }
-  FJ_SM90_TILES_FN constexpr int end() const { return barrier(1 + 2 * stages); }
+  FJ_SM90_TILES_FN constexpr int dq_full(int w, int buffer) const {
+    return barrier(1 + 2 * stages + buffer * consumers + w);
+  }
+  FJ_SM90_TILES_FN constexpr int dq_empty(int w, int buffer) const {
+    return barrier(1 + 2 * stages + (dq_buffers + buffer) * consumers + w);
+  }
+  // Where the writer adds the block a staging buffer holds, and after which turn (3 x 8 bytes).
+  FJ_SM90_TILES_FN constexpr int dq_record(int w, int buffer) const {
+    return barrier(1 + 2 * stages + 2 * dq_buffers * consumers) + (buffer * consumers + w) * 32;
+  }
+  FJ_SM90_TILES_FN constexpr int end() const { return writer() ? dq_record(0, dq_buffers) : barrier(1 + 2 * stages); }
   FJ_SM90_TILES_FN constexpr int bytes() const { return end() + kTileAlign; }
 
  private:
-  FJ_SM90_TILES_FN constexpr int stage_bytes() const { return 2 * q_bytes + bwd_row_stats_bytes(block_m); }
+  FJ_SM90_TILES_FN constexpr int stage_bytes() const {
+    return 2 * q_bytes + (writer() ? 0 : bwd_row_stats_bytes(block_m));
+  }
   FJ_SM90_TILES_FN constexpr int ds_bytes() const { return 64 * block_m * 2; }
   FJ_SM90_TILES_FN constexpr int dq_bytes() const { return 64 * block_m * 4; }
-  FJ_SM90_TILES_FN constexpr int barrier(int i) const { return dq(consumers) + 8 * i; }
+  FJ_SM90_TILES_FN constexpr int barrier(int i) const { return (writer() ? lse2(stages) : dq(0, 1)) + 8 * i; }
 };
 
-constexpr int bwd_smem_bytes(int head_dim, int block_m, int block_n, int stages) {
-  return BwdSmemLayout(head_dim, block_m, block_n, stages).bytes();
+constexpr int bwd_smem_bytes(int head_dim, int block_m, int block_n, int stages, int dq_buffers = 1) {
+  return BwdSmemLayout(head_dim, block_m, block_n, stages, dq_buffers).bytes();
 }
 
 // The wide backward's shared memory (templates/sm90/attention_bwd_wide.cuh, head dims whose dK

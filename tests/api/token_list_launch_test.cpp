@@ -99,6 +99,51 @@ TEST(TokenListLaunch, SplitsFollowTheListLengthNotTheSequence) {
   EXPECT_EQ(plan.args.splits, 1);
 }
 
+// Long lists in a small grid are split towards one wave of CTAs, each split keeping two chunks of
+// 32 keys per warp, and merged by the combine entry.
+TEST(TokenListLaunch, LongListsInASmallGridAreSplitTowardsOneWave) {
+  PlainCall c;
+  c.B = 64, c.Hq = 16, c.Hkv = 1, c.Tq = 1, c.Tkv = 32768, c.D = 128;  // one CTA per multiprocessor, 8 warps
+  c.list = list_of({64, 1, 1, 2048});  // 64 CTAs of 16 heads each
+  api::DecodePlan plan = c.plan();
+  const api::LaunchPlan p = api::decode_launch_plan(c.kernel(), plan, kH200);
+  EXPECT_EQ(plan.args.splits, kH200.multiprocessors / 64);
+  ASSERT_EQ(p.steps.size(), 2u);
+  EXPECT_EQ(p.steps[1].entry, EntryRole::combine);
+  c.B = 1, c.Hq = 8, c.Hkv = 8;  // 8 CTAs: 64 chunks of 32 keys cut into splits of 2 per warp
+  c.list = list_of({1, 8, 1, 2048});
+  plan = c.plan();
+  const codegen::GeneratedKernel g = c.kernel();
+  api::decode_launch_plan(g, plan, kH200);
+  EXPECT_EQ(plan.args.splits, 2048 / g.tile.block_n / (2 * g.tile.warps));
+}
+
+// More (kv head, row group) slots than grid.y holds fold into grid.x: a prefill of 32768 tokens of
+// 128 query heads, 64 a CTA, is 65536 slots.
+TEST(TokenListLaunch, SlotsPastGridYFoldIntoGridX) {
+  PlainCall c;
+  c.B = 1, c.Hq = 128, c.Hkv = 1, c.Tq = 32768, c.Tkv = 32768, c.D = 576;
+  c.list = list_of({1, 1, 32768, 2048});
+  const codegen::GeneratedKernel g = api::generate(detail::ProgramAccess::impl(token_causal()),
+                                                   CompileOptions{.head_dim = 576, .head_dim_v = 512, .arch = "sm_90a",
+                                                                  .family = "decode_mla"});
+  EXPECT_EQ(g.family, "decode_mla");
+  const TensorView q = TensorView::contiguous(fake(1), bf16, {1, 128, 32768, 576});
+  const TensorView k = TensorView::contiguous(fake(2), bf16, {1, 1, 32768, 576});
+  const TensorView v{fake(2), bf16, {1, 1, 32768, 512}, k.effective_strides(), k.device};  // k's first columns
+  const TensorView out = TensorView::contiguous(fake(4), bf16, {1, 128, 32768, 512});
+  ForwardOptions options;
+  options.bind["selected"] = c.list;
+  api::DecodePlan plan = api::plan_decode(g.entry(), g.params, detail::ProgramAccess::impl(token_causal()).ir,
+                                          g.target, bf16, {q, k, v, out}, options);
+  EXPECT_EQ(plan.args.rows_per_cta, 64);
+  EXPECT_EQ(plan.kv_heads_x_row_groups, 65536);
+  const api::LaunchPlan p = api::decode_launch_plan(g, plan, kH200);
+  EXPECT_EQ(plan.args.splits, 1);  // 65536 CTAs fill the device many times
+  EXPECT_EQ(p.steps[0].config.grid[0], 2u);
+  EXPECT_EQ(p.steps[0].config.grid[1], 32768u);
+}
+
 TEST(TokenListLaunch, AKvCacheCallKeepsItsLengths) {
   PlainCall c;
   c.Tq = 2;

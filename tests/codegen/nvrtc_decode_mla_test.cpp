@@ -16,6 +16,7 @@
 #include "flexjit/program.hpp"
 #include "tests/codegen/ptxas_checks.hpp"
 #include "templates/decode/mla_tiles.cuh"
+#include "templates/decode/tiles.cuh"
 
 using namespace flexjit;
 
@@ -38,10 +39,17 @@ def sink(b, h):
 const char* kEveryKey = R"(def score_mod(score, b, h, q_idx, kv_idx):
     return score
 )";
+// DeepSeek's sparse attention: each new token's own list of keys, causal among them.
+const char* kDsa = R"(selected: TokenIndices
+offsets: Tensor[int32, 1]
+def mask_mod(b, h, q_idx, kv_idx):
+    return q_idx + offsets[b] >= kv_idx
+)";
 
 Program program_named(const std::string& name) {
   if (name == "causal") return Program::from_source(kCausal, "causal.py");
   if (name == "softcap_window_sink") return Program::from_source(kSoftcapWindowSink, "softcap_window_sink.py");
+  if (name == "dsa") return Program::from_source(kDsa, "dsa.py");
   return Program::from_source(kEveryKey, "every_key.py");
 }
 
@@ -69,6 +77,8 @@ std::vector<Case> cases() {
     out.push_back({"causal", mla_target(192, 128, compiler::ElementType::FP16, arch)});
   }
   out.push_back({"every_key", mla_target(576, 512, compiler::ElementType::FP16, "sm_90a")});
+  out.push_back({"dsa", mla_target(576, 512, compiler::ElementType::BF16, "sm_90a")});
+  for (const char* arch : {"sm_80", "sm_90a"}) out.push_back({"dsa", mla_target(192, 128, compiler::ElementType::BF16, arch)});
   return out;
 }
 
@@ -88,13 +98,17 @@ TEST_P(DecodeMlaKernel, CompilesWithoutSpills) {
                         test::memory_kernel_cache());
   EXPECT_EQ(k->generated.family, "decode_mla");
   const int arch = *compiler::arch_number(c.target.arch);
-  const decode_mla::MlaTile tile = decode_mla::choose_tile(c.target.head_dim, c.target.dv(), arch);
+  // A program with token lists keeps up to 4096 sorted keys beside the tile.
+  const bool tokens = c.program == "dsa";
+  const int list = tokens ? decode::decode_token_list_bytes() : 0;
+  const decode_mla::MlaTile tile = decode_mla::choose_tile(c.target.head_dim, c.target.dv(), arch, list);
   ASSERT_GE(tile.stages, 2);
   EXPECT_NE(k->generated.source.find(fmt::format("flexjit::DecodeMlaConfig<{}, {}, {}, {}, ", c.target.head_dim,
                                                  c.target.dv(), tile.stages, tile.separate_v)),
             std::string::npos);
+  EXPECT_EQ(k->generated.source.find("decode/token_list.cuh") != std::string::npos, tokens);
   EXPECT_EQ(k->generated.main_entry().shared_bytes,
-            decode_mla::smem_bytes(c.target.head_dim, c.target.dv(), tile.stages, tile.separate_v));
+            decode_mla::smem_bytes(c.target.head_dim, c.target.dv(), tile.stages, tile.separate_v, list));
   EXPECT_LE(k->generated.main_entry().shared_bytes, decode_mla::max_smem_bytes(arch));
   test::expect_entries_without_spills(*k, case_name(testing::TestParamInfo<Case>(c, 0)));
 }
@@ -131,7 +145,14 @@ TEST(DecodeMlaTile, RefusesWhatItCannotRun) {
   EXPECT_EQ(refusal_of(576, 512, "sm_89"),
             "165376 bytes of shared memory per CTA (q and two chunks of 32 keys) are more than sm_89 has (101376)");
   EXPECT_EQ(refusal_of(576, 512, "sm_90a", "selected: BlockIndices[16, 16]\ndef mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n"),
-            "block and token lists run on the decode family's kernel only");
+            "block lists run on the decode family's kernel only");
+  // A token list's keys take 16 KB beside the tile: sm_80 has room for none at 576 / 512.
+  const char* kTokens = "selected: TokenIndices\n\ndef mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n";
+  EXPECT_EQ(refusal_of(576, 512, "sm_90a", kTokens), "");
+  EXPECT_EQ(refusal_of(192, 128, "sm_80", kTokens), "");
+  EXPECT_EQ(refusal_of(576, 512, "sm_80", kTokens),
+            "181760 bytes of shared memory per CTA (q and two chunks of 32 keys, and a token list of up to 4096 keys) "
+            "are more than sm_80 has (166912)");
 }
 
 // The decode pass takes it on its own where v has a head dim of its own. It is the program's main
@@ -153,6 +174,35 @@ TEST(DecodeMlaTile, TheMainKernelWhereNoForwardFamilyServes) {
       detail::ProgramAccess::impl(program), CompileOptions{.head_dim = 192, .head_dim_v = 128, .arch = "sm_90a"});
   EXPECT_EQ(mla_prefill.family, "sm90_fwd");
   EXPECT_EQ(mla_prefill.target.pass, compiler::KernelPass::Forward);
+}
+
+// Token lists at MLA's head dims: every forward call runs decode_mla (the decode family takes one
+// head dim), at 192 / 128 too, and on sm_80 where the list fits beside the tile; named, until its
+// kernel has run on a GPU.
+TEST(DecodeMlaTile, TheMainKernelOfTokenListsAtMlaHeadDims) {
+  const Program program = program_named("dsa");
+  try {
+    api::generate(detail::ProgramAccess::impl(program), CompileOptions{.head_dim = 576, .head_dim_v = 512, .arch = "sm_90a"});
+    FAIL() << "token lists at 576 / 512 without naming decode_mla";
+  } catch (const UnsupportedError& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("token lists at a head dim of v of its own run on decode_mla where the "
+                                             "options name it (family = \"decode_mla\")"));
+  }
+  for (auto [d, dv, arch] : {std::tuple{576, 512, "sm_90a"}, {192, 128, "sm_90a"}, {192, 128, "sm_80"}}) {
+    const codegen::GeneratedKernel g =
+        api::generate(detail::ProgramAccess::impl(program),
+                      CompileOptions{.head_dim = d, .head_dim_v = dv, .arch = arch, .family = "decode_mla"});
+    EXPECT_EQ(g.family, "decode_mla") << d << " " << arch;
+    EXPECT_EQ(g.target.pass, compiler::KernelPass::Decode) << d << " " << arch;
+    EXPECT_NE(g.source.find(", true>;"), std::string::npos) << d << " " << arch;  // the config with the list
+  }
+  try {
+    api::generate(detail::ProgramAccess::impl(program),
+                  CompileOptions{.head_dim = 576, .head_dim_v = 512, .arch = "sm_80", .family = "decode_mla"});
+    FAIL() << "576 / 512 with a token list on sm_80";
+  } catch (const UnsupportedError& e) {
+    EXPECT_THAT(e.what(), testing::HasSubstr("a token list of up to 4096 keys) are more than sm_80 has (166912)"));
+  }
 }
 
 }  // namespace

@@ -112,7 +112,9 @@ TEST(TokenListDecode, OtherProgramsHaveNoTokenMembers) {
 TEST(TokenListDecode, PrefillFamiliesRefuseTokenLists) {
   const Program program = token_program("token_topk_causal");
   const ir::Program& ir = detail::ProgramAccess::impl(program).ir;
-  const std::string why = "token-level selection ('selected: TokenIndices') runs on the decode family's kernel only";
+  const std::string why =
+      "token-level selection ('selected: TokenIndices') runs on the decode kernels only (families decode and "
+      "decode_mla)";
   for (const char* arch : {"sm_80", "sm_90a"})
     for (compiler::KernelPass pass : {compiler::KernelPass::Forward, compiler::KernelPass::Chunk}) {
       compiler::KernelTarget t{128, compiler::ElementType::BF16, arch};
@@ -131,6 +133,8 @@ TEST(TokenListDecode, PrefillFamiliesRefuseTokenLists) {
     const std::string refusal = codegen::family_refusal(f, t, ir);
     if (name == "decode")
       EXPECT_EQ(refusal, "");
+    else if (name == "decode_mla")  // lists at head dims of its own (nvrtc_decode_mla_test.cpp)
+      EXPECT_EQ(refusal, "it serves a head dim of v other than q and k's (the decode family serves one head dim)");
     else
       EXPECT_EQ(refusal, why) << name;
   }
@@ -155,7 +159,7 @@ TEST(TokenListDecode, TheMainKernelIsTheDecodeKernel) {
   } catch (const UnsupportedError& e) {
     EXPECT_THAT(e.what(), testing::HasSubstr("kernel family sm80_fwd cannot run the forward pass at head dim 64, bf16, "
                                              "sm_80: token-level selection ('selected: TokenIndices') runs on the "
-                                             "decode family's kernel only"));
+                                             "decode kernels only (families decode and decode_mla)"));
   }
 }
 

@@ -69,27 +69,43 @@ TEST(Sm90SmemLayout, ForwardTilesAreAlignedDisjointAndFit) {
 }
 
 TEST(Sm90SmemLayout, BackwardTilesAreAlignedDisjointAndFit) {
-  for (int head_dim : {64, 128}) {
-    constexpr int kBlockM = 64, kBlockN = 128, kStages = 2;  // codegen/sm90_bwd's narrow form
-    const BwdSmemLayout l(head_dim, kBlockM, kBlockN, kStages);
-    const int q = kBlockM * head_dim * 2, kv = kBlockN * head_dim * 2;
-    std::vector<Region> r = {{"k", l.k(), kv, kTile}, {"v", l.v(), kv, kTile}, {"kv_full", l.kv_full(), 8, kBarrier}};
-    for (int s = 0; s < kStages; ++s) {
-      const std::string n = std::to_string(s);
-      r.push_back({"q" + n, l.q(s), q, kTile});
-      r.push_back({"dout" + n, l.dout(s), q, kTile});
-      r.push_back({"lse2" + n, l.lse2(s), 4 * kBlockM, kBulk});
-      r.push_back({"delta" + n, l.delta(s), 4 * kBlockM, kBulk});
-      r.push_back({"q_full" + n, l.q_full(s), 8, kBarrier});
-      r.push_back({"q_empty" + n, l.q_empty(s), 8, kBarrier});
+  // The default kernel's one dQ staging buffer per consumer, and the deterministic kernel's.
+  for (int dq_buffers : {1, 2})
+    for (int head_dim : {64, 128}) {
+      constexpr int kBlockM = 64, kBlockN = 128, kStages = 2;  // codegen/sm90_bwd's narrow form
+      const BwdSmemLayout l(head_dim, kBlockM, kBlockN, kStages, dq_buffers);
+      const int q = kBlockM * head_dim * 2, kv = kBlockN * head_dim * 2;
+      std::vector<Region> r = {{"k", l.k(), kv, kTile}, {"v", l.v(), kv, kTile}, {"kv_full", l.kv_full(), 8, kBarrier}};
+      for (int s = 0; s < kStages; ++s) {
+        const std::string n = std::to_string(s);
+        r.push_back({"q" + n, l.q(s), q, kTile});
+        r.push_back({"dout" + n, l.dout(s), q, kTile});
+        r.push_back({"lse2" + n, l.lse2(s), 4 * kBlockM, kBulk});
+        r.push_back({"delta" + n, l.delta(s), 4 * kBlockM, kBulk});
+        r.push_back({"q_full" + n, l.q_full(s), 8, kBarrier});
+        r.push_back({"q_empty" + n, l.q_empty(s), 8, kBarrier});
+      }
+      for (int w = 0; w < kBlockN / 64; ++w) {
+        for (int buffer = 0; buffer < 2; ++buffer)
+          r.push_back({"ds" + std::to_string(w) + "." + std::to_string(buffer), l.ds(w, buffer), 64 * kBlockM * 2, kTile});
+        for (int buffer = 0; buffer < dq_buffers; ++buffer) {
+          const std::string n = std::to_string(w) + "." + std::to_string(buffer);
+          r.push_back({"dq" + n, l.dq(w, buffer), 64 * kBlockM * 4, kBulk});
+          if (!l.writer()) continue;
+          r.push_back({"dq_full" + n, l.dq_full(w, buffer), 8, kBarrier});
+          r.push_back({"dq_empty" + n, l.dq_empty(w, buffer), 8, kBarrier});
+          r.push_back({"dq_record" + n, l.dq_record(w, buffer), 24, 8});
+        }
+      }
+      expect_sound(r, l.end(), l.bytes(),
+                   "backward d" + std::to_string(head_dim) + " with " + std::to_string(dq_buffers) + " dQ buffers");
+      // The default kernel's layout: each stage's row statistics padded to 1024 bytes after its Q
+      // and dO, the barriers last.
+      if (!l.writer()) {
+        EXPECT_EQ(l.lse2(1), l.q(1) + 2 * q);
+        EXPECT_EQ(l.end(), l.q_empty(kStages - 1) + 8);
+      }
     }
-    for (int w = 0; w < kBlockN / 64; ++w) {
-      for (int buffer = 0; buffer < 2; ++buffer)
-        r.push_back({"ds" + std::to_string(w) + "." + std::to_string(buffer), l.ds(w, buffer), 64 * kBlockM * 2, kTile});
-      r.push_back({"dq" + std::to_string(w), l.dq(w), 64 * kBlockM * 4, kBulk});
-    }
-    expect_sound(r, l.end(), l.bytes(), "backward d" + std::to_string(head_dim));
-  }
 }
 
 TEST(Sm90SmemLayout, WideBackwardTilesAreAlignedDisjointAndFit) {

@@ -188,6 +188,13 @@ std::vector<Case> deterministic_cases() {
     wide.backward_family = "sm90_bwd";
     v.push_back(wide);
   }
+  // The narrow form's dQ writer: at D = 64 (the warpgroups' blocks in turn), with kv tiles that no
+  // query reaches (an empty walk), and along long chains of turns.
+  for (Case narrow : {Case{"causal", fp16, 64, 1, 4, 2, 300, 1000, L::bshd},
+                      Case{"sliding_window", bf16, 128, 1, 2, 1, 3000, 3000, L::bhsd}}) {
+    narrow.backward_family = "sm90_bwd";
+    v.push_back(narrow);
+  }
   // The split form (MLA's 192 / 128), a captured tensor's gradient included.
   for (Case mla : {Case{"causal", bf16, 192, 2, 4, 2, 1000, 700, L::bhsd},
                    Case{"document", bf16, 192, 2, 4, 2, 1000, 1000, L::bhsd},

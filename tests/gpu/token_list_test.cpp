@@ -4,7 +4,8 @@
 // caches; plain forward calls (no kv_lens) of 1, 17 and 300 query rows against 1000 keys; lists
 // of 1, 64 and 2048 entries with -1 slots, repeats and any order, per query head, per kv head and
 // one for every head; GQA groups of 4 and 8, bf16 and fp16, head dims 64 and 128; a mask, a score
-// mod, and the lists alone. Then a bad entry: NaN in the rows of its CTA only.
+// mod, and the lists alone; MLA's head dims on the decode_mla kernel (576 / 512 with v in k's rows,
+// 192 / 128). Then a bad entry: NaN in the rows of its CTA only.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -139,8 +140,18 @@ DecodeShape plain_shape(int Hq, int Hkv, int Tq, int D, DType dtype) {
           .spare_keys = 0};
 }
 
+// MLA's shapes: v of its own head dim (576 / 512 a view of k's first columns; 192 / 128 its own).
+DecodeShape mla(DecodeShape s, int Dv, bool v_in_k) {
+  s.Dv = Dv;
+  s.v_in_k = v_in_k;
+  return s;
+}
+
+// The decode family, or decode_mla where v has a head dim of its own (named: token lists reach it
+// only so until its kernel has run on a GPU).
+const char* family_of(const DecodeShape& s) { return s.dv() != s.D ? "decode_mla" : "decode"; }
 Kernel compile(const Program& p, const DecodeShape& s) {
-  return engine().compile(p, {.head_dim = s.D, .dtype = s.dtype, .family = "decode"});
+  return engine().compile(p, {.head_dim = s.D, .head_dim_v = s.Dv, .dtype = s.dtype, .family = family_of(s)});
 }
 
 class TokenListPrograms : public GpuTest, public testing::WithParamInterface<Row> {};
@@ -158,7 +169,7 @@ TEST_P(TokenListPrograms, MatchTheReference) {
     test::DecodeOutputs got;
     try {
       const Kernel kernel = compile(p, c.shape);
-      EXPECT_EQ(kernel.family(), "decode") << what;
+      EXPECT_EQ(kernel.family(), family_of(c.shape)) << what;
       got = gpu.run(kernel, bound);
     } catch (const Error& e) {
       ADD_FAILURE() << what << ": " << e.what();
@@ -180,7 +191,12 @@ INSTANTIATE_TEST_SUITE_P(
                     Row{decode_shape(32, 8, 3, 0, 64, DType::fp16), 1, ListHeads::one},
                     Row{decode_shape(32, 8, 2, 16, 64, DType::bf16), 64, ListHeads::one},
                     Row{decode_shape(8, 1, 4, 64, 128, DType::fp16), 2048, ListHeads::kv},
-                    Row{decode_shape(32, 8, 1, 0, 128, DType::bf16), 2048, ListHeads::query}),
+                    Row{decode_shape(32, 8, 1, 0, 128, DType::bf16), 2048, ListHeads::query},
+                    // DeepSeek's sparse attention at MLA's head dims (decode_mla): the absorbed 576 / 512
+                    // over pages of 64 (16 query heads a CTA), and 192 / 128 with v of its own, a list
+                    // per query head over pages of 16.
+                    Row{mla(decode_shape(16, 1, 1, 64, 576, DType::bf16), 512, true), 2048, ListHeads::kv},
+                    Row{mla(decode_shape(64, 1, 2, 16, 192, DType::bf16), 128, false), 64, ListHeads::query}),
     [](const testing::TestParamInfo<Row>& info) { return row_name(info.param); });
 
 // Plain forward calls (prefill with token lists): 1, 17 and 300 query rows against 1000 keys, and
@@ -193,7 +209,11 @@ INSTANTIATE_TEST_SUITE_P(
                     Row{plain_shape(8, 2, 300, 64, DType::bf16), 2048, ListHeads::kv, true},
                     Row{plain_shape(16, 4, 17, 128, DType::fp16), 1, ListHeads::kv, true},
                     Row{plain_shape(8, 2, 300, 64, DType::bf16), 64, ListHeads::query, true,
-                        {"token_topk_causal", "token_softcap_distance"}}),
+                        {"token_topk_causal", "token_softcap_distance"}},
+                    // MLA's sparse prefill: 128 query heads of one token in two CTAs of 64.
+                    Row{mla(plain_shape(128, 1, 17, 576, DType::bf16), 512, true), 2048, ListHeads::one, true},
+                    // 70000 rows of one head, a CTA each: more CTAs than grid.y holds, folded into grid.x.
+                    Row{plain_shape(1, 1, 70000, 64, DType::bf16), 8, ListHeads::query, true, {"token_lists_alone"}}),
     [](const testing::TestParamInfo<Row>& info) { return row_name(info.param); });
 
 // An entry below -1 or at or past its sequence's length makes NaN rows (out and lse) of its CTA
