@@ -40,9 +40,6 @@ class DecodeMla final : public KernelFamily {
     if (!arch || *arch < 80)
       return fmt::format("architecture {} is not supported: it needs sm_80 or newer", t.arch);
     if (program.block_indices) return "block lists run on the decode family's kernel only";
-    if (program.token_indices && t.family != name())
-      return "token lists at a head dim of v of its own run on decode_mla where the options name it (family = "
-             "\"decode_mla\"), until that kernel has run on a GPU";
     const int list = list_bytes(program);
     if (mla::choose_tile(d, dv, *arch, list).stages == 0)
       return fmt::format("{} bytes of shared memory per CTA (q and two chunks of {} keys{}) are more than {} has ({})",

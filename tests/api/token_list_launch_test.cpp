@@ -125,8 +125,7 @@ TEST(TokenListLaunch, SlotsPastGridYFoldIntoGridX) {
   c.B = 1, c.Hq = 128, c.Hkv = 1, c.Tq = 32768, c.Tkv = 32768, c.D = 576;
   c.list = list_of({1, 1, 32768, 2048});
   const codegen::GeneratedKernel g = api::generate(detail::ProgramAccess::impl(token_causal()),
-                                                   CompileOptions{.head_dim = 576, .head_dim_v = 512, .arch = "sm_90a",
-                                                                  .family = "decode_mla"});
+                                                   CompileOptions{.head_dim = 576, .head_dim_v = 512, .arch = "sm_90a"});
   EXPECT_EQ(g.family, "decode_mla");
   const TensorView q = TensorView::contiguous(fake(1), bf16, {1, 128, 32768, 576});
   const TensorView k = TensorView::contiguous(fake(2), bf16, {1, 1, 32768, 576});

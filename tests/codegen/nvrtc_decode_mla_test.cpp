@@ -177,21 +177,15 @@ TEST(DecodeMlaTile, TheMainKernelWhereNoForwardFamilyServes) {
 }
 
 // Token lists at MLA's head dims: every forward call runs decode_mla (the decode family takes one
-// head dim), at 192 / 128 too, and on sm_80 where the list fits beside the tile; named, until its
-// kernel has run on a GPU.
+// head dim), chosen on its own or named, at 192 / 128 too, and on sm_80 where the list fits beside
+// the tile.
 TEST(DecodeMlaTile, TheMainKernelOfTokenListsAtMlaHeadDims) {
   const Program program = program_named("dsa");
-  try {
-    api::generate(detail::ProgramAccess::impl(program), CompileOptions{.head_dim = 576, .head_dim_v = 512, .arch = "sm_90a"});
-    FAIL() << "token lists at 576 / 512 without naming decode_mla";
-  } catch (const UnsupportedError& e) {
-    EXPECT_THAT(e.what(), testing::HasSubstr("token lists at a head dim of v of its own run on decode_mla where the "
-                                             "options name it (family = \"decode_mla\")"));
-  }
-  for (auto [d, dv, arch] : {std::tuple{576, 512, "sm_90a"}, {192, 128, "sm_90a"}, {192, 128, "sm_80"}}) {
+  for (auto [d, dv, arch, family] : {std::tuple{576, 512, "sm_90a", ""}, {576, 512, "sm_90a", "decode_mla"},
+                                     {192, 128, "sm_90a", ""}, {192, 128, "sm_80", ""}}) {
     const codegen::GeneratedKernel g =
         api::generate(detail::ProgramAccess::impl(program),
-                      CompileOptions{.head_dim = d, .head_dim_v = dv, .arch = arch, .family = "decode_mla"});
+                      CompileOptions{.head_dim = d, .head_dim_v = dv, .arch = arch, .family = family});
     EXPECT_EQ(g.family, "decode_mla") << d << " " << arch;
     EXPECT_EQ(g.target.pass, compiler::KernelPass::Decode) << d << " " << arch;
     EXPECT_NE(g.source.find(", true>;"), std::string::npos) << d << " " << arch;  // the config with the list

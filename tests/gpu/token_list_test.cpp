@@ -147,12 +147,11 @@ DecodeShape mla(DecodeShape s, int Dv, bool v_in_k) {
   return s;
 }
 
-// The decode family, or decode_mla where v has a head dim of its own (named: token lists reach it
-// only so until its kernel has run on a GPU).
-const char* family_of(const DecodeShape& s) { return s.dv() != s.D ? "decode_mla" : "decode"; }
+// Chosen on their own: the decode family, or decode_mla where v has a head dim of its own.
 Kernel compile(const Program& p, const DecodeShape& s) {
-  return engine().compile(p, {.head_dim = s.D, .head_dim_v = s.Dv, .dtype = s.dtype, .family = family_of(s)});
+  return engine().compile(p, {.head_dim = s.D, .head_dim_v = s.Dv, .dtype = s.dtype});
 }
+const char* family_of(const DecodeShape& s) { return s.dv() != s.D ? "decode_mla" : "decode"; }
 
 class TokenListPrograms : public GpuTest, public testing::WithParamInterface<Row> {};
 
