@@ -304,9 +304,12 @@ __device__ __forceinline__ int dq_record_owner(int i) {
 // late turn up the chain of kv tiles is absorbed instead of passed down. The tile's record (its
 // span of the accumulator, its counter and its turn: written by the block's owner, which has the
 // registers to count the turn; the writer has the producer warpgroup's few) says what to add
-// where; a record without a span ends the walk (the producer's, once its own walk has ended).
+// where. The producer tells the walk's length once its own walk has ended (walk_end): the writer
+// stops at the first tile past it. (A record of the end in the next staging buffer would need the
+// producer to wait for that buffer's release, many phases ahead of it: an mbarrier's parity
+// cannot tell those phases apart.)
 struct DqRecord {
-  float* dq_tile;  // the query tile's span of the accumulator (null: the walk has ended)
+  float* dq_tile;  // the query tile's span of the accumulator
   int* turns;      // its counter
   int turn;        // the passes to wait for
 };
@@ -325,10 +328,11 @@ __device__ __forceinline__ void write_ordered_dq(unsigned smem0, const Layout& l
   for (int i = 0;; ++i) {
     const int use = dq_block_use<D>(i), buffer = use % kBuffers, owner = dq_record_owner<D>(i);
     const unsigned parity = (use / kBuffers) & 1;
-    sm90::mbarrier_wait(smem0 + layout.dq_full(owner, buffer), parity);
+    // Tile i's record, unless the walk has ended before it.
+    while (!sm90::mbarrier_try(smem0 + layout.dq_full(owner, buffer), parity))
+      if (sm90::mbarrier_try(smem0 + layout.walk_end(), 0) && sm90::lds_s32(smem0 + layout.walk_tiles()) <= i) return;
     const unsigned record = smem0 + layout.dq_record(owner, buffer);
     float* dq_tile = sm90::lds_ptr<float>(record);
-    if (dq_tile == nullptr) return;
     int* turns = sm90::lds_ptr<int>(record + 8);
     Turns::wait(turns, sm90::lds_s32(record + 16));
 #pragma unroll
@@ -346,7 +350,8 @@ __device__ __forceinline__ void write_ordered_dq(unsigned smem0, const Layout& l
   }
 }
 
-// The staging buffer of consumer w's block of the walk's i-th tile, once the writer has freed it.
+// The staging buffer of consumer w's block of the walk's i-th tile, once the writer has freed it
+// (the phase right after the one this consumer waited for last: parity is enough).
 template <int D, int kBuffers, class Layout>
 __device__ __forceinline__ int wait_dq_buffer(unsigned smem0, const Layout& layout, int i, int w) {
   const int use = dq_block_use<D>(i), buffer = use % kBuffers;
@@ -354,14 +359,11 @@ __device__ __forceinline__ int wait_dq_buffer(unsigned smem0, const Layout& layo
   return buffer;
 }
 
-// The producer thread, after its walk of `tiles` tiles: the record that ends the writer's, where
-// the next tile's would go (all four of the owner's warp arrivals at once).
-template <int D, int kBuffers, class Layout>
+// The producer thread, after its walk of `tiles` tiles: their number, for the writer.
+template <class Layout>
 __device__ __forceinline__ void end_ordered_dq(unsigned smem0, const Layout& layout, int tiles) {
-  const int owner = dq_record_owner<D>(tiles);
-  const int buffer = wait_dq_buffer<D, kBuffers>(smem0, layout, tiles, owner);
-  store_dq_record(smem0, layout, owner, buffer, DqRecord{nullptr, nullptr, 0});
-  for (int warp = 0; warp < 4; ++warp) sm90::mbarrier_arrive(smem0 + layout.dq_full(owner, buffer));
+  sm90::sts_s32(smem0 + layout.walk_tiles(), tiles);
+  sm90::mbarrier_arrive(smem0 + layout.walk_end());  // releases the count
 }
 }  // namespace detail
 
@@ -415,12 +417,14 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
 
   if (tid == 0) {
     detail::init_q_ring<S, Cfg::kConsumers>(kv_full, q_full, q_empty);
-    if constexpr (kWriter)
+    if constexpr (kWriter) {
       for (int w = 0; w < Cfg::kConsumers; ++w)
         for (int buffer = 0; buffer < kDqBuffers; ++buffer) {
           sm90::mbarrier_init(smem0 + kSmem.dq_full(w, buffer), 4);  // one arrival per consumer warp
           sm90::mbarrier_init(smem0 + kSmem.dq_empty(w, buffer), 1);
         }
+      sm90::mbarrier_init(smem0 + kSmem.walk_end(), 1);
+    }
     sm90::mbarrier_init_fence();
   }
   __syncthreads();
@@ -439,7 +443,7 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     const int tiles = detail::produce_q_tiles<Mods, BM, BN, S, kOrderedDq>(
         args, p, b, hk, k0, k1, q_empty,
         [&](int, int s, int b, int h, int q0) { detail::load_q_slot<D, D, BM>(kSmem, smem0, s, q_full, maps, args, b, h, q0); });
-    if constexpr (kWriter) detail::end_ordered_dq<D, kDqBuffers>(smem0, kSmem, tiles);
+    if constexpr (kWriter) detail::end_ordered_dq(smem0, kSmem, tiles);
     return;
   }
 

@@ -42,6 +42,22 @@ __device__ __forceinline__ void mbarrier_wait(unsigned bar, unsigned parity) {
       : "memory");
 }
 
+// Waits a while (the hardware's time limit) for the phase of that parity; whether it completed. A
+// parity names one of two phases, so a waiter must never be more than one phase from the barrier's.
+__device__ __forceinline__ bool mbarrier_try(unsigned bar, unsigned parity) {
+  unsigned done;
+  asm volatile(
+      "{\n"
+      " .reg .pred p;\n"
+      " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+      " selp.u32 %0, 1, 0, p;\n"
+      "}\n"
+      : "=r"(done)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return done != 0;
+}
+
 // ---------------------------------------------------------------------------------------------
 // TMA: a box of a 4-D tensor (innermost coordinate first) into shared memory, completing on an
 // mbarrier. `map` is the generic address of a __grid_constant__ CUtensorMap (TmaDescriptor).

@@ -156,7 +156,8 @@ constexpr int kBwdOrderedDqBuffers = 1;
 // With the deterministic kernel's writer (dq_buffers > 1 staging buffers per consumer), the stages
 // hold Q and dO only and every stage's lse2 and delta follow the staging buffers (no padding:
 // two buffers fit at D = 128), and after the mbarriers come dQ full and dQ empty per staging
-// buffer and each buffer's record for the writer (where its block goes, after which turn).
+// buffer, the walk's end (an mbarrier and the walk's tile count) and each buffer's record for the
+// writer (where its block goes, after which turn).
 struct BwdSmemLayout {
   int kv_bytes, q_bytes, stages, consumers, block_m, dq_buffers;
   FJ_SM90_TILES_FN constexpr BwdSmemLayout(int head_dim, int block_m_, int block_n, int stages_, int dq_buffers_ = 1)
@@ -186,9 +187,12 @@ struct BwdSmemLayout {
   FJ_SM90_TILES_FN constexpr int dq_empty(int w, int buffer) const {
     return barrier(1 + 2 * stages + (dq_buffers + buffer) * consumers + w);
   }
+  // The end of the producer's walk (one arrival) and its number of tiles, for the writer.
+  FJ_SM90_TILES_FN constexpr int walk_end() const { return barrier(1 + 2 * stages + 2 * dq_buffers * consumers); }
+  FJ_SM90_TILES_FN constexpr int walk_tiles() const { return walk_end() + 8; }
   // Where the writer adds the block a staging buffer holds, and after which turn (3 x 8 bytes).
   FJ_SM90_TILES_FN constexpr int dq_record(int w, int buffer) const {
-    return barrier(1 + 2 * stages + 2 * dq_buffers * consumers) + (buffer * consumers + w) * 32;
+    return walk_end() + 16 + (buffer * consumers + w) * 32;
   }
   FJ_SM90_TILES_FN constexpr int end() const { return writer() ? dq_record(0, dq_buffers) : barrier(1 + 2 * stages); }
   FJ_SM90_TILES_FN constexpr int bytes() const { return end() + kTileAlign; }

@@ -97,6 +97,10 @@ TEST(Sm90SmemLayout, BackwardTilesAreAlignedDisjointAndFit) {
           r.push_back({"dq_record" + n, l.dq_record(w, buffer), 24, 8});
         }
       }
+      if (l.writer()) {
+        r.push_back({"walk_end", l.walk_end(), 8, kBarrier});
+        r.push_back({"walk_tiles", l.walk_tiles(), 4, 4});
+      }
       expect_sound(r, l.end(), l.bytes(),
                    "backward d" + std::to_string(head_dim) + " with " + std::to_string(dq_buffers) + " dQ buffers");
       // The default kernel's layout: each stage's row statistics padded to 1024 bytes after its Q
