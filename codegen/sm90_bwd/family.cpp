@@ -33,8 +33,8 @@ const Form& form_for(const compiler::KernelTarget& t) {
   return t.dv() != t.head_dim ? kSplit : t.head_dim <= 128 ? kNarrow : kWide;
 }
 
-// The narrow form's dQ staging buffers per consumer: the deterministic kernel's writer warp takes
-// several (templates/sm90/attention_bwd.cuh, Sm90BwdConfig).
+// The narrow form's dQ staging buffers per consumer: the deterministic kernel's writer thread
+// takes several (templates/sm90/attention_bwd.cuh, Sm90BwdConfig).
 int dq_buffers(const Form& f, const compiler::KernelTarget& t) {
   return &f == &kNarrow && t.ordered_dq ? flexjit::sm90::kBwdOrderedDqBuffers : 1;
 }

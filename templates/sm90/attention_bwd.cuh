@@ -530,8 +530,8 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     const int buffer = ring.i & 1;
     detail::store_key_rows(smem0 + kSmem.ds(w, buffer), da, warp_in_group, g, t);
     // The previous tile's dQ add must have read the staging buffer before it is rewritten (a whole
-    // tile's products after it was issued: the wait rarely waits). Deterministic: the writer warp
-    // adds, and frees its buffers itself.
+    // tile's products after it was issued: the wait rarely waits). Deterministic: it must have
+    // landed, and its turn passes now; or the writer thread adds, and frees its buffers itself.
     if constexpr (kOrderedDq && !kWriter) detail::pass_dq_turn<Turns>(pending, dq_leader);
     else if (!kOrderedDq && dq_leader) sm90::bulk_wait_read<0>();
     sm90::fence_async_shared();
@@ -549,6 +549,9 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
     sm90::wgmma_wait<0>();  // also dK's product: Q, lse2 and delta are free
     __syncwarp();  // the warp's reads of lse2 and delta come before its arrival releases the slot
     if (lane == 0) sm90::mbarrier_arrive(q_empty(s));
+    float* dq_tile = (kOrderedDq ? Turns::accum(args, n_block) : args.dq_accum) +
+                     ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0) * D;
+    int* turns = kOrderedDq ? Turns::counter(args, b, h, q0 / BM, n_block) : nullptr;
     if constexpr (kWriter) {
       // Handed to the writer (detail::write_ordered_dq) in the next of this warpgroup's staging
       // buffers, once the writer has freed it.
@@ -558,19 +561,12 @@ __device__ __forceinline__ void attention_bwd_sm90(const BwdArgs& args, const ty
         sm90::fence_async_shared();
         if (w == detail::dq_record_owner<D>(ring.i) && warp_in_group == 0) {
           const int turn = Turns::turn(args, p, b, h, n_block, q0 / BM);  // warp-collective
-          if (lane == 0)
-            detail::store_dq_record(
-                smem0, kSmem, w, buffer,
-                {Turns::accum(args, n_block) + ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0) * D,
-                 Turns::counter(args, b, h, q0 / BM, n_block), turn});
+          if (lane == 0) detail::store_dq_record(smem0, kSmem, w, buffer, {dq_tile, turns, turn});
         }
         __syncwarp();
         if (lane == 0) sm90::mbarrier_arrive(smem0 + kSmem.dq_full(w, buffer));
       }
     } else {
-      float* dq_tile = (kOrderedDq ? Turns::accum(args, n_block) : args.dq_accum) +
-                       ((static_cast<i64>(b) * args.Hq + h) * args.Tq_pad + q0) * D;
-      int* turns = kOrderedDq ? Turns::counter(args, b, h, q0 / BM, n_block) : nullptr;
       if constexpr (kOrderedDq) {
         if (warp_in_group == 0) {
           const int turn = Turns::turn(args, p, b, h, n_block, q0 / BM);
