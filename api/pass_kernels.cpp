@@ -93,6 +93,19 @@ std::unique_ptr<CompiledKernel> compile_pass(const Program::Impl& program, const
   } else {
     artifact = compile_or_explain(program.file.name(), generated.entry(), [&] { return cache.get_or_compile(job); });
   }
+  // The deterministic Hopper kernel's dQ writer thread shares the producer warpgroup's few
+  // registers with the walk over query tiles, which ptxas spills under masks whose q ranges have
+  // two bounds (windows): there the consumers order dQ themselves, before any other family.
+  if (target.ordered_dq && target.ordered_dq_writer && spills(*artifact, generated, 0)) {
+    compiler::KernelTarget consumers_order = target;
+    consumers_order.ordered_dq_writer = false;
+    codegen::GeneratedKernel retry = generate(program, consumers_order);
+    if (retry.source != generated.source) {
+      target = consumers_order;
+      generated = std::move(retry);
+      artifact = compile_or_explain(program.file.name(), generated, cache);
+    }
+  }
   if (fallback_target && spills(*artifact, generated, 0)) {
     target = *fallback_target;
     generated = fallback ? std::move(*fallback) : generate(program, target);

@@ -44,6 +44,10 @@ struct KernelTarget {
   std::string backward_family = "";  // the same for the backward pass (CompileOptions::backward_family)
   KernelPass pass = KernelPass::Forward;
   bool ordered_dq = false;  // the backward: dQ added in kv tile order (BackwardOptions::deterministic)
+  // The ordered Hopper backward hands dQ to a writer thread (sm90_bwd's narrow form); false: its
+  // consumers wait for the turns and add themselves, the form compiled where the writer's spills
+  // (api/pass_kernels.cpp).
+  bool ordered_dq_writer = true;
   // The backward: its main kernel also scatters into the gradients of captured tensors score_mod
   // reads (asked for in BackwardOptions::grads); without, a call that asks for none compiles no
   // scatter code.

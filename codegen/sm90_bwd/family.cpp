@@ -36,7 +36,7 @@ const Form& form_for(const compiler::KernelTarget& t) {
 // The narrow form's dQ staging buffers per consumer: the deterministic kernel's writer thread
 // takes several (templates/sm90/attention_bwd.cuh, Sm90BwdConfig).
 int dq_buffers(const Form& f, const compiler::KernelTarget& t) {
-  return &f == &kNarrow && t.ordered_dq ? flexjit::sm90::kBwdOrderedDqBuffers : 1;
+  return &f == &kNarrow && t.ordered_dq && t.ordered_dq_writer ? flexjit::sm90::kBwdOrderedDqBuffers : 1;
 }
 std::string dq_buffers_argument(const Form& f, const compiler::KernelTarget& t) {
   return dq_buffers(f, t) == 1 ? "" : fmt::format(", {}", dq_buffers(f, t));

@@ -322,15 +322,21 @@ __device__ __forceinline__ void store_dq_record(unsigned smem0, const Layout& la
   sm90::sts_s32(at + 16, r.turn);
 }
 
+// How long the writer sleeps on a block before it looks whether the walk has ended: at most that
+// late, once a CTA, past the last tile.
+constexpr unsigned kWriterEndPollNs = 1000;
+
 template <int D, int kConsumers, int kBuffers, class Turns, class Layout>
 __device__ __forceinline__ void write_ordered_dq(unsigned smem0, const Layout& layout) {
 #pragma unroll 1
   for (int i = 0;; ++i) {
     const int use = dq_block_use<D>(i), buffer = use % kBuffers, owner = dq_record_owner<D>(i);
     const unsigned parity = (use / kBuffers) & 1;
-    // Tile i's record, unless the walk has ended before it.
-    while (!sm90::mbarrier_try(smem0 + layout.dq_full(owner, buffer), parity))
-      if (sm90::mbarrier_try(smem0 + layout.walk_end(), 0) && sm90::lds_s32(smem0 + layout.walk_tiles()) <= i) return;
+    // Tile i's record, unless the walk has ended before it. The writer sleeps on dq_full alone,
+    // which wakes it as the block lands, and only tests walk_end: asleep on walk_end, which
+    // completes once a CTA, it would miss dq_full's completion for the hardware's time limit.
+    while (!sm90::mbarrier_try(smem0 + layout.dq_full(owner, buffer), parity, kWriterEndPollNs))
+      if (sm90::mbarrier_test(smem0 + layout.walk_end(), 0) && sm90::lds_s32(smem0 + layout.walk_tiles()) <= i) return;
     const unsigned record = smem0 + layout.dq_record(owner, buffer);
     float* dq_tile = sm90::lds_ptr<float>(record);
     int* turns = sm90::lds_ptr<int>(record + 8);

@@ -42,14 +42,30 @@ __device__ __forceinline__ void mbarrier_wait(unsigned bar, unsigned parity) {
       : "memory");
 }
 
-// Waits a while (the hardware's time limit) for the phase of that parity; whether it completed. A
-// parity names one of two phases, so a waiter must never be more than one phase from the barrier's.
-__device__ __forceinline__ bool mbarrier_try(unsigned bar, unsigned parity) {
+// Waits up to `ns` nanoseconds (a hint to the hardware) for the phase of that parity; whether it
+// completed. The thread sleeps meanwhile and wakes when the phase completes. A parity names one of
+// two phases, so a waiter must never be more than one phase from the barrier's.
+__device__ __forceinline__ bool mbarrier_try(unsigned bar, unsigned parity, unsigned ns) {
   unsigned done;
   asm volatile(
       "{\n"
       " .reg .pred p;\n"
-      " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+      " mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\n"
+      " selp.u32 %0, 1, 0, p;\n"
+      "}\n"
+      : "=r"(done)
+      : "r"(bar), "r"(parity), "r"(ns)
+      : "memory");
+  return done != 0;
+}
+// Whether the phase of that parity has completed, without waiting: for a barrier polled beside
+// another, where a sleep on one would miss the other's completion.
+__device__ __forceinline__ bool mbarrier_test(unsigned bar, unsigned parity) {
+  unsigned done;
+  asm volatile(
+      "{\n"
+      " .reg .pred p;\n"
+      " mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n"
       " selp.u32 %0, 1, 0, p;\n"
       "}\n"
       : "=r"(done)

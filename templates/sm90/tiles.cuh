@@ -140,9 +140,10 @@ FJ_SM90_TILES_FN constexpr int bwd_row_stats_bytes(int block_m) {
 // The deterministic backward's dQ staging buffers per consumer warpgroup (templates/sm90/
 // attention_bwd.cuh). With several, a consumer hands a tile's dQ block to the writer thread
 // (detail::write_ordered_dq) and goes on, stalling only when the writer still holds every buffer
-// (their adds wait for other CTAs' turns); with one, the consumers wait for the turns and add
-// themselves, as the default kernel adds. One until the writer has run on a GPU.
-constexpr int kBwdOrderedDqBuffers = 1;
+// (their adds wait for other CTAs' turns); with one (KernelTarget::ordered_dq_writer off, where
+// ptxas spills the writer's form), the consumers wait for the turns and add themselves, as the
+// default kernel adds.
+constexpr int kBwdOrderedDqBuffers = 2;
 
 // The backward's shared memory (templates/sm90/attention_bwd.cuh), from the CTA's 1024-byte
 // aligned start:

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "api/generate.hpp"
+#include "api/generated_kernel_compile.hpp"
 #include "api/pass_kernels.hpp"
 #include "codegen/families.hpp"
 #include "flexjit/engine.hpp"
@@ -75,14 +77,20 @@ Program read_example(const std::string& name) {
 class BackwardKernel : public testing::TestWithParam<Case> {};
 
 // The backward kernels of a case, compiled by NVRTC (memory cache only).
-std::unique_ptr<api::CompiledKernel> compile_backward(const Case& c) {
-  const Program program = read_example(c.example);
+// The tests' compiles, in memory only.
+jit::KernelCache& memory_cache() {
   static jit::KernelCache cache([] {
     jit::KernelCacheOptions o;
     o.use_disk = false;
     return o;
   }());
-  return api::compile_pass(detail::ProgramAccess::impl(program), c.target, compiler::KernelPass::Backward, cache);
+  return cache;
+}
+
+std::unique_ptr<api::CompiledKernel> compile_backward(const Case& c) {
+  const Program program = read_example(c.example);
+  return api::compile_pass(detail::ProgramAccess::impl(program), c.target, compiler::KernelPass::Backward,
+                           memory_cache());
 }
 
 TEST_P(BackwardKernel, CompilesWithoutSpills) {
@@ -196,17 +204,18 @@ INSTANTIATE_TEST_SUITE_P(Examples, Sm90BackwardKernel, testing::ValuesIn(sm90_ca
 // call) of both families, for a mask walked by q range, one walked by the transposed tile map and
 // a block-list program: its own module, with the ordered template argument in every main entry,
 // and ptxas's figures within what each family tolerates.
-// The Hopper family's deterministic scatter kernel at D = 128 (alibi_softcap_window): the consumers
-// are at the edge already (kScatterTolerableSpillBytes), and beside the dQ writer thread ptxas
-// spills 32 / 48 bytes. A call that names no family runs sm80_bwd wherever the Hopper kernel
-// spills (api/pass_kernels.cpp, spill_fallback), as it does for the default scatter kernel.
-constexpr int kOrderedScatterTolerableSpillBytes = 64;
-
+// The Hopper family's narrow form hands dQ to a writer thread unless ptxas spills that form; then
+// its consumers order dQ (api/pass_kernels.cpp): the scatter kernel of alibi_softcap_window, whose
+// consumers are at the edge already (kScatterTolerableSpillBytes), and masks with windows, whose
+// walk over q ranges of two bounds fills the producer warpgroup's registers beside the writer.
 std::vector<Case> ordered_cases() {
   std::vector<Case> out;
   for (const char* family : {"sm80_bwd", "sm90_bwd"})
-    for (const char* name : {"causal", "document", "topk_causal", "alibi_softcap_window"}) {
-      if (std::string(family) == "sm90_bwd" && std::string(name) == "topk_causal") continue;  // 64 x 64 blocks
+    for (const char* name : {"causal", "document", "topk_causal", "alibi_softcap_window", "sliding_window",
+                             "neighbourhood_2d"}) {
+      const bool sm90 = std::string(family) == "sm90_bwd";
+      if (sm90 && std::string(name) == "topk_causal") continue;  // 64 x 64 blocks
+      if (!sm90 && (std::string(name) == "sliding_window" || std::string(name) == "neighbourhood_2d")) continue;
       // alibi_softcap_window with its slopes' gradient: the scatter kernel, ordered.
       const bool grads = std::string(name) == "alibi_softcap_window";
       out.push_back({name, {.head_dim = 128, .arch = "sm_90a", .backward_family = family, .ordered_dq = true,
@@ -245,13 +254,35 @@ TEST_P(OrderedDqKernel, CompilesWithinTheFamilysSpillBounds) {
     ASSERT_NE(f, nullptr) << e.name;
     const bool main = e.role == codegen::EntryRole::main || e.role == codegen::EntryRole::grads;
     const int tolerated = main ? (sm80                                   ? flexjit::sm80::kBwdTolerableSpillBytes
-                                  : e.role == codegen::EntryRole::grads ? kOrderedScatterTolerableSpillBytes
+                                  : e.role == codegen::EntryRole::grads ? kScatterTolerableSpillBytes
                                                                         : 0)
                                : 0;
     EXPECT_LE(std::max({f->stack_bytes, f->spill_store_bytes, f->spill_load_bytes}), tolerated)
         << e.name << ": " << f->registers << " registers, spills " << f->spill_store_bytes << "/" << f->spill_load_bytes;
   }
   for (const std::string& w : report.warnings) EXPECT_FALSE(jit::is_silent_slowdown(w)) << w;
+  // The writer's form where it compiles without spills, else the consumers' order.
+  const bool narrow = g.family == "sm90_bwd" && c.target.head_dim <= 128 && c.target.dv() == c.target.head_dim;
+  if (!narrow) return;
+  const std::string writer_config = ", 2>;";
+  if (g.target.ordered_dq_writer) {
+    EXPECT_NE(g.source.find(writer_config), std::string::npos);
+  } else {
+    EXPECT_EQ(g.source.find(writer_config), std::string::npos);
+    compiler::KernelTarget writer = c.target;
+    writer.pass = compiler::KernelPass::Backward;
+    const Program program = read_example(c.example);
+    const codegen::GeneratedKernel wg = api::generate(detail::ProgramAccess::impl(program), writer);
+    ASSERT_TRUE(wg.target.ordered_dq_writer);
+    const jit::PtxasReport wr =
+        jit::parse_ptxas_report(api::compile_or_explain(c.example, wg, memory_cache())->log());
+    bool spilled = false;
+    for (const codegen::EntryPoint& e : wg.entries)
+      if (const jit::PtxasFunction* f = wr.function(e.name);
+          f && (e.role == codegen::EntryRole::main || e.role == codegen::EntryRole::grads))
+        spilled = spilled || f->spills_registers();
+    EXPECT_TRUE(spilled) << "the consumers' order was compiled although the writer's form does not spill";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, OrderedDqKernel, testing::ValuesIn(ordered_cases()), ordered_case_name);
