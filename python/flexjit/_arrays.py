@@ -77,13 +77,17 @@ def device_name(x):
     return "cpu"
 
 
+_to_dlpack = None  # torch's, found on the first tensor (an import statement per call costs)
+
+
 def capsule(x):
     """What the C++ side reads: a DLPack capsule, or (capsule, True) for numpy bools, which older
     numpy exports only as bytes."""
     if is_torch(x):
-        from torch.utils.dlpack import to_dlpack
-
-        return to_dlpack(x.detach() if x.requires_grad else x)
+        global _to_dlpack
+        if _to_dlpack is None:
+            from torch.utils.dlpack import to_dlpack as _to_dlpack
+        return _to_dlpack(x.detach() if x.requires_grad else x)
     import numpy
 
     if x.dtype == numpy.bool_:
@@ -102,7 +106,8 @@ def empty(like, shape, dtype):
     if is_torch(like):
         import torch
 
-        return torch.empty(shape, dtype=getattr(torch, _TORCH_BY_NAME[dtype]), device=like.device)
+        # like's device without asking for it (a device object per call): new_empty is the cheaper call.
+        return like.new_empty(shape, dtype=getattr(torch, _TORCH_BY_NAME[dtype]))
     import numpy
 
     return numpy.empty(shape, dtype=_NUMPY_BY_NAME[dtype])

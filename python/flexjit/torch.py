@@ -80,9 +80,13 @@ def _joined(layout, tensors, ints, floats):
     return bind
 
 
-def _forward_values(kernel, layout, q, k, v, captures, ints, floats, scale):
-    """(out, lse) of one forward call: the kernel with the bound values put back together."""
-    return kernel.forward(q, k, v, bind=_joined(layout, captures, ints, floats), scale=scale, return_lse=True)
+def _forward_values(kernel, layout, q, k, v, captures, ints, floats, scale, with_lse=True):
+    """(out, lse) of one forward call: the kernel with the bound values put back together (lse None
+    without with_lse: a call that returns no lse and keeps nothing for a backward allocates none)."""
+    bind = _joined(layout, captures, ints, floats)
+    if with_lse:
+        return kernel.forward(q, k, v, bind=bind, scale=scale, return_lse=True)
+    return kernel.forward(q, k, v, bind=bind, scale=scale), None
 
 
 def _backward_values(kernel, layout, q, k, v, out, lse, dout, captures, ints, floats, scale, capture_grads):
@@ -257,7 +261,8 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
         elif wants_grad:
             out, lse = _EagerAttention.apply(kernel, layout, q, k, v, ints, floats, scale, *tensors)
         else:
-            out, lse = _forward_values(kernel, layout, q, k, v, tensors, ints, floats, scale)
+            with_lse = return_lse or getattr(return_aux, "lse", False)
+            out, lse = _forward_values(kernel, layout, q, k, v, tensors, ints, floats, scale, with_lse)
     if return_aux is not None:
         from torch.nn.attention.flex_attention import AuxOutput
 
