@@ -221,6 +221,9 @@ std::vector<Case> ordered_cases() {
       out.push_back({name, {.head_dim = 128, .arch = "sm_90a", .backward_family = family, .ordered_dq = true,
                             .score_grads = grads}});
     }
+  // The narrow form at D = 64, where the warpgroups make the one dQ block in turn.
+  for (const char* name : {"causal", "sliding_window"})
+    out.push_back({name, {.head_dim = 64, .arch = "sm_90a", .backward_family = "sm90_bwd", .ordered_dq = true}});
   // The Hopper family's wide and split forms.
   for (const char* name : {"causal", "document", "topk_causal", "alibi_softcap_window"})
     for (auto [head_dim, head_dim_v] : {std::pair{256, 0}, {192, 128}})
