@@ -10,6 +10,7 @@
 #include "codegen/families.hpp"
 #include "jit/ptxas_report.hpp"
 #include "templates/sm80/bwd_tiles.cuh"
+#include "templates/sm90/tiles.cuh"
 
 namespace flexjit::api {
 namespace {
@@ -37,6 +38,21 @@ bool spills(const jit::Artifact& artifact, const codegen::GeneratedKernel& g, in
     if (f && std::max(f->spill_store_bytes, f->spill_load_bytes) > tolerated) return true;
   }
   return false;
+}
+
+// The ordered Hopper backward's form to compile after `form` spills: the writer's at 24 producer
+// registers, then at 32 (while sm90::kBwdTryWideProducerWriter), then the consumers' order.
+std::optional<compiler::OrderedDqForm> ordered_dq_form_if_spills(compiler::OrderedDqForm form) {
+  using compiler::OrderedDqForm;
+  switch (form) {
+    case OrderedDqForm::Writer:
+      return flexjit::sm90::kBwdTryWideProducerWriter ? OrderedDqForm::WriterWideProducer : OrderedDqForm::Consumers;
+    case OrderedDqForm::WriterWideProducer:
+      return OrderedDqForm::Consumers;
+    case OrderedDqForm::Consumers:
+      return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 // The target to compile instead when the Hopper family of a pass, chosen by itself (not named),
@@ -95,16 +111,15 @@ std::unique_ptr<CompiledKernel> compile_pass(const Program::Impl& program, const
   }
   // The deterministic Hopper kernel's dQ writer thread shares the producer warpgroup's few
   // registers with the walk over query tiles, which ptxas spills under masks whose q ranges have
-  // two bounds (windows): there the consumers order dQ themselves, before any other family.
-  if (target.ordered_dq && target.ordered_dq_writer && spills(*artifact, generated, 0)) {
-    compiler::KernelTarget consumers_order = target;
-    consumers_order.ordered_dq_writer = false;
-    codegen::GeneratedKernel retry = generate(program, consumers_order);
-    if (retry.source != generated.source) {
-      target = consumers_order;
-      generated = std::move(retry);
-      artifact = compile_or_explain(program.file.name(), generated, cache);
-    }
+  // two bounds (windows): there the next forms (compiler::OrderedDqForm), before any other family.
+  while (target.ordered_dq && spills(*artifact, generated, 0)) {
+    const std::optional<compiler::OrderedDqForm> next = ordered_dq_form_if_spills(target.ordered_dq_form);
+    if (!next) break;
+    target.ordered_dq_form = *next;
+    codegen::GeneratedKernel retry = generate(program, target);
+    if (retry.source == generated.source) continue;  // a kernel without the form (sm80_bwd, the wide form)
+    generated = std::move(retry);
+    artifact = compile_or_explain(program.file.name(), generated, cache);
   }
   if (fallback_target && spills(*artifact, generated, 0)) {
     target = *fallback_target;

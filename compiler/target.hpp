@@ -24,6 +24,11 @@ const char* pass_name(KernelPass p);  // "forward", "decode", "backward", "chunk
 enum class MathMode { Fast, Exact };
 const char* math_mode_name(MathMode m);  // "fast", "exact"
 
+// The ordered Hopper backward's narrow form (templates/sm90/attention_bwd.cuh): a writer thread
+// of the producer warpgroup adds dQ (at the warpgroup's 24 registers, or at 32, the consumers
+// then having 232 instead of 240), or the consumers wait for the turns and add themselves.
+enum class OrderedDqForm { Writer, WriterWideProducer, Consumers };
+
 // A requested tile (CompileOptions::tile): query rows and keys per tile, warps, K/V ring depth.
 struct TileRequest {
   int block_m, block_n, warps, stages;
@@ -44,10 +49,9 @@ struct KernelTarget {
   std::string backward_family = "";  // the same for the backward pass (CompileOptions::backward_family)
   KernelPass pass = KernelPass::Forward;
   bool ordered_dq = false;  // the backward: dQ added in kv tile order (BackwardOptions::deterministic)
-  // The ordered Hopper backward hands dQ to a writer thread (sm90_bwd's narrow form); false: its
-  // consumers wait for the turns and add themselves, the form compiled where the writer's spills
-  // (api/pass_kernels.cpp).
-  bool ordered_dq_writer = true;
+  // How the ordered Hopper backward's narrow form orders dQ (api/pass_kernels.cpp tries them in
+  // this order while ptxas spills).
+  OrderedDqForm ordered_dq_form = OrderedDqForm::Writer;
   // The backward: its main kernel also scatters into the gradients of captured tensors score_mod
   // reads (asked for in BackwardOptions::grads); without, a call that asks for none compiles no
   // scatter code.

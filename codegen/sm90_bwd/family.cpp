@@ -33,13 +33,19 @@ const Form& form_for(const compiler::KernelTarget& t) {
   return t.dv() != t.head_dim ? kSplit : t.head_dim <= 128 ? kNarrow : kWide;
 }
 
-// The narrow form's dQ staging buffers per consumer: the deterministic kernel's writer thread
-// takes several (templates/sm90/attention_bwd.cuh, Sm90BwdConfig).
-int dq_buffers(const Form& f, const compiler::KernelTarget& t) {
-  return &f == &kNarrow && t.ordered_dq && t.ordered_dq_writer ? flexjit::sm90::kBwdOrderedDqBuffers : 1;
+// The narrow form's dQ staging buffers per consumer and its producer warpgroup's registers: the
+// deterministic kernel's writer thread takes several buffers, and 32 registers in its wide form
+// (templates/sm90/attention_bwd.cuh, Sm90BwdConfig; compiler::OrderedDqForm).
+bool writer(const Form& f, const compiler::KernelTarget& t) {
+  return &f == &kNarrow && t.ordered_dq && t.ordered_dq_form != compiler::OrderedDqForm::Consumers;
 }
-std::string dq_buffers_argument(const Form& f, const compiler::KernelTarget& t) {
-  return dq_buffers(f, t) == 1 ? "" : fmt::format(", {}", dq_buffers(f, t));
+int dq_buffers(const Form& f, const compiler::KernelTarget& t) {
+  return writer(f, t) ? flexjit::sm90::kBwdOrderedDqBuffers : 1;
+}
+std::string writer_arguments(const Form& f, const compiler::KernelTarget& t) {
+  if (!writer(f, t)) return "";
+  if (t.ordered_dq_form != compiler::OrderedDqForm::WriterWideProducer) return fmt::format(", {}", dq_buffers(f, t));
+  return fmt::format(", {}, {}", dq_buffers(f, t), flexjit::sm90::kBwdWideProducerRegisters);
 }
 
 int shared_bytes(const Form& f, const compiler::KernelTarget& t) {
@@ -103,7 +109,7 @@ class Sm90Backward final : public KernelFamily {
          // The split form's config names both head dims.
          .config = fmt::format("{}<{}{}, {}, {}, {}, {}{}>", f.config, t.head_dim,
                                &f == &kSplit ? fmt::format(", {}", t.dv()) : "", f.block_m, f.block_n, f.stages,
-                               compiler::element_cuda_type(t.dtype), dq_buffers_argument(f, t)),
+                               compiler::element_cuda_type(t.dtype), writer_arguments(f, t)),
          .kernel = f.kernel,
          .tile_if_spills = std::nullopt});
   }

@@ -374,15 +374,18 @@ __device__ __forceinline__ void end_ordered_dq(unsigned smem0, const Layout& lay
 }  // namespace detail
 
 // kDqBuffers_: dQ staging buffers per consumer: 1, or (the deterministic kernel's writer thread)
-// sm90::kBwdOrderedDqBuffers.
-template <int kHeadDim_, int kBlockM_, int kBlockN_, int kStages_, class Element_, int kDqBuffers_ = 1>
+// sm90::kBwdOrderedDqBuffers. kProducerRegisters_: the producer warpgroup's registers a thread,
+// 24, or 32 where the producer's walk does not fit 24 beside the writer (the consumers' share
+// follows).
+template <int kHeadDim_, int kBlockM_, int kBlockN_, int kStages_, class Element_, int kDqBuffers_ = 1,
+          int kProducerRegisters_ = sm90::kBwdProducerRegisters>
 struct Sm90BwdConfig : TileConfigBase<kHeadDim_, kBlockM_, kBlockN_, kStages_, Element_> {
   static constexpr int kConsumers = kBlockN_ / 64;  // consumer warpgroups, 64 keys each
   static constexpr int kThreads = (kConsumers + 1) * 128;
   static constexpr int kDqBuffers = kDqBuffers_;
   static constexpr int kSmemBytes = sm90::bwd_smem_bytes(kHeadDim_, kBlockM_, kBlockN_, kStages_, kDqBuffers_);
   static_assert(kSmemBytes <= sm90::kSmemPerCtaBytes, "the backward's shared memory");
-  static constexpr int kProducerRegisters = 24;
+  static constexpr int kProducerRegisters = kProducerRegisters_;
   static constexpr int kConsumerRegisters = sm90::consumer_registers(kConsumers, kProducerRegisters, 1);
   static constexpr bool kDqBlocked = true;
 };

@@ -140,10 +140,20 @@ FJ_SM90_TILES_FN constexpr int bwd_row_stats_bytes(int block_m) {
 // The deterministic backward's dQ staging buffers per consumer warpgroup (templates/sm90/
 // attention_bwd.cuh). With several, a consumer hands a tile's dQ block to the writer thread
 // (detail::write_ordered_dq) and goes on, stalling only when the writer still holds every buffer
-// (their adds wait for other CTAs' turns); with one (KernelTarget::ordered_dq_writer off, where
-// ptxas spills the writer's form), the consumers wait for the turns and add themselves, as the
+// (their adds wait for other CTAs' turns); with one (compiler::OrderedDqForm::Consumers, where
+// ptxas spills the writer's forms), the consumers wait for the turns and add themselves, as the
 // default kernel adds.
 constexpr int kBwdOrderedDqBuffers = 2;
+
+// The backward's producer warpgroup's registers a thread, and the consumers get the rest of the
+// launch's (consumer_registers): 24 (240 a consumer thread), or 32 in the writer's wide-producer
+// form (232), where the producer's walk spills at 24 beside the writer: ptxas keeps the producer
+// thread's state in uniform registers only when no branch of another warp of its warpgroup precedes
+// it, and the writer's is such a branch. That form is tried while kBwdTryWideProducerWriter is on:
+// off until it has run on a GPU.
+constexpr int kBwdProducerRegisters = 24;
+constexpr int kBwdWideProducerRegisters = 32;
+constexpr bool kBwdTryWideProducerWriter = false;
 
 // The backward's shared memory (templates/sm90/attention_bwd.cuh), from the CTA's 1024-byte
 // aligned start:

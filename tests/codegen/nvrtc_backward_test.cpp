@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "api/generate.hpp"
 #include "api/generated_kernel_compile.hpp"
@@ -20,6 +22,7 @@
 #include "flexjit/program.hpp"
 #include "jit/ptxas_report.hpp"
 #include "templates/sm80/bwd_tiles.cuh"
+#include "templates/sm90/tiles.cuh"
 
 namespace fs = std::filesystem;
 using namespace flexjit;
@@ -91,6 +94,22 @@ std::unique_ptr<api::CompiledKernel> compile_backward(const Case& c) {
   const Program program = read_example(c.example);
   return api::compile_pass(detail::ProgramAccess::impl(program), c.target, compiler::KernelPass::Backward,
                            memory_cache());
+}
+
+// Whether ptxas spills registers in the main entries of the backward of `example` for `target`
+// with the ordered narrow form `form`, compiled as asked (no fallback).
+bool spills_registers(const std::string& example, compiler::KernelTarget target, compiler::OrderedDqForm form) {
+  target.pass = compiler::KernelPass::Backward;
+  target.ordered_dq_form = form;
+  const Program program = read_example(example);
+  const codegen::GeneratedKernel g = api::generate(detail::ProgramAccess::impl(program), target);
+  const jit::PtxasReport report = jit::parse_ptxas_report(api::compile_or_explain(example, g, memory_cache())->log());
+  bool spilled = false;
+  for (const codegen::EntryPoint& e : g.entries)
+    if (const jit::PtxasFunction* f = report.function(e.name);
+        f && (e.role == codegen::EntryRole::main || e.role == codegen::EntryRole::grads))
+      spilled = spilled || f->spills_registers();
+  return spilled;
 }
 
 TEST_P(BackwardKernel, CompilesWithoutSpills) {
@@ -264,31 +283,35 @@ TEST_P(OrderedDqKernel, CompilesWithinTheFamilysSpillBounds) {
         << e.name << ": " << f->registers << " registers, spills " << f->spill_store_bytes << "/" << f->spill_load_bytes;
   }
   for (const std::string& w : report.warnings) EXPECT_FALSE(jit::is_silent_slowdown(w)) << w;
-  // The writer's form where it compiles without spills, else the consumers' order.
+  // The first form (compiler::OrderedDqForm, api/pass_kernels.cpp's order) that compiles without
+  // spills: every form before the chosen one spills.
   const bool narrow = g.family == "sm90_bwd" && c.target.head_dim <= 128 && c.target.dv() == c.target.head_dim;
   if (!narrow) return;
-  const std::string writer_config = ", 2>;";
-  if (g.target.ordered_dq_writer) {
-    EXPECT_NE(g.source.find(writer_config), std::string::npos);
-  } else {
-    EXPECT_EQ(g.source.find(writer_config), std::string::npos);
-    compiler::KernelTarget writer = c.target;
-    writer.pass = compiler::KernelPass::Backward;
-    const Program program = read_example(c.example);
-    const codegen::GeneratedKernel wg = api::generate(detail::ProgramAccess::impl(program), writer);
-    ASSERT_TRUE(wg.target.ordered_dq_writer);
-    const jit::PtxasReport wr =
-        jit::parse_ptxas_report(api::compile_or_explain(c.example, wg, memory_cache())->log());
-    bool spilled = false;
-    for (const codegen::EntryPoint& e : wg.entries)
-      if (const jit::PtxasFunction* f = wr.function(e.name);
-          f && (e.role == codegen::EntryRole::main || e.role == codegen::EntryRole::grads))
-        spilled = spilled || f->spills_registers();
-    EXPECT_TRUE(spilled) << "the consumers' order was compiled although the writer's form does not spill";
+  const compiler::OrderedDqForm chosen = g.target.ordered_dq_form;
+  EXPECT_EQ(g.source.find(", 2>;") != std::string::npos, chosen == compiler::OrderedDqForm::Writer);
+  EXPECT_EQ(g.source.find(", 2, 32>;") != std::string::npos, chosen == compiler::OrderedDqForm::WriterWideProducer);
+  std::vector<compiler::OrderedDqForm> before = {compiler::OrderedDqForm::Writer};
+  if (flexjit::sm90::kBwdTryWideProducerWriter) before.push_back(compiler::OrderedDqForm::WriterWideProducer);
+  for (const compiler::OrderedDqForm form : before) {
+    if (form == chosen) break;
+    EXPECT_TRUE(spills_registers(c.example, c.target, form))
+        << "a later form was compiled although form " << static_cast<int>(form) << " does not spill";
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, OrderedDqKernel, testing::ValuesIn(ordered_cases()), ordered_case_name);
+
+// The writer's wide-producer form (32 registers for the producer warpgroup) holds the walk of a
+// mask with a window, which spills at 24 beside the writer, and of the causal mask.
+TEST(OrderedDqForms, WideProducerWriterHoldsTheWindowsWalk) {
+  for (const int head_dim : {64, 128}) {
+    const compiler::KernelTarget t{.head_dim = head_dim, .arch = "sm_90a", .backward_family = "sm90_bwd",
+                                   .ordered_dq = true};
+    EXPECT_TRUE(spills_registers("sliding_window", t, compiler::OrderedDqForm::Writer)) << head_dim;
+    EXPECT_FALSE(spills_registers("sliding_window", t, compiler::OrderedDqForm::WriterWideProducer)) << head_dim;
+    EXPECT_FALSE(spills_registers("causal", t, compiler::OrderedDqForm::WriterWideProducer)) << head_dim;
+  }
+}
 
 // Asked for the kernel that scatters into captured tensors' gradients, programs whose score_mod
 // reads a captured float tensor get it in place of the main kernel; others keep the main kernel.
