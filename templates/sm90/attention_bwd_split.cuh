@@ -39,7 +39,7 @@ struct Sm90BwdSplitConfig : TileConfigBase<kHeadDim_, kBlockM_, kBlockN_, kStage
   static constexpr int kSmemBytes =
       sm90::bwd_split_smem_bytes(kHeadDim_, kHeadDimV_, kBlockM_, kBlockN_, kStages_);
   static_assert(kSmemBytes <= sm90::kSmemPerCtaBytes, "the split backward's shared memory");
-  static constexpr int kProducerRegisters = 24;
+  static constexpr int kProducerRegisters = sm90::kBwdProducerRegisters;
   static constexpr int kConsumerRegisters = sm90::consumer_registers(kConsumers, kProducerRegisters, 1);
   static constexpr bool kDqBlocked = true;
 };

@@ -35,7 +35,7 @@ struct Sm90BwdWideConfig : TileConfigBase<kHeadDim_, kBlockM_, kBlockN_, kStages
   static constexpr int kThreads = (kConsumers + 1) * 128;
   static constexpr int kSmemBytes = sm90::bwd_wide_smem_bytes(kHeadDim_, kBlockM_, kBlockN_, kStages_);
   static_assert(kSmemBytes <= sm90::kSmemPerCtaBytes, "the wide backward's shared memory");
-  static constexpr int kProducerRegisters = 24;
+  static constexpr int kProducerRegisters = sm90::kBwdProducerRegisters;
   static constexpr int kConsumerRegisters = sm90::consumer_registers(kConsumers, kProducerRegisters, 1);
   static constexpr bool kDqBlocked = true;
 };
