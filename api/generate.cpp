@@ -52,7 +52,7 @@ compiler::KernelTarget main_target(const Program::Impl& program, const CompileOp
   // The decode kernel is the main one where it runs every call: token lists (unless the options
   // name another family, whose refusal then says why), and decode_mla where named or where no
   // forward family takes the head dims (MLA's absorbed 576 / 512).
-  if ((t && (target.family.empty() || target.family == "decode")) || target.family == "decode_mla" ||
+  if ((t && (target.family.empty() || target.family == "decode")) || target.family == "decode_mla" || target.family == "sm90_mla" ||
       (target.family.empty() && target.dv() != target.head_dim && !served(target, program) &&
        served(decode_pass(target), program)))
     target.pass = compiler::KernelPass::Decode;

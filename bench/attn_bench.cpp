@@ -50,7 +50,8 @@
 // --only takes config names; a trailing * takes every name that starts with the rest (fwdbwd_*).
 // --tile overrides the shipped tile table for every config (the tuning sweep behind the table);
 // a trailing q keeps Q in registers, a trailing p runs a persistent grid (sm90_fwd).
-// --backward-family names the fwdbwd configs' backward family; --deterministic runs them with
+// --family names every selected config's kernel family, before a config's own (decode_mla rows on
+// sm90_mla: --only 'tokens_mla_*' --family sm90_mla); --backward-family names the fwdbwd configs' backward family; --deterministic runs them with
 // BackwardOptions::deterministic (dQ added in kv tile order).
 //
 // Without a CUDA driver it is a dry run: every config is compiled (sm_90a) and its arguments are
@@ -200,7 +201,7 @@ struct Config {
   bool fwdbwd = false;                       // forward + backward of a prefill config
   std::optional<TokenSelection> tokens{};    // token-level selection configs (no setup)
   // CompileOptions::family of a config that only one family serves (token lists: decode; MLA's
-  // decode: decode_mla, named only until measured); empty: --family's, else the automatic choice.
+  // decode: decode_mla, named only until measured); --family's wins, empty: the automatic choice.
   std::string family{};
 };
 
@@ -584,7 +585,7 @@ flexjit::Kernel compile_config(const Config& c, const Options& opt, flexjit::Eng
                                                 .head_dim_v = c.s.Dv,
                                                 .dtype = c.s.dtype,
                                                 .tile = opt.tile,
-                                                .family = c.family.empty() ? opt.family : c.family,
+                                                .family = opt.family.empty() ? c.family : opt.family,
                                                 .backward_family = split_backward ? "sm90_bwd" : opt.backward_family};
   return jit.compile(load_program(c), compile_options);
 }

@@ -22,6 +22,7 @@ const KernelFamily* const kFamilies[] = {
     &sm90_fwd::family(),
     &sm80_fwd::family(),
     &decode::family(),
+    &decode::mla_sm90_family(),  // MLA's 576 / 512 on sm_90a (named only, until measured)
     &decode::mla_family(),  // v of its own head dim (MLA)
     &sm90_fwd::chunk_family(),  // sm_90a (api/pass_kernels.cpp: sm80_chunk where it spills)
     &sm80_fwd::chunk_family(),
@@ -55,8 +56,8 @@ const KernelFamily& named_family(const compiler::KernelTarget& target, const ir:
 
 std::string family_refusal(const KernelFamily& f, const compiler::KernelTarget& target, const ir::Program& program) {
   if (program.token_indices && !f.serves_token_lists())
-    return fmt::format("token-level selection ('{}: TokenIndices') runs on the decode kernels only (families decode "
-                       "and decode_mla)",
+    return fmt::format("token-level selection ('{}: TokenIndices') runs on the decode kernels only (families decode, "
+                       "decode_mla and sm90_mla)",
                        program.token_indices->name);
   if (target.dv() != target.head_dim && !f.serves_value_head_dim())
     return fmt::format("v's head dim {} differs from q and k's {}: this family takes one head dim", target.dv(),

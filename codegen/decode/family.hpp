@@ -14,4 +14,9 @@ const KernelFamily& family();
 // rows per CTA whose warps share each chunk of keys (templates/decode/attention_decode_mla.cuh).
 const KernelFamily& mla_family();
 
+// sm90_mla: the absorbed form (576 / 512, v in k's rows) on sm_90a with wgmma: a producer
+// warpgroup gathers the keys' rows, two consumer warpgroups share each pair of chunks
+// (templates/decode/attention_decode_mla_sm90.cuh). Runs where named until measured on a GPU.
+const KernelFamily& mla_sm90_family();
+
 }  // namespace flexjit::codegen::decode

@@ -42,6 +42,13 @@ __device__ __forceinline__ void mbarrier_wait(unsigned bar, unsigned parity) {
       : "memory");
 }
 
+// One arrival on `bar` once every cp.async this thread issued before has landed (without raising
+// the phase's expected count: the barrier's init count includes it): a producer that gathers rows
+// with cp.async hands them over as TMA would.
+__device__ __forceinline__ void cp_async_mbarrier_arrive(unsigned bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
+}
+
 // Waits up to `ns` nanoseconds (a hint to the hardware) for the phase of that parity; whether it
 // completed. The thread sleeps meanwhile and wakes when the phase completes. A parity names one of
 // two phases, so a waiter must never be more than one phase from the barrier's.

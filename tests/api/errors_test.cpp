@@ -101,7 +101,7 @@ TEST(Errors, UnsupportedConfigurations) {
             "tensor cores)");
   // User text stays on the message's line: control characters are escaped where it is quoted.
   EXPECT_EQ(what_of<ArgumentError>([&] { engine().compile(p, {.arch = "sm_90a", .family = "sm90\r\nfwd"}); }),
-            "unknown kernel family 'sm90\\x0d\\nfwd' (the families are sm90_fwd, sm80_fwd, decode, decode_mla, sm90_chunk, sm80_chunk, sm90_bwd, sm80_bwd)");
+            "unknown kernel family 'sm90\\x0d\\nfwd' (the families are sm90_fwd, sm80_fwd, decode, sm90_mla, decode_mla, sm90_chunk, sm80_chunk, sm90_bwd, sm80_bwd)");
   EXPECT_EQ(what_of<UnsupportedError>([&] { engine().compile(p, {.arch = "sm_90a\n#error X"}); }),
             "p.py: no kernel for the forward pass at head dim 128, bf16, 'sm_90a\\n#error X':\n"
             "  sm90_fwd: architecture 'sm_90a\\n#error X' is not sm_90a (wgmma, TMA)\n"
@@ -126,7 +126,7 @@ TEST(Errors, UnsupportedConfigurations) {
             "p.py: kernel family sm90_fwd cannot run the forward pass at head dim 96, bf16, sm_90a: head dim 96 is not "
             "64, 128 or 256");
   EXPECT_EQ(what_of<ArgumentError>([&] { engine().compile(p, {.arch = "sm_90a", .family = "sm100_fwd"}); }),
-            "unknown kernel family 'sm100_fwd' (the families are sm90_fwd, sm80_fwd, decode, decode_mla, sm90_chunk, sm80_chunk, sm90_bwd, sm80_bwd)");
+            "unknown kernel family 'sm100_fwd' (the families are sm90_fwd, sm80_fwd, decode, sm90_mla, decode_mla, sm90_chunk, sm80_chunk, sm90_bwd, sm80_bwd)");
   // The decode family runs the calls with a KV cache; it is not a forward kernel to name.
   EXPECT_EQ(what_of<UnsupportedError>([&] { engine().compile(p, {.arch = "sm_90a", .family = "decode"}); }),
             "p.py: kernel family decode runs the decode pass, not the forward pass at head dim 128, bf16, sm_90a");

@@ -14,6 +14,7 @@
 #include "codegen/families.hpp"
 #include "flexjit/error.hpp"
 #include "flexjit/program.hpp"
+#include "tests/codegen/mla_programs.hpp"
 #include "tests/codegen/ptxas_checks.hpp"
 #include "templates/decode/mla_tiles.cuh"
 #include "templates/decode/tiles.cuh"
@@ -22,29 +23,8 @@ using namespace flexjit;
 
 namespace {
 
-const char* kCausal = R"(offsets: Tensor[int32, 1]
-def mask_mod(b, h, q_idx, kv_idx):
-    return q_idx + offsets[b] >= kv_idx
-)";
-const char* kSoftcapWindowSink = R"(offsets: Tensor[int32, 1]
-sinks: Tensor[float32, 1]
-def score_mod(score, b, h, q_idx, kv_idx):
-    return 30.0 * tanh(score / 30.0)
-def mask_mod(b, h, q_idx, kv_idx):
-    pos = q_idx + offsets[b]
-    return (pos >= kv_idx) & (pos - kv_idx < 4096)
-def sink(b, h):
-    return sinks[h]
-)";
-const char* kEveryKey = R"(def score_mod(score, b, h, q_idx, kv_idx):
-    return score
-)";
-// DeepSeek's sparse attention: each new token's own list of keys, causal among them.
-const char* kDsa = R"(selected: TokenIndices
-offsets: Tensor[int32, 1]
-def mask_mod(b, h, q_idx, kv_idx):
-    return q_idx + offsets[b] >= kv_idx
-)";
+using namespace test::mla_programs;
+
 
 Program program_named(const std::string& name) {
   if (name == "causal") return Program::from_source(kCausal, "causal.py");

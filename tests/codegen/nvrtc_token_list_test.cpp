@@ -113,8 +113,8 @@ TEST(TokenListDecode, PrefillFamiliesRefuseTokenLists) {
   const Program program = token_program("token_topk_causal");
   const ir::Program& ir = detail::ProgramAccess::impl(program).ir;
   const std::string why =
-      "token-level selection ('selected: TokenIndices') runs on the decode kernels only (families decode and "
-      "decode_mla)";
+      "token-level selection ('selected: TokenIndices') runs on the decode kernels only (families decode, "
+      "decode_mla and sm90_mla)";
   for (const char* arch : {"sm_80", "sm_90a"})
     for (compiler::KernelPass pass : {compiler::KernelPass::Forward, compiler::KernelPass::Chunk}) {
       compiler::KernelTarget t{128, compiler::ElementType::BF16, arch};
@@ -135,6 +135,9 @@ TEST(TokenListDecode, PrefillFamiliesRefuseTokenLists) {
       EXPECT_EQ(refusal, "");
     else if (name == "decode_mla")  // lists at head dims of its own (nvrtc_decode_mla_test.cpp)
       EXPECT_EQ(refusal, "it serves a head dim of v other than q and k's (the decode family serves one head dim)");
+    else if (name == "sm90_mla")  // lists at MLA's absorbed head dims (nvrtc_decode_mla_sm90_test.cpp)
+      EXPECT_EQ(refusal,
+                "it serves q and k of 576 with v of 512 (multi-head latent attention's absorbed form), not 128 / 128");
     else
       EXPECT_EQ(refusal, why) << name;
   }
@@ -159,7 +162,7 @@ TEST(TokenListDecode, TheMainKernelIsTheDecodeKernel) {
   } catch (const UnsupportedError& e) {
     EXPECT_THAT(e.what(), testing::HasSubstr("kernel family sm80_fwd cannot run the forward pass at head dim 64, bf16, "
                                              "sm_80: token-level selection ('selected: TokenIndices') runs on the "
-                                             "decode kernels only (families decode and decode_mla)"));
+                                             "decode kernels only (families decode, decode_mla and sm90_mla)"));
   }
 }
 

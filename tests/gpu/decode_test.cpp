@@ -15,6 +15,7 @@
 #include <limits>
 #include <random>
 
+#include "jit/cuda_driver.hpp"
 #include "tests/gpu/decode_run.hpp"
 
 namespace flexjit::gpu_test {
@@ -89,6 +90,7 @@ class DecodePrograms : public GpuTest, public testing::WithParamInterface<Row> {
 
 TEST_P(DecodePrograms, MatchTheReference) {
   const Row& row = GetParam();
+  if (row.shape.family == "sm90_mla" && jit::device_arch(0) != "sm_90a") GTEST_SKIP() << "sm90_mla runs on sm_90a only";
   const DecodeCase c(row.shape);
   DecodeOnGpu gpu(c);
   if (!row.programs.empty()) {
@@ -165,6 +167,20 @@ INSTANTIATE_TEST_SUITE_P(Mla, DecodePrograms,
                                          Row{mla(16, 1, 64, 576, 512, true, DType::fp16), kFewPrograms},
                                          Row{mla(32, 4, 16, 192, 128, false), kMlaPrograms},
                                          Row{mla(8, 1, 0, 192, 128, false), kFewPrograms}),
+                         row_name);
+
+// The same absorbed form on the Hopper family (sm90_mla: wgmma, a producer warpgroup gathering the
+// rows, two consumers sharing each pair of chunks), named: 16 and 128 query heads over pages of 64,
+// 64 over pages of 16, two new tokens of 16 heads in a contiguous cache, fp16.
+DecodeShape mla_sm90(int Hq, int Tq, int page_size, DType dtype = DType::bf16) {
+  DecodeShape s = mla(Hq, Tq, page_size, 576, 512, true, dtype);
+  s.family = "sm90_mla";
+  return s;
+}
+INSTANTIATE_TEST_SUITE_P(HopperMla, DecodePrograms,
+                         testing::Values(Row{mla_sm90(16, 1, 64), kMlaPrograms}, Row{mla_sm90(128, 1, 64), kMlaPrograms},
+                                         Row{mla_sm90(64, 1, 16), kFewPrograms}, Row{mla_sm90(16, 2, 0), kFewPrograms},
+                                         Row{mla_sm90(16, 1, 64, DType::fp16), kFewPrograms}),
                          row_name);
 
 INSTANTIATE_TEST_SUITE_P(GlobalPositions, DecodePrograms,
@@ -250,16 +266,20 @@ TEST_F(Decode, BadPagesMakeTheirSequenceNaN) {
   for (int Tq : {4, 100}) check_bad_pages(shape(32, 8, Tq, 64));
 }
 
-// decode_mla: a bad length or page makes NaN rows of its own sequence only (the absorbed form, v
-// in k's rows); one sequence of 65536 keys is split across CTAs and merged by decode_combine over
-// v's 512 columns.
-TEST_F(Decode, MlaBadValuesAndSplits) {
-  check_bad_pages(mla(16, 1, 64));
-  DecodeShape s = mla(16, 1, 64);
+// A bad length or page makes NaN rows of its own sequence only (the absorbed form, v in k's rows);
+// one sequence of 65536 keys is split across CTAs and merged by decode_combine over v's 512 columns.
+void check_mla_bad_values_and_splits(const DecodeShape& shape) {
+  check_bad_pages(shape);
+  DecodeShape s = shape;
   s.lens = {65536};
   const DecodeCase c(s);
   DecodeOnGpu gpu(c);
   for (const char* name : {"causal", "learned_sink"}) check_program(c, gpu, name);
+}
+TEST_F(Decode, MlaBadValuesAndSplits) { check_mla_bad_values_and_splits(mla(16, 1, 64)); }
+TEST_F(Decode, HopperMlaBadValuesAndSplits) {
+  if (jit::device_arch(0) != "sm_90a") GTEST_SKIP() << "sm90_mla runs on sm_90a only";
+  check_mla_bad_values_and_splits(mla_sm90(16, 1, 64));
 }
 
 // B = 64 short sequences, four of them shorter than Tq (rows that see no key in the middle of a

@@ -18,6 +18,7 @@
 #include <random>
 #include <sstream>
 
+#include "jit/cuda_driver.hpp"
 #include "tests/gpu/decode_run.hpp"
 
 namespace flexjit::gpu_test {
@@ -147,16 +148,24 @@ DecodeShape mla(DecodeShape s, int Dv, bool v_in_k) {
   return s;
 }
 
-// Chosen on their own: the decode family, or decode_mla where v has a head dim of its own.
+// Chosen on their own (the decode family, or decode_mla where v has a head dim of its own), or the
+// shape's family where it names one.
 Kernel compile(const Program& p, const DecodeShape& s) {
-  return engine().compile(p, {.head_dim = s.D, .head_dim_v = s.Dv, .dtype = s.dtype});
+  return engine().compile(p, {.head_dim = s.D, .head_dim_v = s.Dv, .dtype = s.dtype, .family = s.family});
 }
-const char* family_of(const DecodeShape& s) { return s.dv() != s.D ? "decode_mla" : "decode"; }
+std::string family_of(const DecodeShape& s) {
+  return !s.family.empty() ? s.family : s.dv() != s.D ? "decode_mla" : "decode";
+}
+DecodeShape on_sm90_mla(DecodeShape s) {
+  s.family = "sm90_mla";
+  return s;
+}
 
 class TokenListPrograms : public GpuTest, public testing::WithParamInterface<Row> {};
 
 TEST_P(TokenListPrograms, MatchTheReference) {
   const Row& row = GetParam();
+  if (row.shape.family == "sm90_mla" && jit::device_arch(0) != "sm_90a") GTEST_SKIP() << "sm90_mla runs on sm_90a only";
   const DecodeCase c(row.shape);
   DecodeOnGpu gpu(c, {.plain_call = row.plain});
   const TokenLists lists(c, row.heads, row.K, static_cast<unsigned>(row.K * 7 + row.shape.Tq));
@@ -213,6 +222,21 @@ INSTANTIATE_TEST_SUITE_P(
                     Row{mla(plain_shape(128, 1, 17, 576, DType::bf16), 512, true), 2048, ListHeads::one, true},
                     // 70000 rows of one head, a CTA each: more CTAs than grid.y holds, folded into grid.x.
                     Row{plain_shape(1, 1, 70000, 64, DType::bf16), 8, ListHeads::query, true, {"token_lists_alone"}}),
+    [](const testing::TestParamInfo<Row>& info) { return row_name(info.param); });
+
+// DeepSeek's sparse attention on the Hopper family (sm90_mla), named: a decode step over pages of
+// 64 (16 query heads a CTA), one over pages of 16 with two new tokens and a list per query head
+// (a CTA a row), and plain calls of 128 heads (two CTAs a token) with lists of 2048 and of 64
+// entries (more chunks than keys, and fewer).
+INSTANTIATE_TEST_SUITE_P(
+    HopperMla, TokenListPrograms,
+    testing::Values(Row{on_sm90_mla(mla(decode_shape(16, 1, 1, 64, 576, DType::bf16), 512, true)), 2048, ListHeads::kv},
+                    Row{on_sm90_mla(mla(decode_shape(32, 1, 2, 16, 576, DType::fp16), 512, true)), 64,
+                        ListHeads::query},
+                    Row{on_sm90_mla(mla(plain_shape(128, 1, 17, 576, DType::bf16), 512, true)), 2048, ListHeads::one,
+                        true},
+                    Row{on_sm90_mla(mla(plain_shape(128, 1, 300, 576, DType::bf16), 512, true)), 64, ListHeads::one,
+                        true, {"token_topk_causal", "token_softcap_distance"}}),
     [](const testing::TestParamInfo<Row>& info) { return row_name(info.param); });
 
 // An entry below -1 or at or past its sequence's length makes NaN rows (out and lse) of its CTA
