@@ -29,8 +29,8 @@ constexpr int kTokenListWaves = 1;
 constexpr int kTokenListMinChunksPerWarp = 2;
 
 // Enough CTAs for `waves` full waves of the device, as long as each split keeps
-// `min_chunks_per_warp` chunks per warp of the longest sequence the cache can hold (the lengths
-// stay on the device) or of the list.
+// `min_chunks_per_warp` chunks per warp (or the family's split_min_keys) of the longest sequence
+// the cache can hold (the lengths stay on the device) or of the list.
 int choose_splits(const codegen::GeneratedKernel& g, long long keys, int grid_yz, const DeviceFacts& dev, bool token_list) {
   const int waves = token_list ? kTokenListWaves : kWaves;
   const int min_chunks_per_warp = token_list ? kTokenListMinChunksPerWarp : kMinChunksPerWarp;
@@ -38,7 +38,9 @@ int choose_splits(const codegen::GeneratedKernel& g, long long keys, int grid_yz
   const long long wave = static_cast<long long>(dev.multiprocessors) * per_sm * waves;
   if (grid_yz >= wave) return 1;
   const long long chunks = (keys + g.tile.block_n - 1) / g.tile.block_n;
-  const long long by_work = std::max(1LL, chunks / (static_cast<long long>(min_chunks_per_warp) * g.tile.warps));
+  const long long by_work =
+      std::max(1LL, g.split_min_keys > 0 ? keys / g.split_min_keys
+                                         : chunks / (static_cast<long long>(min_chunks_per_warp) * g.tile.warps));
   return static_cast<int>(std::clamp(wave / grid_yz, 1LL, std::min<long long>(by_work, kMaxSplits)));
 }
 

@@ -62,6 +62,9 @@ struct GeneratedKernel {
   bool tile_map_per_batch = false;
   bool tile_map_per_head = false;
   int pass_rows = 0;                 // backward: query rows per CTA of the pre- and post-pass
+  // Decode pass: the fewest keys a split of the main kernel walks, where the family's CTAs share
+  // each chunk (its fixed cost per CTA against the walk); 0: the launch's default per warp.
+  int split_min_keys = 0;
   compiler::GradLayout grads;        // layout of Mods::Grads (third argument of every backward kernel)
   // The tile to generate again with when ptxas reports spills for this one (a family whose
   // table's choices are tight on registers for heavy mods); none when there is no smaller tile.

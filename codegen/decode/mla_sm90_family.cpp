@@ -54,6 +54,7 @@ class DecodeMlaSm90 final : public KernelFamily {
               .min_blocks_per_sm = 1};
     k.params = plan.params;
     k.kv_range_is_full = plan.kv_range_full;
+    k.split_min_keys = mla::kSplitMinKeys;
     const std::string entry = fmt::format("flexjit_decode_mla_sm90_{}_{}", plan.name, compiler::element_name(t.dtype));
     k.entries = {{EntryRole::main, entry, mla::kThreads, mla::Layout().bytes()},
                  {EntryRole::combine, entry + "_combine", flexjit::decode::kCombineThreads, 0}};

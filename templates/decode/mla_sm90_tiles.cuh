@@ -31,6 +31,10 @@ constexpr int kThreads = kWarpgroups * 128;
 // masks that read tensors (ptxas 13.0).
 constexpr int kProducerRegisters = 24;
 constexpr int kConsumerRegisters = 240;
+// Splits of a long walk keep at least this many keys each: a CTA's fixed cost (Q's 72 KB, the
+// walk's start, its partial row) is small beside 64 chunks, and a decode step of 64 sequences
+// needs several CTAs a sequence to fill the device.
+constexpr int kSplitMinKeys = 4096;
 // Token lists of up to this many entries (decode::max_token_list()): one bit each marks the first
 // listed occurrence of a key, and a 16-bit count per 32 entries ranks them.
 constexpr int kMaxTokenList = 4096;

@@ -266,6 +266,26 @@ TEST(LaunchPlan, DecodeSplitsForAWaveAndCombinesThroughTheWorkspace) {
   EXPECT_EQ(one.workspace_bytes, 0u);
 }
 
+// A family whose CTAs share each chunk names the fewest keys a split walks (sm90_mla: 4096): 64
+// sequences of 32768 keys, 64 CTAs unsplit, take 8 splits of 4096 keys (four waves of an H200 would
+// take more); the per-warp default keeps 64 chunks a warp.
+TEST(LaunchPlan, DecodeSplitsKeepTheFamilysFewestKeys) {
+  codegen::GeneratedKernel g = generated("causal", 128, compiler::KernelPass::Decode);
+  const Tensors t(64, 1, 1, 32768, 128);
+  const TensorView kv_lens = TensorView::contiguous(fake(12), i32, {64});
+  ForwardOptions options;
+  options.kv_lens = kv_lens;
+  const TensorView q1 = TensorView::contiguous(fake(1), bf16, {64, 1, 1, 128});
+  const TensorView out1 = TensorView::contiguous(fake(4), bf16, {64, 1, 1, 128});
+  api::DecodePlan plan = api::plan_decode(g.entry(), g.params, ir_of("causal"), g.target, bf16, {q1, t.k, t.v, out1}, options);
+  api::DecodePlan by_warp = plan;
+  api::decode_launch_plan(g, by_warp, kH200);
+  EXPECT_EQ(by_warp.args.splits, 32768 / g.tile.block_n / (64 * g.tile.warps));
+  g.split_min_keys = 4096;
+  api::decode_launch_plan(g, plan, kH200);
+  EXPECT_EQ(plan.args.splits, 32768 / 4096);
+}
+
 // Chunked prefill against pages: the chunk kernel over the forward's grid (persistent on sm_90a at
 // D = 128, with its counter), the tensor maps' K and V boxes inside one page (gcd of the kv tile
 // and the page size), and the cache's pointers, strides and pool geometry as the kernel reads
