@@ -494,34 +494,47 @@ __device__ __forceinline__ void attention_decode_mla_sm90(const DecodeArgs& a, c
 #pragma unroll 1
   for (int i = 0; i < pairs; ++i) {
     const bool two = 2 * i + 1 < C;
-    const unsigned ph = i & 1;
-    float mx[2];
-    if (consumer == 0) {
-      // S of chunk 2i, its max published, P V of it from registers.
-      await(0, 0, ph);
-      await(0, 1, ph);
-      qk(0, 0, KB, true);
+    // Consumer c's own chunk of the pair, 2i + c in buffer c (consumer 1 has none in a last pair
+    // of one chunk): S, its logits and their max.
+    const bool mine = consumer == 0 || two;
+    float mx[2] = {neg_inf(), neg_inf()};
+    if (mine) {
+      await(consumer, 0, i & 1);
+      await(consumer, 1, i & 1);
+      qk(consumer, 0, KB, true);
       sm90::wgmma_commit();
       sm90::wgmma_wait<0>();
-      logits(0, mx);
-      float f[2];
+      logits(consumer, mx);
+    }
+    // The pair's running max so far: consumer 0's own; consumer 1 raises consumer 0's by its own
+    // (consumer 1's last max is consumer 0's before this pair, so it is in there).
+    if (consumer == 1) {
+      sm90::named_barrier_sync(kMax0, 256);
 #pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        const float m = fmax2(m_run[hf], mx[hf]);
-        f[hf] = detail::mla_sm90_rebase(m_run[hf], m);
-        m_run[hf] = m;
-      }
-      rescale(f);
+      for (int hf = 0; hf < 2; ++hf) mx[hf] = fmax2(mx[hf], row_max(0)[row[hf]]);
+    }
+    float f[2];
+#pragma unroll
+    for (int hf = 0; hf < 2; ++hf) {
+      const float m = fmax2(m_run[hf], mx[hf]);
+      f[hf] = detail::mla_sm90_rebase(m_run[hf], m);
+      m_run[hf] = m;
+    }
+    rescale(f);
+    // P of its own chunk at that max, published with the max; P V of it from registers.
+    if (mine) {
       exponentiate(m_run);
       if (t == 0) {
-        row_max(0)[row[0]] = m_run[0];
-        row_max(0)[row[1]] = m_run[1];
+        row_max(consumer)[row[0]] = m_run[0];
+        row_max(consumer)[row[1]] = m_run[1];
       }
-      sm90::named_barrier_arrive(kMax0, 256);
+      sm90::named_barrier_arrive(consumer == 0 ? kMax0 : kMax1, 256);
       detail::pack_probabilities<kBf16>(s, pa);
       sm90::wgmma_fence();
-      pv_registers(0);
+      pv_registers(consumer);
       sm90::wgmma_commit();
+    }
+    if (consumer == 0) {
       sm90::wgmma_wait<0>();
       if (lane == 0) sm90::mbarrier_arrive(empty(0, 0));
       // The pair's max (consumer 1's), then P of chunk 2i at it for consumer 1, and P V of 2i + 1.
@@ -547,36 +560,8 @@ __device__ __forceinline__ void attention_decode_mla_sm90(const DecodeArgs& a, c
         if (lane == 0) sm90::mbarrier_arrive(empty(1, 0));
       }
     } else {
-      // S of chunk 2i + 1 (when there is one), the pair's max from consumer 0's, P V of both.
-      mx[0] = mx[1] = neg_inf();
+      // P of chunk 2i + 1 for consumer 0 (at the pair's max already), then P V of chunk 2i.
       if (two) {
-        await(1, 1, ph);
-        await(1, 0, ph);
-        qk(1, 0, KB, true);
-        sm90::wgmma_commit();
-        sm90::wgmma_wait<0>();
-        logits(1, mx);
-      }
-      sm90::named_barrier_sync(kMax0, 256);
-      float f[2];
-#pragma unroll
-      for (int hf = 0; hf < 2; ++hf) {
-        const float m = fmax2(row_max(0)[row[hf]], mx[hf]);
-        f[hf] = detail::mla_sm90_rebase(m_run[hf], m);
-        m_run[hf] = m;
-      }
-      rescale(f);
-      if (two) {
-        exponentiate(m_run);
-        if (t == 0) {
-          row_max(1)[row[0]] = m_run[0];
-          row_max(1)[row[1]] = m_run[1];
-        }
-        sm90::named_barrier_arrive(kMax1, 256);
-        detail::pack_probabilities<kBf16>(s, pa);
-        sm90::wgmma_fence();
-        pv_registers(1);
-        sm90::wgmma_commit();
         const float same[2] = {1.f, 1.f};
         store_p(sP(1), same);
         sm90::named_barrier_arrive(kP1, 256);
