@@ -275,9 +275,11 @@ __device__ __forceinline__ void attention_decode_mla_sm90(const DecodeArgs& a, c
     if constexpr (kTokens) words = (Mods::token_list_length(p) + 31) / 32;
     // Chunk `local` of the split into buffer c: its class, and the keys of this thread's four rows
     // (-1: none; a bad page's too) for the consumers' mods and load_half.
-    auto publish = [&](int local, int c) {
+    // Chunk `local` of the split: its class, and the keys of this thread's four rows (-1: none; a bad
+    // page's too). Found before the wait for the buffer, so that the list's and page table's reads
+    // are not on the walk's critical path.
+    auto find_keys = [&](int local, int (&key)[4], int& cls) {
       const int chunk = c_begin + local;
-      int cls;
       if constexpr (kTokens) cls = Mods::kHasMask ? static_cast<int>(PARTIAL) : static_cast<int>(FULL);
       else cls = detail::packed_chunk_class<Mods>(p, b, rows, max2(base + chunk * BN, lo), min2(base + chunk * BN + BN, hi));
 #pragma unroll
@@ -300,8 +302,14 @@ __device__ __forceinline__ void attention_decode_mla_sm90(const DecodeArgs& a, c
             k = -1;
           }
         }
-        if (i8 == 0) keys_of(c)[r] = k;
+        key[j] = k;
       }
+    };
+    // The keys and class of the chunk in buffer c, for the consumers' mods and load_half.
+    auto publish = [&](int c, const int (&key)[4], int cls) {
+      if (i8 == 0)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) keys_of(c)[grp + 16 * j] = key[j];
       if (tid == 0) *class_of(c) = cls;
       __syncwarp();  // the keys, to the other threads of each row's group (the same warp)
     };
@@ -329,12 +337,15 @@ __device__ __forceinline__ void attention_decode_mla_sm90(const DecodeArgs& a, c
     for (int i = 0; i < pairs; ++i) {
       const bool two = 2 * i + 1 < C;
       const unsigned released = (i - 1) & 1;
+      int key0[4], key1[4], cls0, cls1 = FULL;
+      find_keys(2 * i, key0, cls0);
+      if (two) find_keys(2 * i + 1, key1, cls1);
       if (i > 0) sm90::mbarrier_wait(empty(0, 0), released);
-      publish(2 * i, 0);
+      publish(0, key0, cls0);
       load_half(0, 0);
       if (two) {
         if (i > 0) sm90::mbarrier_wait(empty(1, 1), released);
-        publish(2 * i + 1, 1);
+        publish(1, key1, cls1);
         load_half(1, 1);
       }
       if (i > 0) sm90::mbarrier_wait(empty(0, 1), released);
