@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -58,7 +59,8 @@ Program token_program(const std::string& name) {
   if (name == "token_topk_causal") {  // the CLI's example: q_idx >= kv_idx, rows and keys from 0
     // Named by its path in the source tree, so that the kernel cache key is the same everywhere.
     const std::string path = "tests/cli/programs/token_topk_causal.py";
-    std::ifstream in(std::string(FLEXJIT_SOURCE_DIR) + "/" + path);
+    const char* root = std::getenv("FLEXJIT_SOURCE_DIR");  // as gpu_support's load_program reads it
+    std::ifstream in(std::string(root != nullptr ? root : FLEXJIT_SOURCE_DIR) + "/" + path);
     std::stringstream text;
     text << in.rdbuf();
     return Program::from_source(text.str(), path);
