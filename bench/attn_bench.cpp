@@ -16,7 +16,7 @@
 // V3), q and k of 576 columns, v the first 512 of k's, passed as a view of k (k's data pointer and
 // strides, last dim 512) so that the kernel reads v from the K rows it loads; one kv head under 16
 // or 128 query heads, one token per sequence, pages of 64 keys, examples/decode_causal.py compiled
-// for the decode_mla family (CompileOptions::family names it). TB/s = each sequence's K rows once
+// for the family a compile chooses (sm90_mla on sm_90a, decode_mla elsewhere: --family names either). TB/s = each sequence's K rows once
 // (v is inside them), q and out / time, and its fraction of the read bandwidth; TF/s = 2 * (576 +
 // 512) * kept pairs / time, since the 128-head rows may be bound by the tensor cores instead.
 //
@@ -25,8 +25,8 @@
 // the same chunk as a plain forward call (the *_forward twin: q_offset, no cache).
 //
 // Token-level selection configs (tokens_*): a program that declares `selected: TokenIndices`,
-// compiled for the decode family (the one that serves token lists; decode_mla at MLA's head dims,
-// the tokens_mla_* rows), with lists int32 [B, Hkv, Tq, K] drawn as a causal top-k indexer would
+// compiled for the decode family (the one that serves token lists; sm90_mla or decode_mla at MLA's
+// head dims, the tokens_mla_* rows), with lists int32 [B, Hkv, Tq, K] drawn as a causal top-k indexer would
 // (bench/token_lists.hpp; bench/peers.py gives FlexAttention the same lists as a dense mask): a
 // plain forward call over 8192 tokens (32768 at MLA's) and a decode step against paged caches.
 // TF/s = 2 * (D + Dv) * kept (row, listed key) pairs / time; TB/s = the K and V rows the lists
@@ -50,8 +50,8 @@
 // --only takes config names; a trailing * takes every name that starts with the rest (fwdbwd_*).
 // --tile overrides the shipped tile table for every config (the tuning sweep behind the table);
 // a trailing q keeps Q in registers, a trailing p runs a persistent grid (sm90_fwd).
-// --family names every selected config's kernel family, before a config's own (decode_mla rows on
-// sm90_mla: --only 'tokens_mla_*' --family sm90_mla); --backward-family names the fwdbwd configs' backward family; --deterministic runs them with
+// --family names every selected config's kernel family, before a config's own (the MLA rows on the
+// mma.sync kernel: --only 'tokens_mla_*,decode_mla_*' --family decode_mla); --backward-family names the fwdbwd configs' backward family; --deterministic runs them with
 // BackwardOptions::deterministic (dQ added in kv tile order).
 //
 // Without a CUDA driver it is a dry run: every config is compiled (sm_90a) and its arguments are
@@ -200,8 +200,8 @@ struct Config {
   std::optional<KvCacheLayout> decode{};     // decode configs (they take no setup)
   bool fwdbwd = false;                       // forward + backward of a prefill config
   std::optional<TokenSelection> tokens{};    // token-level selection configs (no setup)
-  // CompileOptions::family of a config that only one family serves (token lists: decode; MLA's
-  // decode: decode_mla, named only until measured); --family's wins, empty: the automatic choice.
+  // CompileOptions::family of a config that only one family serves (token lists at one head dim:
+  // decode); --family's wins, empty: the automatic choice.
   std::string family{};
 };
 
@@ -377,7 +377,7 @@ std::vector<Config> decode_configs() {
 
 // Multi-head latent attention's absorbed decode (DeepSeek-V3): q and k of 576 columns, v their
 // first 512 (a view of k), one kv head under 16 or 128 query heads, bf16, in shuffled pages of 64
-// keys, on the decode_mla family (a compile gets it only by naming it until it has run on a GPU).
+// keys, on the family a compile chooses (sm90_mla on sm_90a; --family decode_mla for the other).
 // With 16 heads a step streams the cache; with 128 it does 2 * (576 + 512) * 128 FLOPs per 1152
 // bytes of a key (242 a byte), about the ratio of an H100's or H200's dense bf16 rate to its
 // bandwidth (295, 206), so the tensor cores may bound it instead: the rows report TF/s beside
@@ -388,7 +388,7 @@ std::vector<Config> mla_decode_configs() {
   for (const auto& [B, kv_len, Hq] : shapes)  // B sequences of kv_len keys, Hq query heads
     out.push_back({fmt::format("decode_mla_b{}_kv{}_h{}_paged{}", B, kv_len, Hq, kDecodePageSize),
                    {B, Hq, 1, kv_len, 576, flexjit::bf16, 512}, "examples/decode_causal.py", {},
-                   KvCacheLayout{.page_size = kDecodePageSize, .v_in_k = true}, false, {}, "decode_mla"});
+                   KvCacheLayout{.page_size = kDecodePageSize, .v_in_k = true}, false, {}});
   return out;
 }
 
@@ -397,20 +397,20 @@ std::vector<Config> mla_decode_configs() {
 // prefill config's program is the CLI's example (tests/cli/programs/token_topk_causal.py); its
 // peer is FlexAttention on the same lists (bench/peers.py TOKEN_CONFIGS). The decode step has none.
 std::vector<Config> token_configs() {
-  // decode: the one family that serves token lists at one head dim; decode_mla at MLA's (DeepSeek
-  // sparse attention as DeepSeek-V3.2 runs it: 128 query heads over one latent kv head of 576
-  // columns, v its first 512), a prefill of 32768 tokens and a decode step.
+  // decode: the one family that serves token lists at one head dim; at MLA's (DeepSeek sparse
+  // attention as DeepSeek-V3.2 runs it: 128 query heads over one latent kv head of 576 columns, v its
+  // first 512), a prefill of 32768 tokens and a decode step, the family a compile chooses (sm90_mla
+  // on sm_90a).
   return {{"tokens_prefill_k2048_t8192", {1, 16, 1, 8192, 128, flexjit::bf16},
            "tests/cli/programs/token_topk_causal.py", {}, {}, false, TokenSelection{.K = 2048}, "decode"},
           {fmt::format("tokens_decode_k2048_b64_kv32768_paged{}", kDecodePageSize),
            {64, 16, 1, 32768, 128, flexjit::bf16}, "bench/token_topk_decode_causal.py", {}, {}, false,
            TokenSelection{.K = 2048, .new_tokens = 1, .page_size = kDecodePageSize}, "decode"},
           {"tokens_mla_prefill_k2048_t32768_h128", {1, 128, 1, 32768, 576, flexjit::bf16, 512},
-           "tests/cli/programs/token_topk_causal.py", {}, {}, false, TokenSelection{.K = 2048, .v_in_k = true},
-           "decode_mla"},
+           "tests/cli/programs/token_topk_causal.py", {}, {}, false, TokenSelection{.K = 2048, .v_in_k = true}},
           {fmt::format("tokens_mla_decode_k2048_b64_kv32768_h128_paged{}", kDecodePageSize),
            {64, 128, 1, 32768, 576, flexjit::bf16, 512}, "bench/token_topk_decode_causal.py", {}, {}, false,
-           TokenSelection{.K = 2048, .new_tokens = 1, .page_size = kDecodePageSize, .v_in_k = true}, "decode_mla"}};
+           TokenSelection{.K = 2048, .new_tokens = 1, .page_size = kDecodePageSize, .v_in_k = true}}};
 }
 
 // Forward + backward: the mission's masks at B = 4, H = 16, T = 4096, D = 128, causal at D = 64,

@@ -39,7 +39,7 @@ lists as a dense mask where peers.py ran it: no target yet (the DeepSeek issue's
 tokens_mla_prefill: 50% of the bf16 matrix rate).
 
 MLA decode (decode_mla_*: multi-head latent attention's absorbed decode step, q and k of 576
-columns, v the first 512 of k's rows, on the decode_mla kernel): TB/s = each sequence's K rows
+columns, v the first 512 of k's rows, on the family a compile chooses): TB/s = each sequence's K rows
 once, q and out / time; its fraction of the read bandwidth; TF/s = 2 * (D + Dv) * kept pairs /
 time (the 128-head rows may be bound by the tensor cores). No peer (peers.py runs none), no target
 yet.

@@ -22,7 +22,7 @@ const KernelFamily* const kFamilies[] = {
     &sm90_fwd::family(),
     &sm80_fwd::family(),
     &decode::family(),
-    &decode::mla_sm90_family(),  // MLA's 576 / 512 on sm_90a (named only, until measured)
+    &decode::mla_sm90_family(),  // MLA's absorbed 576 / 512 on sm_90a (1.8-2.8x decode_mla, bench/NOTES.md)
     &decode::mla_family(),  // v of its own head dim (MLA)
     &sm90_fwd::chunk_family(),  // sm_90a (api/pass_kernels.cpp: sm80_chunk where it spills)
     &sm80_fwd::chunk_family(),

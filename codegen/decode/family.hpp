@@ -16,7 +16,7 @@ const KernelFamily& mla_family();
 
 // sm90_mla: the absorbed form (576 / 512, v in k's rows) on sm_90a with wgmma: a producer
 // warpgroup gathers the keys' rows, two consumer warpgroups share each pair of chunks
-// (templates/decode/attention_decode_mla_sm90.cuh). Runs where named until measured on a GPU.
+// (templates/decode/attention_decode_mla_sm90.cuh). Chosen before decode_mla where it serves.
 const KernelFamily& mla_sm90_family();
 
 }  // namespace flexjit::codegen::decode

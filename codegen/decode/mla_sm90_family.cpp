@@ -35,11 +35,6 @@ class DecodeMlaSm90 final : public KernelFamily {
     return "";
   }
 
-  // Until its first GPU run the engine keeps decode_mla, and this one runs where it is named.
-  std::string refusal_unless_named(const compiler::KernelTarget&) const override {
-    return "not yet measured on a GPU: it runs where the options name it (CompileOptions::family)";
-  }
-
   GeneratedKernel generate(const compiler::KernelPlan& plan) const override {
     const compiler::KernelTarget& t = plan.target;
     const bool list = plan.program->token_indices.has_value();

@@ -3,8 +3,8 @@
 // latent + 64 rope), whose first 512 columns are also the values (v is a view of k, no copy).
 // Four sequences of ragged lengths keep their keys in a paged cache (pages of 64 rows, in shuffled
 // order); each gets one new token (Tq = 1) of 16 query heads. The program is
-// examples/decode_causal.py, on the "decode_mla" kernel family (named here; at 576 / 512 the
-// engine takes it on its own too). Prints the kernel, the time per call, and the largest errors
+// examples/decode_causal.py, on the kernel family the engine chooses at 576 / 512 (sm90_mla on
+// sm_90a, decode_mla on other GPUs). Prints the kernel, the time per call, and the largest errors
 // of out and lse on a few rows against a direct host computation.
 //
 //   build/examples/mla_decode [PROGRAM.py]
@@ -73,7 +73,7 @@ int main(int argc, char** argv) {
     int devices = 0;
     const bool gpu = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
     const flexjit::CompileOptions mla{.head_dim = D, .head_dim_v = Dv, .dtype = flexjit::bf16,
-                                      .arch = gpu ? "" : "sm_90a", .family = "decode_mla"};
+                                      .arch = gpu ? "" : "sm_90a"};
     flexjit::Engine jit;
     flexjit::Kernel attn = jit.compile(flexjit::Program::from_file(path), mla);
     std::printf("kernel %s, family %s (%s)\n", attn.entry_name().c_str(), attn.family().c_str(), attn.arch().c_str());

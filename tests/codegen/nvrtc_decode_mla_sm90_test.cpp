@@ -1,8 +1,7 @@
 // The sm90_mla family (multi-head latent attention's absorbed decode and token lists on Hopper), no
 // GPU needed: its kernel -> NVRTC -> cubin for q, k of 576 and v of 512 on sm_90a under masks that
 // read tensors, score mods, a sink and token lists, bf16 and fp16, with ptxas reporting no spill and
-// no serialized wgmma; the shared memory of its layout; what it refuses; and that a compile reaches
-// it only by naming it.
+// no serialized wgmma; the shared memory of its layout; what it refuses; and where a compile gets it.
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -118,20 +117,29 @@ TEST(DecodeMlaSm90Family, RefusesWhatItCannotRun) {
             "block lists run on the decode family's kernel only");
 }
 
-// Until it has run on a GPU the engine keeps decode_mla; naming sm90_mla makes it the program's
-// main kernel (a decode-pass kernel), with token lists or without.
-TEST(DecodeMlaSm90Family, RunsWhereNamed) {
+// The program's main kernel at 576 / 512 on sm_90a, chosen on its own or named, with token lists
+// or without; decode_mla where it is named, and on sm_80.
+TEST(DecodeMlaSm90Family, ChosenOnHopperAtTheAbsorbedHeadDims) {
   for (const char* name : {"causal", "dsa"}) {
     const Program program = program_named(name);
     const auto& ir = detail::ProgramAccess::impl(program);
-    compiler::KernelTarget t = sm90_mla_target(compiler::ElementType::BF16);
-    t.family = "";
-    EXPECT_EQ(codegen::select_family(t, ir.ir).name(), std::string("decode_mla")) << name;
-    const codegen::GeneratedKernel g =
-        api::generate(ir, CompileOptions{.head_dim = 576, .head_dim_v = 512, .arch = "sm_90a", .family = "sm90_mla"});
-    EXPECT_EQ(g.family, "sm90_mla") << name;
-    EXPECT_EQ(g.target.pass, compiler::KernelPass::Decode) << name;
+    for (const char* family : {"", "sm90_mla"}) {
+      const codegen::GeneratedKernel g =
+          api::generate(ir, CompileOptions{.head_dim = 576, .head_dim_v = 512, .arch = "sm_90a", .family = family});
+      EXPECT_EQ(g.family, "sm90_mla") << name << " " << family;
+      EXPECT_EQ(g.target.pass, compiler::KernelPass::Decode) << name << " " << family;
+    }
+    EXPECT_EQ(api::generate(ir, CompileOptions{.head_dim = 576, .head_dim_v = 512, .arch = "sm_90a",
+                                               .family = "decode_mla"})
+                  .family,
+              "decode_mla")
+        << name;
   }
+  const Program program = program_named("causal");
+  EXPECT_EQ(
+      api::generate(detail::ProgramAccess::impl(program), CompileOptions{.head_dim = 576, .head_dim_v = 512, .arch = "sm_80"})
+          .family,
+      "decode_mla");
 }
 
 }  // namespace

@@ -135,18 +135,19 @@ TEST(DecodeMlaTile, RefusesWhatItCannotRun) {
             "are more than sm_80 has (166912)");
 }
 
-// The decode pass takes it on its own where v has a head dim of its own. It is the program's main
-// kernel where no forward family takes the head dims (576 / 512) or where the options name it; at
-// 192 / 128 the forward families keep the plain calls.
+// The decode pass takes it on its own where v has a head dim of its own (at 576 / 512 on sm_90a,
+// sm90_mla comes first: nvrtc_decode_mla_sm90_test.cpp). It is the program's main kernel where no
+// forward family takes the head dims (576 / 512) or where the options name it; at 192 / 128 the
+// forward families keep the plain calls.
 TEST(DecodeMlaTile, TheMainKernelWhereNoForwardFamilyServes) {
   const Program program = program_named("causal");
-  compiler::KernelTarget decode = mla_target(576, 512, compiler::ElementType::BF16, "sm_90a");
+  compiler::KernelTarget decode = mla_target(576, 512, compiler::ElementType::BF16, "sm_80");
   decode.family = "";
   EXPECT_EQ(codegen::select_family(decode, detail::ProgramAccess::impl(program).ir).name(), std::string("decode_mla"));
   for (const char* family : {"", "decode_mla"}) {
     const codegen::GeneratedKernel g =
         api::generate(detail::ProgramAccess::impl(program),
-                      CompileOptions{.head_dim = 576, .head_dim_v = 512, .arch = "sm_90a", .family = family});
+                      CompileOptions{.head_dim = 576, .head_dim_v = 512, .arch = "sm_80", .family = family});
     EXPECT_EQ(g.family, "decode_mla") << family;
     EXPECT_EQ(g.target.pass, compiler::KernelPass::Decode) << family;
   }
@@ -157,11 +158,11 @@ TEST(DecodeMlaTile, TheMainKernelWhereNoForwardFamilyServes) {
 }
 
 // Token lists at MLA's head dims: every forward call runs decode_mla (the decode family takes one
-// head dim), chosen on its own or named, at 192 / 128 too, and on sm_80 where the list fits beside
-// the tile.
+// head dim), named at 576 / 512 on sm_90a (where sm90_mla is chosen on its own), chosen on its own
+// at 192 / 128, on sm_80 too where the list fits beside the tile.
 TEST(DecodeMlaTile, TheMainKernelOfTokenListsAtMlaHeadDims) {
   const Program program = program_named("dsa");
-  for (auto [d, dv, arch, family] : {std::tuple{576, 512, "sm_90a", ""}, {576, 512, "sm_90a", "decode_mla"},
+  for (auto [d, dv, arch, family] : {std::tuple{576, 512, "sm_90a", "decode_mla"},
                                      {192, 128, "sm_90a", ""}, {192, 128, "sm_80", ""}}) {
     const codegen::GeneratedKernel g =
         api::generate(detail::ProgramAccess::impl(program),

@@ -150,16 +150,18 @@ DecodeShape mla(DecodeShape s, int Dv, bool v_in_k) {
   return s;
 }
 
-// Chosen on their own (the decode family, or decode_mla where v has a head dim of its own), or the
-// shape's family where it names one.
+// Chosen on their own (the decode family; where v has a head dim of its own sm90_mla at MLA's
+// absorbed 576 / 512 on sm_90a, else decode_mla), or the shape's family where it names one.
 Kernel compile(const Program& p, const DecodeShape& s) {
   return engine().compile(p, {.head_dim = s.D, .head_dim_v = s.Dv, .dtype = s.dtype, .family = s.family});
 }
 std::string family_of(const DecodeShape& s) {
-  return !s.family.empty() ? s.family : s.dv() != s.D ? "decode_mla" : "decode";
+  if (!s.family.empty()) return s.family;
+  if (s.dv() == s.D) return "decode";
+  return s.D == 576 && s.dv() == 512 && jit::device_arch(0) == "sm_90a" ? "sm90_mla" : "decode_mla";
 }
-DecodeShape on_sm90_mla(DecodeShape s) {
-  s.family = "sm90_mla";
+DecodeShape on_decode_mla(DecodeShape s) {
+  s.family = "decode_mla";
   return s;
 }
 
@@ -167,7 +169,6 @@ class TokenListPrograms : public GpuTest, public testing::WithParamInterface<Row
 
 TEST_P(TokenListPrograms, MatchTheReference) {
   const Row& row = GetParam();
-  if (row.shape.family == "sm90_mla" && jit::device_arch(0) != "sm_90a") GTEST_SKIP() << "sm90_mla runs on sm_90a only";
   const DecodeCase c(row.shape);
   DecodeOnGpu gpu(c, {.plain_call = row.plain});
   const TokenLists lists(c, row.heads, row.K, static_cast<unsigned>(row.K * 7 + row.shape.Tq));
@@ -202,10 +203,12 @@ INSTANTIATE_TEST_SUITE_P(
                     Row{decode_shape(32, 8, 2, 16, 64, DType::bf16), 64, ListHeads::one},
                     Row{decode_shape(8, 1, 4, 64, 128, DType::fp16), 2048, ListHeads::kv},
                     Row{decode_shape(32, 8, 1, 0, 128, DType::bf16), 2048, ListHeads::query},
-                    // DeepSeek's sparse attention at MLA's head dims (decode_mla): the absorbed 576 / 512
-                    // over pages of 64 (16 query heads a CTA), and 192 / 128 with v of its own, a list
-                    // per query head over pages of 16.
-                    Row{mla(decode_shape(16, 1, 1, 64, 576, DType::bf16), 512, true), 2048, ListHeads::kv},
+                    // DeepSeek's sparse attention at MLA's head dims on decode_mla (named: sm_90a would
+                    // choose sm90_mla, HopperMla below): the absorbed 576 / 512 over pages of 64 (16
+                    // query heads a CTA), and 192 / 128 with v of its own, a list per query head over
+                    // pages of 16.
+                    Row{on_decode_mla(mla(decode_shape(16, 1, 1, 64, 576, DType::bf16), 512, true)), 2048,
+                        ListHeads::kv},
                     Row{mla(decode_shape(64, 1, 2, 16, 192, DType::bf16), 128, false), 64, ListHeads::query}),
     [](const testing::TestParamInfo<Row>& info) { return row_name(info.param); });
 
@@ -220,24 +223,24 @@ INSTANTIATE_TEST_SUITE_P(
                     Row{plain_shape(16, 4, 17, 128, DType::fp16), 1, ListHeads::kv, true},
                     Row{plain_shape(8, 2, 300, 64, DType::bf16), 64, ListHeads::query, true,
                         {"token_topk_causal", "token_softcap_distance"}},
-                    // MLA's sparse prefill: 128 query heads of one token in two CTAs of 64.
-                    Row{mla(plain_shape(128, 1, 17, 576, DType::bf16), 512, true), 2048, ListHeads::one, true},
+                    // MLA's sparse prefill on decode_mla: 128 query heads of one token in two CTAs of 64.
+                    Row{on_decode_mla(mla(plain_shape(128, 1, 17, 576, DType::bf16), 512, true)), 2048,
+                        ListHeads::one, true},
                     // 70000 rows of one head, a CTA each: more CTAs than grid.y holds, folded into grid.x.
                     Row{plain_shape(1, 1, 70000, 64, DType::bf16), 8, ListHeads::query, true, {"token_lists_alone"}}),
     [](const testing::TestParamInfo<Row>& info) { return row_name(info.param); });
 
-// DeepSeek's sparse attention on the Hopper family (sm90_mla), named: a decode step over pages of
-// 64 (16 query heads a CTA), one over pages of 16 with two new tokens and a list per query head
-// (a CTA a row), and plain calls of 128 heads (two CTAs a token) with lists of 2048 and of 64
-// entries (more chunks than keys, and fewer).
+// DeepSeek's sparse attention at MLA's absorbed head dims, chosen on its own (sm90_mla on sm_90a,
+// decode_mla elsewhere): a decode step over pages of 64 (16 query heads a CTA), one over pages of
+// 16 with two new tokens and a list per query head (a CTA a row), and plain calls of 128 heads
+// (two CTAs a token) with lists of 2048 and of 64 entries (more chunks than keys, and fewer).
 INSTANTIATE_TEST_SUITE_P(
     HopperMla, TokenListPrograms,
-    testing::Values(Row{on_sm90_mla(mla(decode_shape(16, 1, 1, 64, 576, DType::bf16), 512, true)), 2048, ListHeads::kv},
-                    Row{on_sm90_mla(mla(decode_shape(32, 1, 2, 16, 576, DType::fp16), 512, true)), 64,
-                        ListHeads::query},
-                    Row{on_sm90_mla(mla(plain_shape(128, 1, 17, 576, DType::bf16), 512, true)), 2048, ListHeads::one,
+    testing::Values(Row{mla(decode_shape(16, 1, 1, 64, 576, DType::bf16), 512, true), 2048, ListHeads::kv},
+                    Row{mla(decode_shape(32, 1, 2, 16, 576, DType::fp16), 512, true), 64, ListHeads::query},
+                    Row{mla(plain_shape(128, 1, 17, 576, DType::bf16), 512, true), 2048, ListHeads::one,
                         true},
-                    Row{on_sm90_mla(mla(plain_shape(128, 1, 300, 576, DType::bf16), 512, true)), 64, ListHeads::one,
+                    Row{mla(plain_shape(128, 1, 300, 576, DType::bf16), 512, true), 64, ListHeads::one,
                         true, {"token_topk_causal", "token_softcap_distance"}}),
     [](const testing::TestParamInfo<Row>& info) { return row_name(info.param); });
 
