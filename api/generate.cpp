@@ -50,9 +50,13 @@ compiler::KernelTarget main_target(const Program::Impl& program, const CompileOp
   // A family named for another pass keeps its pass, so that its refusal says why.
   const auto& t = program.ir.token_indices;
   // The decode kernel is the main one where it runs every call: token lists (unless the options
-  // name another family, whose refusal then says why), and decode_mla where named or where no
-  // forward family takes the head dims (MLA's absorbed 576 / 512).
-  if ((t && (target.family.empty() || target.family == "decode")) || target.family == "decode_mla" || target.family == "sm90_mla" ||
+  // name another family, whose refusal then says why), and a decode family of v's own head dim
+  // (decode_mla, sm90_mla) where named or where no forward family takes the head dims (MLA's
+  // absorbed 576 / 512).
+  const codegen::KernelFamily* named = codegen::find_family(target.family);
+  const bool named_mla = named != nullptr && named->pass() == compiler::KernelPass::Decode &&
+                         named->serves_value_head_dim();
+  if ((t && (target.family.empty() || target.family == "decode")) || named_mla ||
       (target.family.empty() && target.dv() != target.head_dim && !served(target, program) &&
        served(decode_pass(target), program)))
     target.pass = compiler::KernelPass::Decode;

@@ -16,8 +16,8 @@
 // V3), q and k of 576 columns, v the first 512 of k's, passed as a view of k (k's data pointer and
 // strides, last dim 512) so that the kernel reads v from the K rows it loads; one kv head under 16
 // or 128 query heads, one token per sequence, pages of 64 keys, examples/decode_causal.py compiled
-// for the family a compile chooses (sm90_mla on sm_90a, decode_mla elsewhere: --family names either). TB/s = each sequence's K rows once
-// (v is inside them), q and out / time, and its fraction of the read bandwidth; TF/s = 2 * (576 +
+// for the family a compile chooses (sm90_mla on sm_90a, decode_mla elsewhere: --family names
+// either). TB/s = each sequence's K rows once (v is inside them), q and out / time, and its fraction of the read bandwidth; TF/s = 2 * (576 +
 // 512) * kept pairs / time, since the 128-head rows may be bound by the tensor cores instead.
 //
 // Chunked-prefill configs (prefill_chunk_*): the last 2048 tokens of each sequence as new tokens
@@ -26,8 +26,8 @@
 //
 // Token-level selection configs (tokens_*): a program that declares `selected: TokenIndices`,
 // compiled for the decode family (the one that serves token lists; sm90_mla or decode_mla at MLA's
-// head dims, the tokens_mla_* rows), with lists int32 [B, Hkv, Tq, K] drawn as a causal top-k indexer would
-// (bench/token_lists.hpp; bench/peers.py gives FlexAttention the same lists as a dense mask): a
+// head dims, the tokens_mla_* rows), with lists int32 [B, Hkv, Tq, K] drawn as a causal top-k
+// indexer would (bench/token_lists.hpp; bench/peers.py gives FlexAttention the same lists as a dense mask): a
 // plain forward call over 8192 tokens (32768 at MLA's) and a decode step against paged caches.
 // TF/s = 2 * (D + Dv) * kept (row, listed key) pairs / time; TB/s = the K and V rows the lists
 // name (distinct keys the mask keeps, per list: one CTA reads them once for the query heads that
@@ -51,7 +51,8 @@
 // --tile overrides the shipped tile table for every config (the tuning sweep behind the table);
 // a trailing q keeps Q in registers, a trailing p runs a persistent grid (sm90_fwd).
 // --family names every selected config's kernel family, before a config's own (the MLA rows on the
-// mma.sync kernel: --only 'tokens_mla_*,decode_mla_*' --family decode_mla); --backward-family names the fwdbwd configs' backward family; --deterministic runs them with
+// mma.sync kernel: --only 'tokens_mla_*,decode_mla_*' --family decode_mla); --backward-family
+// names the fwdbwd configs' backward family; --deterministic runs them with
 // BackwardOptions::deterministic (dQ added in kv tile order).
 //
 // Without a CUDA driver it is a dry run: every config is compiled (sm_90a) and its arguments are

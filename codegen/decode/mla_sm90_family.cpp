@@ -9,6 +9,7 @@
 #include "dsl/quoted.hpp"
 #include "templates/decode/mla_sm90_tiles.cuh"
 #include "templates/decode/tiles.cuh"
+#include "templates/sm90/tiles.cuh"
 
 namespace flexjit::codegen::decode {
 namespace {
@@ -16,6 +17,10 @@ namespace {
 namespace mla = flexjit::decode_mla_sm90;
 
 static_assert(mla::kMaxTokenList == flexjit::decode::max_token_list(), "the lists the decode kernels take");
+// The Hopper facts its layout repeats (decode/mla_sm90_tiles.cuh includes nothing), held to sm90's.
+static_assert(mla::kSwizzleBytes == flexjit::sm90::kSwizzleBytes && mla::kTileAlign == flexjit::sm90::kTileAlign &&
+                  mla::kSmemPerCtaBytes == flexjit::sm90::kSmemPerCtaBytes,
+              "the 128-byte swizzle, tile alignment and shared memory a CTA may take");
 
 // Multi-head latent attention's absorbed form (q, k of 576, v the first 512 columns of k) on Hopper:
 // templates/decode/attention_decode_mla_sm90.cuh.

@@ -388,24 +388,21 @@ __device__ __forceinline__ void attention_decode_mla_sm90(const DecodeArgs& a, c
   float s[1][NN][4];
   unsigned pa[KN][1][4];
 
-  // S (+)= Q K^T over the column blocks [cb0, cb1) of buffer c (issued, not committed); `clear`:
-  // the first of them overwrites S.
-  auto qk = [&](int c, int cb0, int cb1, bool clear) {
-    // Zeroed although the first product overwrites it: S is then no value carried from the last
-    // chunk (the asm reads its accumulators), which made ptxas copy it and serialize the products.
-    if (clear)
+  // S = Q K^T of the chunk in buffer c (issued, not committed). S is zeroed although the first
+  // product overwrites it: it is then no value carried from the last chunk (the asm reads its
+  // accumulators), which made ptxas copy it and serialize the products.
+  auto qk = [&](int c) {
 #pragma unroll
-      for (int j = 0; j < NN; ++j) s[0][j][0] = s[0][j][1] = s[0][j][2] = s[0][j][3] = 0.f;
+    for (int j = 0; j < NN; ++j) s[0][j][0] = s[0][j][1] = s[0][j][2] = s[0][j][3] = 0.f;
     sm90::wgmma_fence();
 #pragma unroll
     for (int cb = 0; cb < KB; ++cb) {
-      if (cb < cb0 || cb >= cb1) continue;
 #pragma unroll
       for (int q = 0; q < 4; ++q) {
         const unsigned within = q * 32u;
         const unsigned long long ad = sm90::smem_descriptor(sQ + cb * kBlk + within, 16, 1024);
         const unsigned long long bd = sm90::smem_descriptor(sChunk(c) + cb * kBlk + within, 16, 1024);
-        sm90::Wgmma<BN>::template ss<kBf16>(s[0], ad, bd, clear && cb == cb0 && q == 0 ? 0 : 1);
+        sm90::Wgmma<BN>::template ss<kBf16>(s[0], ad, bd, cb == 0 && q == 0 ? 0 : 1);
       }
     }
   };
@@ -512,7 +509,7 @@ __device__ __forceinline__ void attention_decode_mla_sm90(const DecodeArgs& a, c
     if (mine) {
       await(consumer, 0, i & 1);
       await(consumer, 1, i & 1);
-      qk(consumer, 0, KB, true);
+      qk(consumer);
       sm90::wgmma_commit();
       sm90::wgmma_wait<0>();
       logits(consumer, mx);

@@ -242,15 +242,19 @@ TEST(LaunchPlan, BackwardGridTooLargeIsRefusedWhilePlanning) {
   EXPECT_THAT(e, HasSubstr("backward CTAs exceed the grid's 2^31 - 1"));
 }
 
+// One new token of B sequences against a dense cache of Tkv keys (kv_lens on the device), D = 128.
+api::DecodePlan one_token_plan(const codegen::GeneratedKernel& g, int B, int Hq, int Hkv, int Tkv) {
+  const Tensors t(B, Hq, Hkv, Tkv, 128);
+  ForwardOptions options;
+  options.kv_lens = TensorView::contiguous(fake(12), i32, {B});
+  const TensorView q1 = TensorView::contiguous(fake(1), bf16, {B, Hq, 1, 128});
+  const TensorView out1 = TensorView::contiguous(fake(4), bf16, {B, Hq, 1, 128});
+  return api::plan_decode(g.entry(), g.params, ir_of("causal"), g.target, bf16, {q1, t.k, t.v, out1}, options);
+}
+
 TEST(LaunchPlan, DecodeSplitsForAWaveAndCombinesThroughTheWorkspace) {
   const codegen::GeneratedKernel g = generated("causal", 128, compiler::KernelPass::Decode);
-  const Tensors t(2, 8, 2, 65536, 128);
-  const TensorView kv_lens = TensorView::contiguous(fake(12), i32, {2});
-  ForwardOptions options;
-  options.kv_lens = kv_lens;
-  const TensorView q1 = TensorView::contiguous(fake(1), bf16, {2, 8, 1, 128});
-  const TensorView out1 = TensorView::contiguous(fake(4), bf16, {2, 8, 1, 128});
-  api::DecodePlan plan = api::plan_decode(g.entry(), g.params, ir_of("causal"), g.target, bf16, {q1, t.k, t.v, out1}, options);
+  api::DecodePlan plan = one_token_plan(g, 2, 8, 2, 65536);
   const api::LaunchPlan p = api::decode_launch_plan(g, plan, kH200);
   ASSERT_THAT(roles(p), ElementsAre(EntryRole::main, EntryRole::combine));
   EXPECT_GT(plan.args.splits, 1);
@@ -271,13 +275,7 @@ TEST(LaunchPlan, DecodeSplitsForAWaveAndCombinesThroughTheWorkspace) {
 // take more); the per-warp default keeps 64 chunks a warp.
 TEST(LaunchPlan, DecodeSplitsKeepTheFamilysFewestKeys) {
   codegen::GeneratedKernel g = generated("causal", 128, compiler::KernelPass::Decode);
-  const Tensors t(64, 1, 1, 32768, 128);
-  const TensorView kv_lens = TensorView::contiguous(fake(12), i32, {64});
-  ForwardOptions options;
-  options.kv_lens = kv_lens;
-  const TensorView q1 = TensorView::contiguous(fake(1), bf16, {64, 1, 1, 128});
-  const TensorView out1 = TensorView::contiguous(fake(4), bf16, {64, 1, 1, 128});
-  api::DecodePlan plan = api::plan_decode(g.entry(), g.params, ir_of("causal"), g.target, bf16, {q1, t.k, t.v, out1}, options);
+  api::DecodePlan plan = one_token_plan(g, 64, 1, 1, 32768);
   api::DecodePlan by_warp = plan;
   api::decode_launch_plan(g, by_warp, kH200);
   EXPECT_EQ(by_warp.args.splits, 32768 / g.tile.block_n / (64 * g.tile.warps));
