@@ -10,7 +10,6 @@
 #include "codegen/families.hpp"
 #include "jit/ptxas_report.hpp"
 #include "templates/sm80/bwd_tiles.cuh"
-#include "templates/sm90/tiles.cuh"
 
 namespace flexjit::api {
 namespace {
@@ -41,12 +40,12 @@ bool spills(const jit::Artifact& artifact, const codegen::GeneratedKernel& g, in
 }
 
 // The ordered Hopper backward's form to compile after `form` spills: the writer's at 24 producer
-// registers, then at 32 (while sm90::kBwdTryWideProducerWriter), then the consumers' order.
+// registers, then at 32, then the consumers' order.
 std::optional<compiler::OrderedDqForm> ordered_dq_form_if_spills(compiler::OrderedDqForm form) {
   using compiler::OrderedDqForm;
   switch (form) {
     case OrderedDqForm::Writer:
-      return flexjit::sm90::kBwdTryWideProducerWriter ? OrderedDqForm::WriterWideProducer : OrderedDqForm::Consumers;
+      return OrderedDqForm::WriterWideProducer;
     case OrderedDqForm::WriterWideProducer:
       return OrderedDqForm::Consumers;
     case OrderedDqForm::Consumers:

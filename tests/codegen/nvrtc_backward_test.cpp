@@ -22,7 +22,6 @@
 #include "flexjit/program.hpp"
 #include "jit/ptxas_report.hpp"
 #include "templates/sm80/bwd_tiles.cuh"
-#include "templates/sm90/tiles.cuh"
 
 namespace fs = std::filesystem;
 using namespace flexjit;
@@ -290,9 +289,7 @@ TEST_P(OrderedDqKernel, CompilesWithinTheFamilysSpillBounds) {
   const compiler::OrderedDqForm chosen = g.target.ordered_dq_form;
   EXPECT_EQ(g.source.find(", 2>;") != std::string::npos, chosen == compiler::OrderedDqForm::Writer);
   EXPECT_EQ(g.source.find(", 2, 32>;") != std::string::npos, chosen == compiler::OrderedDqForm::WriterWideProducer);
-  std::vector<compiler::OrderedDqForm> before = {compiler::OrderedDqForm::Writer};
-  if (flexjit::sm90::kBwdTryWideProducerWriter) before.push_back(compiler::OrderedDqForm::WriterWideProducer);
-  for (const compiler::OrderedDqForm form : before) {
+  for (const compiler::OrderedDqForm form : {compiler::OrderedDqForm::Writer, compiler::OrderedDqForm::WriterWideProducer}) {
     if (form == chosen) break;
     EXPECT_TRUE(spills_registers(c.example, c.target, form))
         << "a later form was compiled although form " << static_cast<int>(form) << " does not spill";
