@@ -190,8 +190,9 @@ __device__ __forceinline__ void attention_decode_mla_sm90(const DecodeArgs& a, c
   static_assert(Cfg::kHeadDim == D && value_head_dim<Cfg>(0) == L::kHeadDimV, "q, k of 576 and v of 512");
   static_assert(Cfg::kTokenList == kTokens, "the config of a program with token lists says so");
   static_assert(!detail::BlockListOf<Mods>::value, "block lists run on the decode family's kernel");
-  // Named barriers (0 is __syncthreads): the pair's hand-offs between the consumers, and their end.
-  constexpr int kMax0 = 1, kMax1 = 2, kP0 = 3, kP1 = 4, kEnd = 5;
+  // Named barriers (0 is __syncthreads): the pair's hand-offs between the consumers, their end, and
+  // the producer's keys of a buffer, to its threads.
+  constexpr int kMax0 = 1, kMax1 = 2, kP0 = 3, kP1 = 4, kEnd = 5, kProducerKeys = 6;
 
   extern __shared__ __align__(1024) unsigned char flexjit_smem[];
   const unsigned raw = smem_u32(flexjit_smem);
@@ -259,6 +260,9 @@ __device__ __forceinline__ void attention_decode_mla_sm90(const DecodeArgs& a, c
     const bool paged = seq.pages != nullptr;
     const unsigned short* gK = static_cast<const unsigned short*>(a.k) + (paged ? 0 : b * a.k_b) + hk * a.k_h;
     auto swizzled = [&](unsigned tile, int cb, int r) { return tile + cb * kBlk + r * kRowBytes + ((i8 ^ (r & 7)) << 4); };
+    // Q is read by this CTA alone (evict first); each key row by every row group of its token or
+    // sequence, which run side by side (evict last, load_half).
+    const unsigned long long q_policy = sm90::l2_policy_evict_first();
     {
       const unsigned short* gq = static_cast<const unsigned short*>(a.q) + b * a.q_b;
 #pragma unroll
@@ -267,54 +271,58 @@ __device__ __forceinline__ void attention_decode_mla_sm90(const DecodeArgs& a, c
         const bool ok = r < nrows;
         const unsigned short* src = ok ? gq + rows.head_of(r) * a.q_h + rows.token_of(r) * a.q_t : gq;
 #pragma unroll
-        for (int cb = 0; cb < KB; ++cb) cp_async_16(swizzled(sQ, cb, r), src + cb * 64 + i8 * 8, ok);
+        for (int cb = 0; cb < KB; ++cb)
+          sm90::cp_async_16_prefetch_256(swizzled(sQ, cb, r), src + cb * 64 + i8 * 8, ok, q_policy);
       }
       sm90::cp_async_mbarrier_arrive(smem0 + kL.q_full());
     }
     int words = 0;  // of the token list's bits
     if constexpr (kTokens) words = (Mods::token_list_length(p) + 31) / 32;
-    // Chunk `local` of the split into buffer c: its class, and the keys of this thread's four rows
-    // (-1: none; a bad page's too) for the consumers' mods and load_half.
-    // Chunk `local` of the split: its class, and the keys of this thread's four rows (-1: none; a bad
-    // page's too). Found before the wait for the buffer, so that the list's and page table's reads
-    // are not on the walk's critical path.
-    auto find_keys = [&](int local, int (&key)[4], int& cls) {
+    // Each producer thread finds one key of a pair: row t % 64 of the pair's chunk t / 64, so that
+    // a pair's list and page-table reads are one short chain a thread, not eight.
+    const int my_chunk = tid >> 6, my_row = tid & 63;
+    // The class of chunk `local` of the split. Every thread takes both chunks' classes: with the
+    // chunk a runtime choice per thread, ptxas spilled the producer under masks that read tensors.
+    auto chunk_class = [&](int local) {
+      if constexpr (kTokens) return Mods::kHasMask ? static_cast<int>(PARTIAL) : static_cast<int>(FULL);
       const int chunk = c_begin + local;
-      if constexpr (kTokens) cls = Mods::kHasMask ? static_cast<int>(PARTIAL) : static_cast<int>(FULL);
-      else cls = detail::packed_chunk_class<Mods>(p, b, rows, max2(base + chunk * BN, lo), min2(base + chunk * BN + BN, hi));
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int r = grp + 16 * j;
-        int k = -1;
-        if constexpr (kTokens) {
-          const int rank = chunk * BN + r;
-          if (rank < listed)
-            k = Mods::token_list_entry(p, b, rows.h_first, rows.token_of(0),
-                                       detail::mla_sm90_entry_of_rank(token_bits, token_ranks, words, rank));
-        } else {
-          const int kk = base + chunk * BN + r;
-          if (cls != EMPTY && kk >= lo && kk < hi) k = kk;
-        }
-        if (k >= 0 && paged) {
-          const int page = detail::page_of(a.cache, seq.pages, k);
-          if (page < 0 || page >= a.cache.num_pages) {
-            *bad_flag = 1;
-            k = -1;
-          }
-        }
-        key[j] = k;
-      }
+      return detail::packed_chunk_class<Mods>(p, b, rows, max2(base + chunk * BN, lo), min2(base + chunk * BN + BN, hi));
     };
-    // The keys and class of the chunk in buffer c, for the consumers' mods and load_half.
-    auto publish = [&](int c, const int (&key)[4], int cls) {
-      if (i8 == 0)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) keys_of(c)[grp + 16 * j] = key[j];
-      if (tid == 0) *class_of(c) = cls;
-      __syncwarp();  // the keys, to the other threads of each row's group (the same warp)
+    // The key of row my_row of chunk `local` of class cls (-1: none; a bad page's too).
+    auto find_key = [&](int local, int cls) {
+      const int chunk = c_begin + local;
+      int k = -1;
+      if constexpr (kTokens) {
+        const int rank = chunk * BN + my_row;
+        if (rank < listed)
+          k = Mods::token_list_entry(p, b, rows.h_first, rows.token_of(0),
+                                     detail::mla_sm90_entry_of_rank(token_bits, token_ranks, words, rank));
+      } else {
+        const int kk = base + chunk * BN + my_row;
+        if (cls != EMPTY && kk >= lo && kk < hi) k = kk;
+      }
+      if (k >= 0 && paged) {
+        const int page = detail::page_of(a.cache, seq.pages, k);
+        if (page < 0 || page >= a.cache.num_pages) {
+          *bad_flag = 1;
+          k = -1;
+        }
+      }
+      return k;
+    };
+    // Buffer c's keys and class (from the threads that found them), for the consumers' mods and
+    // every producer thread's load_half.
+    auto publish = [&](int c, int key, int cls) {
+      if (my_chunk == c) {
+        keys_of(c)[my_row] = key;
+        if (my_row == 0) *class_of(c) = cls;
+      }
+      sm90::named_barrier_sync(kProducerKeys, 128);
     };
     // One half of buffer c (column blocks [0, kHalfBlocks) or [kHalfBlocks, KB)), from its keys.
     auto load_half = [&](int c, int half) {
+      // Made here, not kept: the producer's 24 registers hold nothing across the walk they need not.
+      const unsigned long long key_policy = sm90::l2_policy_evict_last();
 #pragma unroll
       for (int j = 0; j < 4; ++j) {
         const int r = grp + 16 * j;
@@ -325,7 +333,8 @@ __device__ __forceinline__ void attention_decode_mla_sm90(const DecodeArgs& a, c
         const unsigned short* src = gK + offset;
 #pragma unroll
         for (int cb = 0; cb < KB; ++cb)
-          if ((cb < kHalfBlocks) == (half == 0)) cp_async_16(swizzled(sChunk(c), cb, r), src + cb * 64 + i8 * 8, k >= 0);
+          if ((cb < kHalfBlocks) == (half == 0))
+            sm90::cp_async_16_prefetch_256(swizzled(sChunk(c), cb, r), src + cb * 64 + i8 * 8, k >= 0, key_policy);
       }
       sm90::cp_async_mbarrier_arrive(full(c, half));
       sm90::mbarrier_arrive(full(c, half));
@@ -337,15 +346,15 @@ __device__ __forceinline__ void attention_decode_mla_sm90(const DecodeArgs& a, c
     for (int i = 0; i < pairs; ++i) {
       const bool two = 2 * i + 1 < C;
       const unsigned released = (i - 1) & 1;
-      int key0[4], key1[4], cls0, cls1 = FULL;
-      find_keys(2 * i, key0, cls0);
-      if (two) find_keys(2 * i + 1, key1, cls1);
+      const int cls0 = chunk_class(2 * i), cls1 = two ? chunk_class(2 * i + 1) : static_cast<int>(EMPTY);
+      const int cls = my_chunk == 0 ? cls0 : cls1;
+      const int key = my_chunk == 0 || two ? find_key(2 * i + my_chunk, cls) : -1;
       if (i > 0) sm90::mbarrier_wait(empty(0, 0), released);
-      publish(0, key0, cls0);
+      publish(0, key, cls);
       load_half(0, 0);
       if (two) {
         if (i > 0) sm90::mbarrier_wait(empty(1, 1), released);
-        publish(1, key1, cls1);
+        publish(1, key, cls);
         load_half(1, 1);
       }
       if (i > 0) sm90::mbarrier_wait(empty(0, 1), released);

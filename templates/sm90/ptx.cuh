@@ -49,6 +49,29 @@ __device__ __forceinline__ void cp_async_mbarrier_arrive(unsigned bar) {
   asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(bar) : "memory");
 }
 
+// An L2 policy that keeps the lines it tags past others (evict_last) or lets them go first
+// (evict_first), for the cache-hinted copy below.
+__device__ __forceinline__ unsigned long long l2_policy_evict_last() {
+  unsigned long long policy;
+  asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
+}
+__device__ __forceinline__ unsigned long long l2_policy_evict_first() {
+  unsigned long long policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
+}
+// cp_async_16 under an L2 policy, asking L2 to fetch the 256 bytes around the source: a gathered
+// row's 16-byte pieces are read by neighbouring threads at once, and one 256-byte request from
+// memory serves them.
+__device__ __forceinline__ void cp_async_16_prefetch_256(unsigned dst, const void* src, bool pred,
+                                                         unsigned long long policy) {
+  const int src_bytes = pred ? 16 : 0;
+  asm volatile("cp.async.cg.shared.global.L2::cache_hint.L2::256B [%0], [%1], 16, %2, %3;\n" ::"r"(dst), "l"(src),
+               "r"(src_bytes), "l"(policy)
+               : "memory");
+}
+
 // Waits up to `ns` nanoseconds (a hint to the hardware) for the phase of that parity; whether it
 // completed. The thread sleeps meanwhile and wakes when the phase completes. A parity names one of
 // two phases, so a waiter must never be more than one phase from the barrier's.
