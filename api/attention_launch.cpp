@@ -6,10 +6,12 @@
 #include <limits>
 
 #include "api/binding_resolve.hpp"
+#include "api/descale_checks.hpp"
 #include "api/position_checks.hpp"
 #include "api/forward_checks.hpp"
 #include "api/tile_map_launch.hpp"
 #include "api/tma_maps.hpp"
+#include "templates/sm90/tiles.cuh"
 #include "flexjit/error.hpp"
 
 namespace flexjit::api {
@@ -39,6 +41,7 @@ ForwardPlan plan_forward(const codegen::GeneratedKernel& kernel, const ir::Progr
     check_block_mask(kernel, *options.block_mask, {shape->B, shape->Hq, shape->Tq, shape->Tkv},
                      {options.q_offset, options.kv_offset}, device, env, problems);
   check_positions(options.q_offset, options.kv_offset, shape, problems);
+  const Descales descales = check_descales(options, dtype, shape, Memory::cuda, problems);
   problems.raise_if_any(kernel.entry());
   check_persistent_tiles(kernel, shape->B, shape->Hq, shape->Tq);
 
@@ -46,6 +49,7 @@ ForwardPlan plan_forward(const codegen::GeneratedKernel& kernel, const ir::Progr
   fill_common_args(plan.args, t, options.lse ? static_cast<const float*>(options.lse->data) : nullptr, *shape,
                    options.scale, kernel.target.head_dim);
   if (options.block_mask) attach_block_mask(*options.block_mask, plan.args);
+  fill_descale_args(plan.args, descales);
   plan.params = pack_params(kernel.params, env, block_head_group, {options.q_offset, options.kv_offset});
   plan.device = device.index;
   return plan;
@@ -64,11 +68,28 @@ std::array<unsigned, 3> forward_grid(const codegen::GeneratedKernel& kernel, Att
   return {static_cast<unsigned>(std::max(1LL, std::min(tiles, wave))), 1, 1};
 }
 
+namespace {
+
+// FP8 kernels: the pre-pass that writes v transposed into the workspace (AttnArgs::vt), before
+// the main kernel, whose tensor map of v is over it.
+void plan_transposed_v(const codegen::GeneratedKernel& kernel, AttnArgs& a, LaunchPlan& launches) {
+  constexpr int kGroup = 16;  // keys are stored in groups of 16 (templates/sm90/fp8.cuh)
+  a.vt_keys = (a.Tkv + kGroup - 1) / kGroup * kGroup;
+  const std::size_t bytes = static_cast<std::size_t>(a.B) * a.Hkv * kernel.target.dv() * a.vt_keys;
+  launches.point(a.vt, launches.reserve(bytes));
+  const unsigned blocks = static_cast<unsigned>((a.vt_keys + sm90::kFp8TransposeKeys - 1) / sm90::kFp8TransposeKeys);
+  launches.add(kernel, codegen::EntryRole::prep, {blocks, static_cast<unsigned>(a.Hkv), static_cast<unsigned>(a.B)},
+               {&a});
+}
+
+}  // namespace
+
 LaunchPlan forward_launch_plan(const codegen::GeneratedKernel& kernel, ForwardPlan& plan, const DeviceFacts& device) {
   std::vector<void*> args = {&plan.args, plan.params.data()};
   if (kernel.tensor_maps) args.push_back(&plan.maps);
   LaunchPlan launches;
   const std::array<unsigned, 3> grid = forward_grid(kernel, plan.args, device, launches);
+  if (kernel.has_entry(codegen::EntryRole::prep)) plan_transposed_v(kernel, plan.args, launches);
   // Tensor maps are encoded in the launch's context (the driver wants one current).
   if (kernel.tensor_maps) launches.in_context = [&kernel, &plan] { plan.maps = encode_tma_maps(kernel, plan.args); };
   launches.add(kernel, codegen::EntryRole::main, grid, std::move(args));

@@ -33,7 +33,8 @@ ForwardPlan plan_forward(const codegen::GeneratedKernel& kernel, const ir::Progr
 std::array<unsigned, 3> forward_grid(const codegen::GeneratedKernel& kernel, AttnArgs& a, const DeviceFacts& device,
                                      LaunchPlan& launches);
 
-// One launch of the main entry over forward_grid.
+// One launch of the main entry over forward_grid; FP8 kernels first run their pre-pass, which
+// writes v transposed into the workspace (templates/sm90/fp8.cuh).
 LaunchPlan forward_launch_plan(const codegen::GeneratedKernel& kernel, ForwardPlan& plan, const DeviceFacts& device);
 
 // Enqueues the plan on `stream` in the current context (which must belong to the tensors' device),

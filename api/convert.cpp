@@ -18,6 +18,7 @@ const char* dtype_name(DType d) noexcept {
     case DType::i8: return "i8";
     case DType::u8: return "u8";
     case DType::boolean: return "bool";
+    case DType::fp8_e4m3: return "fp8_e4m3";
   }
   return "?";
 }
@@ -33,28 +34,13 @@ int dtype_size(DType d) noexcept {
     case DType::i16: return 2;
     case DType::i8:
     case DType::u8:
-    case DType::boolean: return 1;
+    case DType::boolean:
+    case DType::fp8_e4m3: return 1;
   }
   return 1;
 }
 
 namespace api {
-
-ir::DType to_ir(DType d) {
-  switch (d) {
-    case DType::bf16: return ir::DType::BFloat16;
-    case DType::fp16: return ir::DType::Float16;
-    case DType::f32: return ir::DType::Float32;
-    case DType::f64: return ir::DType::Float64;
-    case DType::i32: return ir::DType::Int32;
-    case DType::i64: return ir::DType::Int64;
-    case DType::i16: return ir::DType::Int16;
-    case DType::i8: return ir::DType::Int8;
-    case DType::u8: return ir::DType::UInt8;
-    case DType::boolean: return ir::DType::Bool;
-  }
-  return ir::DType::Float32;
-}
 
 DType from_ir(ir::DType d) {
   switch (d) {
@@ -75,8 +61,9 @@ DType from_ir(ir::DType d) {
 compiler::ElementType element_type(DType d) {
   if (d == DType::bf16) return compiler::ElementType::BF16;
   if (d == DType::fp16) return compiler::ElementType::FP16;
-  throw UnsupportedError(
-      fmt::format("dtype {} is not supported for q, k, v and out: CUDA kernels take bf16 or fp16", dtype_name(d)));
+  if (d == DType::fp8_e4m3) return compiler::ElementType::FP8_E4M3;
+  throw UnsupportedError(fmt::format(
+      "dtype {} is not supported for q, k, v and out: CUDA kernels take bf16, fp16 or fp8_e4m3", dtype_name(d)));
 }
 
 compiler::MathMode math_mode(Math m) { return m == Math::fast ? compiler::MathMode::Fast : compiler::MathMode::Exact; }

@@ -9,9 +9,8 @@
 
 namespace flexjit::api {
 
-ir::DType to_ir(DType d);
 DType from_ir(ir::DType d);
-// bf16 / fp16; throws flexjit::UnsupportedError for any other dtype.
+// bf16 / fp16 / fp8_e4m3; throws flexjit::UnsupportedError for any other dtype.
 compiler::ElementType element_type(DType d);
 compiler::MathMode math_mode(Math m);
 

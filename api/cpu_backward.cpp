@@ -10,6 +10,7 @@
 #include "api/binding_resolve.hpp"
 #include "api/cpu_forward.hpp"
 #include "api/forward_checks.hpp"
+#include "api/fp8_passes.hpp"
 #include "api/host_tensor_copy.hpp"
 #include "cpu/attention_backward.hpp"
 #include "api/position_checks.hpp"
@@ -20,6 +21,7 @@ namespace flexjit::api {
 void cpu_backward(const Kernel::Impl& kernel, const BackwardTensors& t, const BackwardOptions& options) {
   const std::string& name = kernel.cpu_name;
   const ir::Program& program = kernel.program->ir;
+  refuse_fp8_backward(name, kernel.dtype);
   Problems problems;
   const std::optional<AttentionShape> shape =
       check_attention_tensors(t.q, t.k, t.v, t.out, std::optional<TensorView>(t.lse), options.scale,

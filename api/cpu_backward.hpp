@@ -11,7 +11,7 @@ namespace flexjit::api {
 
 // Throws ArgumentError naming each problem before anything runs, and ArgumentError for what only
 // running finds (a captured tensor indexed out of its bounds, a block list entry out of range);
-// UnsupportedError when score_mod or sink cannot be differentiated.
+// UnsupportedError when score_mod or sink cannot be differentiated, and for an fp8_e4m3 kernel.
 void cpu_backward(const Kernel::Impl& kernel, const BackwardTensors& tensors, const BackwardOptions& options);
 
 }  // namespace flexjit::api

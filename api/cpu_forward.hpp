@@ -1,6 +1,6 @@
 // Kernel::forward for a cpu kernel: the same argument checks as the CUDA launch (with host
-// placement rules), and those of a KV cache (kv_lens, page_table), then the CPU back end
-// (cpu/attention.hpp) on float32 copies of the inputs.
+// placement rules), and those of a KV cache (kv_lens, page_table) and of fp8 descale factors, then
+// the CPU back end (cpu/attention.hpp) on float32 copies of the inputs (fp8 ones descaled).
 #pragma once
 
 #include <optional>
@@ -14,9 +14,10 @@
 
 namespace flexjit::api {
 
-// Throws ArgumentError naming each problem before anything runs, and ArgumentError for what the
-// values themselves get wrong (a captured tensor indexed out of its bounds, a block list entry out
-// of range), which only running finds.
+// Throws ArgumentError naming each problem before anything runs (UnsupportedError first for a KV
+// cache on an fp8_e4m3 kernel), and ArgumentError for what the values themselves get wrong (a
+// captured tensor indexed out of its bounds, a block list entry out of range), which only running
+// finds.
 void cpu_forward(const Kernel::Impl& kernel, const ForwardTensors& tensors, const ForwardOptions& options);
 
 // q, k and v as float32 copies and the back end's inputs pointing at them (sizes, scale,

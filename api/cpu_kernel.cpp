@@ -32,8 +32,11 @@ std::string cpu_kernel_name(const std::string& program_stem, int head_dim, DType
 }  // namespace
 
 std::shared_ptr<const Kernel::Impl> cpu_kernel(const Program& program, const CompileOptions& options) {
-  if (options.dtype != DType::f32 && options.dtype != DType::bf16 && options.dtype != DType::fp16)
-    throw UnsupportedError(fmt::format("dtype {} is not supported for q, k, v and out: cpu kernels take f32, bf16 or fp16",
+  // fp8_e4m3: q, k and v in FP8 with bf16 out, the forward only (api/fp8_passes.hpp).
+  if (options.dtype != DType::f32 && options.dtype != DType::bf16 && options.dtype != DType::fp16 &&
+      options.dtype != DType::fp8_e4m3)
+    throw UnsupportedError(fmt::format("dtype {} is not supported for q, k, v and out: cpu kernels take f32, bf16, "
+                                       "fp16 or fp8_e4m3",
                                        dtype_name(options.dtype)));
   if (options.head_dim < 1)
     throw UnsupportedError(fmt::format("head dim {} is not supported: it must be at least 1", options.head_dim));

@@ -13,7 +13,7 @@ namespace flexjit::api {
 namespace {
 
 constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
-constexpr int kVectorElements = 8;          // 16-byte cp.async vectors of 2-byte elements
+constexpr int kVectorBytes = 16;  // the kernels move 16-byte vectors (cp.async, TMA boxes)
 
 struct Tensor4 {
   const char* name;
@@ -50,10 +50,11 @@ void check_strides(const Tensor4& x, bool is_output, Memory memory, Problems& pr
   for (int d = 0; d < 3; ++d) {
     if (t.shape[static_cast<std::size_t>(d)] <= 1) continue;  // the stride of a size-1 dim is never used
     const std::int64_t s = t.stride(d);
-    if (s % kVectorElements != 0)
+    const int vector_elements = kVectorBytes / dtype_size(t.dtype);
+    if (s % vector_elements != 0)
       problems.add(fmt::format("{}: stride {} of dimension {} ({}) is not a multiple of {} elements (the kernel "
                                "moves 16-byte vectors)",
-                               x.name, s, d, x.axis[d], kVectorElements));
+                               x.name, s, d, x.axis[d], vector_elements));
     if (is_output && s == 0)
       problems.add(fmt::format("{}: stride 0 in dimension {} ({}) would make rows overlap", x.name, d, x.axis[d]));
   }
@@ -131,11 +132,14 @@ std::optional<AttentionShape> check_attention_tensors(const TensorView& q, const
                            : Tensor4{"v", &v, "[B, Hkv, Tkv, D]", {"B", "Hkv", "Tkv", "D"}};
   const Tensor4 to{"out", &out, "[B, Hq, Tq, D]", {"B", "Hq", "Tq", "D"}};
 
-  // Element types: q against the kernel, the others against q (or the kernel when q is off too).
+  // Element types: q against the kernel, the others against q (or the kernel when q is off too);
+  // an fp8 kernel writes bf16 out.
   if (q.dtype != dtype)
     problems.add(fmt::format("q: dtype {} does not match the kernel's {}", dtype_name(q.dtype), dtype_name(dtype)));
+  if (dtype == DType::fp8_e4m3 && out.dtype != DType::bf16)
+    problems.add(fmt::format("out: dtype {}: an fp8_e4m3 kernel writes bf16 out", dtype_name(out.dtype)));
   for (const Tensor4* x : {&tk, &tv, &to}) {
-    if (x->t->dtype == dtype) continue;
+    if (x->t->dtype == dtype || (dtype == DType::fp8_e4m3 && x == &to)) continue;
     if (q.dtype == dtype)
       problems.add(fmt::format("q and {}: dtype {} vs {}", x->name, dtype_name(q.dtype), dtype_name(x->t->dtype)));
     else

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "flexjit/fp8.hpp"
 #include "flexjit/half.hpp"
 #include "ir/internal_error.hpp"
 
@@ -44,6 +45,7 @@ std::vector<float> gather_as_float(const TensorView& t) {
       case DType::f32: std::memcpy(&x, p, sizeof x); break;
       case DType::bf16: std::memcpy(&bits, p, sizeof bits), x = bf16_bits_to_float(bits); break;
       case DType::fp16: std::memcpy(&bits, p, sizeof bits), x = fp16_bits_to_float(bits); break;
+      case DType::fp8_e4m3: x = e4m3_bits_to_float(*p); break;
       default: internal_error("gather_as_float: unchecked dtype");
     }
   });

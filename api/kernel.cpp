@@ -13,6 +13,7 @@
 #include "api/attention_launch.hpp"
 #include "api/chunk_launch.hpp"
 #include "api/decode_launch.hpp"
+#include "api/fp8_passes.hpp"
 #include "api/cpu_forward.hpp"
 #include "api/backward_launch.hpp"
 #include "api/cpu_backward.hpp"
@@ -156,6 +157,7 @@ void Kernel::forward(const TensorView& q, const TensorView& k, const TensorView&
     // or without.
     const codegen::GeneratedKernel& g = impl_->cuda->generated;
     const bool decode_main = g.target.pass == compiler::KernelPass::Decode;
+    api::refuse_fp8_kv_cache(entry_name(), impl_->dtype, options);
     if (options.kv_lens || options.page_table || decode_main) {
       // Every kernel of the program packs the same Params: the forward's layout plans the call.
       if (!decode_main && api::runs_chunk_kernel(q, options)) {
@@ -183,6 +185,7 @@ void Kernel::backward(const TensorView& q, const TensorView& k, const TensorView
       api::cpu_backward(*impl_, {q, k, v, out, lse, dout, dq, dk, dv}, options);
       return;
     }
+    api::refuse_fp8_backward(entry_name(), impl_->dtype);
     api::refuse_unserved_pass(*impl_->program, compiler::KernelPass::Backward);
     // Every argument is checked before the backward kernels are compiled (on the first call).
     const compiler::KernelTarget& target = impl_->cuda->generated.target;

@@ -10,17 +10,23 @@
 namespace flexjit::api {
 namespace {
 
-constexpr int kBoxColumns = 64;  // 128 bytes of 16-bit elements: the swizzle span
+constexpr int kSwizzleBytes = 128;  // the swizzle span: a box's row, 64 16-bit or 128 FP8 elements
+
+// The element type of q, k and v as the copy engine sees it (FP8 is moved as bytes).
+struct ElementKind {
+  CUtensorMapDataType type;
+  int bytes;
+};
 
 // One tensor [B, H, T, D] (element strides b, h, t; D contiguous).
-TmaDescriptor encode(const char* name, const void* data, CUtensorMapDataType type, int B, int H, int T, int D,
+TmaDescriptor encode(const char* name, const void* data, ElementKind element_kind, int B, int H, int T, int D,
                      long long b_stride, long long h_stride, long long t_stride, int box_rows) {
   static_assert(sizeof(TmaDescriptor) == sizeof(CUtensorMap), "TmaDescriptor mirrors CUtensorMap");
   const cuuint64_t dims[4] = {static_cast<cuuint64_t>(D), static_cast<cuuint64_t>(T), static_cast<cuuint64_t>(H),
                               static_cast<cuuint64_t>(B)};
   // A dimension of one element is never stepped along: give it the packed stride, so that a stride
   // the copy engine would refuse (0, say) cannot matter there.
-  const long long element = 2;
+  const long long element = element_kind.bytes;
   cuuint64_t strides[3];
   const long long given[3] = {t_stride, h_stride, b_stride};
   long long packed = static_cast<long long>(D) * element;
@@ -29,10 +35,11 @@ TmaDescriptor encode(const char* name, const void* data, CUtensorMapDataType typ
     strides[i] = static_cast<cuuint64_t>(dims[i + 1] == 1 ? packed : bytes);
     packed = static_cast<long long>(strides[i]) * static_cast<long long>(dims[i + 1]);
   }
-  const cuuint32_t box[4] = {kBoxColumns, static_cast<cuuint32_t>(box_rows), 1, 1};
+  const cuuint32_t box[4] = {static_cast<cuuint32_t>(kSwizzleBytes / element_kind.bytes),
+                             static_cast<cuuint32_t>(box_rows), 1, 1};
   const cuuint32_t element_strides[4] = {1, 1, 1, 1};
   CUtensorMap map;
-  jit::check(jit::driver().cuTensorMapEncodeTiled(&map, type, 4, const_cast<void*>(data), dims, strides, box,
+  jit::check(jit::driver().cuTensorMapEncodeTiled(&map, element_kind.type, 4, const_cast<void*>(data), dims, strides, box,
                                                   element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                                                   CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
@@ -42,14 +49,18 @@ TmaDescriptor encode(const char* name, const void* data, CUtensorMapDataType typ
   return out;
 }
 
-CUtensorMapDataType element_type(const codegen::GeneratedKernel& kernel) {
-  return kernel.target.dtype == compiler::ElementType::BF16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
-                                                            : CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+ElementKind element_type(const codegen::GeneratedKernel& kernel) {
+  switch (kernel.target.dtype) {
+    case compiler::ElementType::BF16: return {CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2};
+    case compiler::ElementType::FP16: return {CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 2};
+    case compiler::ElementType::FP8_E4M3: return {CU_TENSOR_MAP_DATA_TYPE_UINT8, 1};
+  }
+  return {CU_TENSOR_MAP_DATA_TYPE_UINT8, 1};
 }
 
 // q (block_m rows a box), k and v (block_n), from the arguments every family shares.
 TmaMaps encode_qkv(const codegen::GeneratedKernel& kernel, const CommonArgs& a) {
-  const CUtensorMapDataType type = element_type(kernel);
+  const ElementKind type = element_type(kernel);
   const int D = kernel.target.head_dim, Dv = kernel.target.dv();
   TmaMaps maps;
   maps.q = encode("q", a.q, type, a.B, a.Hq, a.Tq, D, a.q_b, a.q_h, a.q_t, kernel.tile.block_m);
@@ -60,13 +71,22 @@ TmaMaps encode_qkv(const codegen::GeneratedKernel& kernel, const CommonArgs& a) 
 
 }  // namespace
 
-TmaMaps encode_tma_maps(const codegen::GeneratedKernel& kernel, const AttnArgs& a) { return encode_qkv(kernel, a); }
+TmaMaps encode_tma_maps(const codegen::GeneratedKernel& kernel, const AttnArgs& a) {
+  TmaMaps maps = encode_qkv(kernel, a);
+  if (kernel.target.dtype != compiler::ElementType::FP8_E4M3) return maps;
+  // FP8: v transposed by the pre-pass, [B, Hkv, Dv, vt_keys] bytes, a box of all Dv rows and one
+  // swizzle row (128) of keys (templates/sm90/fp8.cuh).
+  const int Dv = kernel.target.dv();
+  const long long row = a.vt_keys, head = row * Dv, batch = head * a.Hkv;
+  maps.v = encode("v transposed", a.vt, element_type(kernel), a.B, a.Hkv, Dv, a.vt_keys, batch, head, row, Dv);
+  return maps;
+}
 
 TmaMaps encode_chunk_tma_maps(const codegen::GeneratedKernel& kernel, const ChunkArgs& a) {
   TmaMaps maps = encode_qkv(kernel, a);
   if (a.cache.page_table == nullptr) return maps;
   // The page pool [num_pages, page_size, Hkv, D]: pages as batches, slots as rows.
-  const CUtensorMapDataType type = element_type(kernel);
+  const ElementKind type = element_type(kernel);
   const int D = kernel.target.head_dim, Dv = kernel.target.dv();
   maps.k = encode("k", a.k, type, a.cache.num_pages, a.Hkv, a.cache.page_size, D, a.k_b, a.k_h, a.k_t, a.kv_box_rows);
   maps.v = encode("v", a.v, type, a.cache.num_pages, a.Hkv, a.cache.page_size, Dv, a.v_b, a.v_h, a.v_t, a.kv_box_rows);

@@ -88,6 +88,7 @@
 #include "bench/token_lists.hpp"
 #include "flexjit/flexjit.hpp"
 #include "jit/cuda_driver.hpp"
+#include "flexjit/fp8.hpp"
 #include "flexjit/half.hpp"
 
 namespace {
@@ -468,6 +469,11 @@ std::vector<Config> configs() {
       {"document_8docs_T32k", long_seq, "examples/document.py", [](const Shape& s) { return document_setup(s, 8); }},
       {"dense_d64", d64, "bench/dense.py", dense_setup},
       {"dense_d256", {4, 16, 16, 4096, 256, bf16}, "bench/dense.py", dense_setup},
+      // FP8 E4M3 inputs (bf16 out), against the bf16 rows above (dense, causal, dense_d256).
+      {"dense_fp8", with_dtype(base, flexjit::fp8_e4m3), "bench/dense.py", dense_setup},
+      {"causal_fp8", with_dtype(base, flexjit::fp8_e4m3), "examples/causal.py", causal_setup},
+      {"dense_d256_fp8", {4, 16, 16, 4096, 256, flexjit::fp8_e4m3}, "bench/dense.py", dense_setup},
+      {"causal_d256_fp8", {4, 16, 16, 4096, 256, flexjit::fp8_e4m3}, "examples/causal.py", causal_setup},
       {"causal_d256", {4, 16, 16, 4096, 256, bf16}, "examples/causal.py", causal_setup},
       // Multi-head latent attention's prefill: q and k of 192 columns, v and out of 128.
       {"mla_causal_d192v128", {4, 16, 16, 4096, 192, bf16, 128}, "examples/causal.py", causal_setup},
@@ -519,6 +525,13 @@ const std::vector<std::uint16_t>& random_pool(DType dtype, std::size_t elements)
     float sum = 0;
     for (int i = 0; i < 4; ++i) sum += static_cast<float>((z >> (16 * i)) & 0xffff) / 65536.0f;
     const float normal = 1.7320508f * (sum - 2.0f);
+    if (dtype == DType::fp8_e4m3) {  // two e4m3 elements a 16-bit word, each from two of the uniforms
+      const auto uniform = [&](int i) { return static_cast<float>((z >> (16 * i)) & 0xffff) / 65536.0f; };
+      const float first = 2.4494897f * (uniform(0) + uniform(1) - 1.0f);
+      const float second = 2.4494897f * (uniform(2) + uniform(3) - 1.0f);
+      x = static_cast<std::uint16_t>(flexjit::float_to_e4m3_bits(first) | (flexjit::float_to_e4m3_bits(second) << 8));
+      continue;
+    }
     x = dtype == flexjit::bf16 ? flexjit::float_to_bf16_bits(normal) : flexjit::float_to_fp16_bits(normal);
   }
   return pool;
@@ -536,16 +549,20 @@ void fill_random(DeviceBuffer& b, std::size_t n, const std::vector<std::uint16_t
     b.upload(pool.data() + (++*tensor * 104729) % kPoolSlack, std::min(chunk, n - done) * 2, done * 2);
 }
 
-// `count` sets of q and out of nq elements, k of nkv and v of nv (0 where v is a view of k).
+// `count` sets of q and out of nq elements, k of nkv and v of nv (0 where v is a view of k). out is
+// 16-bit (bf16 for fp8 inputs); q, k and v are of `dtype` (the pool's words hold two fp8 elements).
 std::vector<InputSet> make_sets(DType dtype, std::size_t nq, std::size_t nkv, std::size_t nv, int count) {
   const std::vector<std::uint16_t>& pool = random_pool(dtype, std::min(std::max(nq, nkv), kMaxPoolElements));
+  const std::size_t size = static_cast<std::size_t>(flexjit::dtype_size(dtype));
+  const auto words = [&](std::size_t n) { return (n * size + 1) / 2; };  // 16-bit words of n elements
   std::vector<InputSet> sets;
   std::size_t tensor = 0;
   for (int i = 0; i < count; ++i) {
-    sets.push_back({DeviceBuffer(nq * 2), DeviceBuffer(nkv * 2), DeviceBuffer(nv * 2), DeviceBuffer(nq * 2)});
-    fill_random(sets.back().q, nq, pool, &tensor);
-    fill_random(sets.back().k, nkv, pool, &tensor);
-    fill_random(sets.back().v, nv, pool, &tensor);
+    sets.push_back({DeviceBuffer(words(nq) * 2), DeviceBuffer(words(nkv) * 2), DeviceBuffer(words(nv) * 2),
+                    DeviceBuffer(nq * 2)});
+    fill_random(sets.back().q, words(nq), pool, &tensor);
+    fill_random(sets.back().k, words(nkv), pool, &tensor);
+    fill_random(sets.back().v, words(nv), pool, &tensor);
     sets.back().out.fill_bytes(0xFF);  // NaN: an element the kernel never writes shows up
   }
   return sets;
@@ -643,6 +660,8 @@ void check_output(const DeviceBuffer& out, std::size_t n, DType dtype, nlohmann:
 }
 
 std::vector<std::int64_t> q_shape(const Shape& s) { return {s.B, s.Hq, s.T, s.D}; }
+// fp8 inputs give bf16 out.
+DType out_dtype(const Shape& s) { return s.dtype == DType::fp8_e4m3 ? flexjit::bf16 : s.dtype; }
 std::vector<std::int64_t> kv_shape(const Shape& s) { return {s.B, s.Hkv, s.T, s.D}; }
 // v and out, of Dv columns (the buffers are q's and k's size: Dv <= D).
 std::vector<std::int64_t> v_shape(const Shape& s) { return {s.B, s.Hkv, s.T, s.dv()}; }
@@ -717,7 +736,7 @@ Prefill prepare_prefill(const Config& c, const Options& opt, const Device& dev, 
 void launch_forward(Prefill& p, const Shape& s, std::size_t i, const flexjit::ForwardOptions& o) {
   InputSet& x = p.sets[i];
   p.kernel.forward(device_view(x.q, s.dtype, q_shape(s)), device_view(x.k, s.dtype, kv_shape(s)),
-                   device_view(x.v, s.dtype, v_shape(s)), device_view(x.out, s.dtype, out_shape(s)), o);
+                   device_view(x.v, s.dtype, v_shape(s)), device_view(x.out, out_dtype(s), out_shape(s)), o);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -912,7 +931,7 @@ nlohmann::json run_config(const Config& c, const Options& opt, const Device& dev
   row["ms"] = med;
   row["ms_min"] = *std::min_element(ms.begin(), ms.end());
   row["tflops"] = 2.0 * (s.D + s.dv()) * static_cast<double>(p.pairs) / med / 1e9;  // QK^T and PV
-  check_output(p.sets[0].out, out_elements(s), s.dtype, row);
+  check_output(p.sets[0].out, out_elements(s), out_dtype(s), row);
   return row;
 }
 

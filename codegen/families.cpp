@@ -59,6 +59,8 @@ std::string family_refusal(const KernelFamily& f, const compiler::KernelTarget& 
     return fmt::format("token-level selection ('{}: TokenIndices') runs on the decode kernels only (families decode, "
                        "decode_mla and sm90_mla)",
                        program.token_indices->name);
+  if (target.dtype == compiler::ElementType::FP8_E4M3 && !f.serves_fp8())
+    return "fp8_e4m3 inputs run on the Hopper forward only (family sm90_fwd, sm_90a)";
   if (target.dv() != target.head_dim && !f.serves_value_head_dim())
     return fmt::format("v's head dim {} differs from q and k's {}: this family takes one head dim", target.dv(),
                        target.head_dim);

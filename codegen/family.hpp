@@ -27,6 +27,8 @@ class KernelFamily {
   virtual bool serves_value_head_dim() const { return false; }
   // Whether it serves programs with token lists (TokenIndices); the others refuse them.
   virtual bool serves_token_lists() const { return false; }
+  // Whether it serves FP8 E4M3 q, k and v (ElementType::FP8_E4M3); the others refuse them.
+  virtual bool serves_fp8() const { return false; }
   // Why select_family does not pick it for this target on its own although it serves it (a kernel
   // form not yet measured on a GPU runs only where the options name its family); "" for none.
   virtual std::string refusal_unless_named(const compiler::KernelTarget&) const { return ""; }

@@ -43,6 +43,7 @@ GeneratedKernel generate_forward(const compiler::KernelPlan& plan, const Forward
                        fmt::format("flexjit_{}_{}_d{}{}_{}", e.chunk ? "chunk" : "fwd", plan.name, t.head_dim,
                                    t.dv() != t.head_dim ? fmt::format("v{}", t.dv()) : "", compiler::element_name(t.dtype)),
                        e.tile.threads(), e.shared_bytes});
+  if (!e.prep_kernel.empty()) k.entries.push_back({EntryRole::prep, k.entries[0].name + "_prep", e.prep_threads, 0});
   k.headers = {"common/attention_common.cuh", e.templates, "common/dsl_ops.cuh", "common/interval.cuh"};
   // A mask that reads tensors comes with a data classifier for the tile-map builder; the chunk
   // kernels build no map (their keys are each sequence's own), so they include it only.
@@ -62,6 +63,12 @@ GeneratedKernel generate_forward(const compiler::KernelPlan& plan, const Forward
   if (k.tensor_maps) main.params.push_back({"flexjit::TmaMaps", "maps"});
   main.body = {fmt::format("{}<fj_generated::Mods, Cfg>(args, params{});", e.kernel, k.tensor_maps ? ", maps" : "")};
   write_entry(w, main);
+  if (k.has_entry(EntryRole::prep))
+    write_entry(w, {.name = k.entry_point(EntryRole::prep).name,
+                    .threads = std::to_string(e.prep_threads),
+                    .params = {{"flexjit::AttnArgs", "args"}},
+                    .body = {fmt::format("{}<Cfg>(args);", e.prep_kernel)},
+                    .comment = {"The pre-pass: what the main kernel reads made ready (" + e.prep_kernel + ")."}});
   if (k.has_entry(EntryRole::tile_map))
     emit_tile_map_entry(k, "flexjit::build_tile_map", true,
                         {"The tile-map builder: one launch classifies every (query tile, kv tile) pair, reading the",

@@ -24,6 +24,11 @@ struct ForwardEntry {
   // The chunk pass (a chunk of new tokens against a KV cache): the kernel takes flexjit::ChunkArgs
   // and classifies its tiles itself (no tile-map builder); its entry is flexjit_chunk_*.
   bool chunk = false;
+  // A pre-pass launched before the main kernel with the same AttnArgs (EntryRole::prep, entry
+  // `<main>_prep`): the template function, e.g. "flexjit::transpose_v_e4m3" (the FP8 forward's
+  // v transposed); empty: none. prep_threads: its CTA's threads.
+  std::string prep_kernel = "";
+  int prep_threads = 0;
 };
 
 GeneratedKernel generate_forward(const compiler::KernelPlan& plan, const ForwardEntry& entry);

@@ -2,8 +2,25 @@
 
 namespace flexjit::compiler {
 
-const char* element_name(ElementType t) { return t == ElementType::BF16 ? "bf16" : "fp16"; }
-const char* element_cuda_type(ElementType t) { return t == ElementType::BF16 ? "flexjit::bf16_t" : "flexjit::fp16_t"; }
+const char* element_name(ElementType t) {
+  switch (t) {
+    case ElementType::BF16: return "bf16";
+    case ElementType::FP16: return "fp16";
+    case ElementType::FP8_E4M3: return "fp8_e4m3";
+  }
+  return "?";
+}
+
+const char* element_cuda_type(ElementType t) {
+  switch (t) {
+    case ElementType::BF16: return "flexjit::bf16_t";
+    case ElementType::FP16: return "flexjit::fp16_t";
+    case ElementType::FP8_E4M3: return "flexjit::e4m3_t";
+  }
+  return "?";
+}
+
+int element_bytes(ElementType t) { return t == ElementType::FP8_E4M3 ? 1 : 2; }
 
 const char* pass_name(KernelPass p) {
   switch (p) {

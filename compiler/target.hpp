@@ -7,9 +7,11 @@
 
 namespace flexjit::compiler {
 
-enum class ElementType { BF16, FP16 };
-const char* element_name(ElementType t);       // "bf16", "fp16"
-const char* element_cuda_type(ElementType t);  // "flexjit::bf16_t", "flexjit::fp16_t"
+// FP8_E4M3: q, k and v in FP8 E4M3 with out in bf16 (the Hopper forward only).
+enum class ElementType { BF16, FP16, FP8_E4M3 };
+const char* element_name(ElementType t);       // "bf16", "fp16", "fp8_e4m3"
+const char* element_cuda_type(ElementType t);  // "flexjit::bf16_t", "flexjit::fp16_t", "flexjit::e4m3_t"
+int element_bytes(ElementType t);              // of q, k and v: 2, 2, 1
 
 // Forward: the whole attention of a query tile (forward families). Decode: a few query tokens per
 // sequence against a KV cache with per-sequence lengths, dense or paged (the decode family).

@@ -16,6 +16,7 @@
 #include "dsl/quoted.hpp"
 #include "flexjit/flexjit.hpp"
 #include "tools/commands.hpp"
+#include "tools/dtype_option.hpp"
 
 namespace flexjit::tools {
 namespace {
@@ -101,7 +102,7 @@ class Progress {
     const int dv = job.options.head_dim_v;
     std::cout << fmt::format("[{:>{}}/{}] {:<8} {} d{}{} {} {} {}{} ({:.2f} s){}\n", done_, width_, total_, outcome,
                              dsl::quoted(job.file), job.options.head_dim,
-                             dv && dv != job.options.head_dim ? fmt::format("/{}", dv) : "", job.options.dtype == DType::fp16 ? "fp16" : "bf16",
+                             dv && dv != job.options.head_dim ? fmt::format("/{}", dv) : "", dtype_name(job.options.dtype),
                              job.options.arch, pass_name(job.pass), job.variant, seconds, detail)
               << std::flush;
   }
@@ -179,7 +180,7 @@ int warm(const WarmOptions& o) {
     for (const std::string& arch : o.archs)
       for (int d : o.head_dims)
         for (const std::string& dtype : o.dtypes) {
-          CompileOptions c{.head_dim = d, .head_dim_v = o.head_dim_v, .dtype = dtype == "fp16" ? DType::fp16 : DType::bf16, .arch = arch, .math = o.math};
+          CompileOptions c{.head_dim = d, .head_dim_v = o.head_dim_v, .dtype = parse_dtype_option(dtype), .arch = arch, .math = o.math};
           forward.push_back({&*programs[f], o.files[f], c, Pass::forward});
           if (o.decode) others.push_back({&*programs[f], o.files[f], c, Pass::decode});
           if (o.backward) others.push_back({&*programs[f], o.files[f], c, Pass::backward, variant_words(o)});
@@ -207,9 +208,9 @@ void add_cache_warm_command(CLI::App* cache, int& exit_code) {
   cmd->add_option("FILE", o->files, "program files")->required();
   cmd->add_option("--head-dim", o->head_dims, "head dimensions, comma-separated")->delimiter(',')->capture_default_str();
   cmd->add_option("--head-dim-v", o->head_dim_v, "value head dimension of every kernel (default: its --head-dim)");
-  cmd->add_option("--dtype", o->dtypes, "element types (bf16, fp16), comma-separated")
+  cmd->add_option("--dtype", o->dtypes, "element types (bf16, fp16, fp8), comma-separated")
       ->delimiter(',')
-      ->check(CLI::IsMember({"bf16", "fp16"}))
+      ->check(CLI::IsMember(dtype_option_names()))
       ->capture_default_str();
   cmd->add_option("--arch", o->archs, "GPU architectures (sm_80, sm_90a, ...), comma-separated")
       ->delimiter(',')

@@ -8,6 +8,7 @@
 #include "flexjit/flexjit.hpp"
 #include "tools/commands.hpp"
 #include "tools/distinct_paths.hpp"
+#include "tools/dtype_option.hpp"
 
 namespace flexjit::tools {
 
@@ -36,7 +37,7 @@ struct KernelOptions {
 
   CompileOptions compile_options() const {
     // With --backward, --family names the backward's family.
-    return {.head_dim = head_dim, .head_dim_v = head_dim_v, .dtype = dtype == "fp16" ? DType::fp16 : DType::bf16, .arch = arch,
+    return {.head_dim = head_dim, .head_dim_v = head_dim_v, .dtype = parse_dtype_option(dtype), .arch = arch,
             .family = backward ? "" : family, .backward_family = backward ? family : "", .math = math};
   }
 };
@@ -45,8 +46,8 @@ void add_kernel_options(CLI::App* cmd, KernelOptions& o) {
   cmd->add_option("FILE", o.file, "program file")->required();
   cmd->add_option("--head-dim", o.head_dim, "head dimension of q and k (a multiple of 16 up to 256; 576 with --head-dim-v 512 for MLA's decode)")->capture_default_str();
   cmd->add_option("--head-dim-v", o.head_dim_v, "value head dimension of v and out (default: --head-dim)");
-  cmd->add_option("--dtype", o.dtype, "element type of q, k, v and out")
-      ->check(CLI::IsMember({"bf16", "fp16"}))
+  cmd->add_option("--dtype", o.dtype, "element type of q, k, v and out (fp8: q, k and v in FP8 E4M3, out in bf16)")
+      ->check(CLI::IsMember(dtype_option_names()))
       ->capture_default_str();
   cmd->add_option("--arch", o.arch, "GPU architecture to compile for (sm_80, sm_86, sm_89, sm_90a, ...)")
       ->capture_default_str();

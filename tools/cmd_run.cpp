@@ -16,6 +16,7 @@
 #include "tools/commands.hpp"
 #include "tools/demo_extents.hpp"
 #include "tools/distinct_paths.hpp"
+#include "tools/dtype_option.hpp"
 #include "tools/npy.hpp"
 #include "tools/run_backward.hpp"
 #include "tools/run_cuda.hpp"
@@ -46,28 +47,37 @@ struct CpuRun {
   std::string backend_note;  // why the interpreter ran in place of LLVM, when it did
 };
 
-// The program on the host back end (a cpu kernel), on float32 inputs.
+// The program on the host back end (a cpu kernel): on float32 inputs, or with dtype fp8_e4m3 on
+// the e4m3 codes of d's values (already rounded by round_to_e4m3) with out in bf16.
 CpuRun run_on_cpu(const Program& program, const AttentionData& d, const HostBindings& bindings,
-                  std::optional<float> scale, CpuBackend backend) {
+                  std::optional<float> scale, CpuBackend backend, DType dtype = f32) {
   Engine jit;
-  const Kernel attn =
-      jit.compile(program, {.head_dim = d.D, .head_dim_v = d.Dv, .dtype = f32, .device = Device::cpu(), .cpu_backend = backend});
+  const Kernel attn = jit.compile(
+      program, {.head_dim = d.D, .head_dim_v = d.Dv, .dtype = dtype, .device = Device::cpu(), .cpu_backend = backend});
+  const bool fp8 = dtype == DType::fp8_e4m3;
   CpuRun r;
   r.backend = cpu_backend_name(attn.cpu_backend());
   r.backend_note = attn.cpu_backend_note();
   r.out.resize(d.q.size() / d.D * d.Dv);
   r.lse.resize(static_cast<std::size_t>(d.B) * d.Hq * d.Tq);
-  auto host = [](const std::vector<float>& x, std::vector<std::int64_t> shape) {
-    return TensorView::contiguous(x.data(), f32, std::move(shape), Device::cpu());
+  std::vector<std::uint8_t> q8, k8, v8;
+  std::vector<std::uint16_t> out16(fp8 ? r.out.size() : 0);
+  auto input = [&](const std::vector<float>& x, std::vector<std::uint8_t>& codes, std::vector<std::int64_t> shape) {
+    if (!fp8) return TensorView::contiguous(x.data(), f32, std::move(shape), Device::cpu());
+    codes = e4m3_codes(x);
+    return TensorView::contiguous(codes.data(), DType::fp8_e4m3, std::move(shape), Device::cpu());
   };
+  const TensorView out = fp8 ? TensorView::contiguous(out16.data(), bf16, d.out_shape(), Device::cpu())
+                             : TensorView::contiguous(r.out.data(), f32, d.out_shape(), Device::cpu());
   ForwardOptions options{.lse = TensorView::contiguous(r.lse.data(), f32, {d.B, d.Hq, d.Tq}, Device::cpu()),
                          .bind = bindings.cpu_bindings(),
                          .scale = scale};
   d.add_kv_cache(options);
+  const TensorView q = input(d.q, q8, d.q_shape()), k = input(d.k, k8, d.kv_shape()), v = input(d.v, v8, d.v_shape());
   const auto t0 = std::chrono::steady_clock::now();
-  attn.forward(host(d.q, d.q_shape()), host(d.k, d.kv_shape()), host(d.v, d.v_shape()),
-               TensorView::contiguous(r.out.data(), f32, d.out_shape(), Device::cpu()), options);
+  attn.forward(q, k, v, out, options);
   r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  for (std::size_t i = 0; i < out16.size(); ++i) r.out[i] = bf16_bits_to_float(out16[i]);
   return r;
 }
 
@@ -145,7 +155,12 @@ int run(const RunOptions& o) {
       std::cerr << fmt::format("flexjit run: note: no CUDA device ({}); running on the cpu\n",
                                cuda.reason.empty() ? "none found" : cuda.reason);
   }
-  const DType dtype = o.dtype == "fp16" ? DType::fp16 : DType::bf16;
+  const DType dtype = parse_dtype_option(o.dtype);
+  const bool fp8 = dtype == DType::fp8_e4m3;
+  if (fp8 && (!o.kv_lens.empty() || o.backward.requested()))
+    throw std::runtime_error(
+        "--dtype fp8: fp8_e4m3 kernels run the forward without a KV cache only; drop --kv-lens and --dout, or use "
+        "bf16 or fp16");
 
   if (!o.demo && (o.q.empty() || o.k.empty() || o.v.empty() || o.out.empty()))
     throw std::runtime_error("--q, --k, --v and --out are required (or --demo for random inputs)");
@@ -153,6 +168,7 @@ int run(const RunOptions& o) {
                                                  o.Dv ? o.Dv : o.D, rng)
                               : load_attention(o.q, o.k, o.v, o.kv_lens, o.page_table);
   data.q_offset = o.q_offset, data.kv_offset = o.kv_offset;
+  if (fp8) round_to_e4m3(data);  // the kernel's inputs, and the reference's
   HostBindings bindings = parse_bindings(program, o.binds);
   for (const Parameter& p : program.parameters()) {
     if (!p.takes_tensor() && !bindings.scalars.count(p.name))
@@ -192,7 +208,7 @@ int run(const RunOptions& o) {
       line("rel L2 error", fmt::format("{:.3e}", e.rel_l2));
     }
   } else {
-    CpuRun r = run_on_cpu(program, data, bindings, o.scale, CpuBackend::automatic);
+    CpuRun r = run_on_cpu(program, data, bindings, o.scale, CpuBackend::automatic, fp8 ? dtype : f32);
     if (!r.backend_note.empty()) std::cerr << "note: " << r.backend_note << "\n";
     out = std::move(r.out);
     lse = std::move(r.lse);
@@ -200,10 +216,17 @@ int run(const RunOptions& o) {
     if (o.demo) {
       std::cout << fmt::format("flexjit run --demo {}\n", o.file);
       line("device", fmt::format("cpu ({} back end)", r.backend));
-      line("shape", fmt::format("{}, float32", data.shape_text()));
+      line("shape", fmt::format("{}, {}", data.shape_text(), fp8 ? "fp8_e4m3 (out bf16)" : "float32"));
       line("bindings", bindings_text(bindings));
       line("time/call", fmt::format("{:.1f} ms (one call, wall clock)", r.ms));
-      if (r.backend == std::string("llvm")) {
+      if (fp8) {
+        // The same values in float32 with a float32 out: the difference is the kernel's bf16 out.
+        const CpuRun ref = run_on_cpu(program, data, bindings, o.scale, CpuBackend::interpreter);
+        const Errors e = compare(out, ref.out);
+        line("reference", fmt::format("the IR interpreter in float32 on the same fp8_e4m3 values ({:.1f} ms)", ref.ms));
+        line("max |error|", fmt::format("{:.3e}", e.max_abs));
+        line("rel L2 error", fmt::format("{:.3e}", e.rel_l2));
+      } else if (r.backend == std::string("llvm")) {
         const CpuRun ref = run_on_cpu(program, data, bindings, o.scale, CpuBackend::interpreter);
         const Errors e = compare(out, ref.out);
         line("reference", fmt::format("the IR interpreter ({:.1f} ms)", ref.ms));
@@ -264,8 +287,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
       ->needs(dout);
   cmd->add_option("--bind", o->binds, "NAME=VALUE for a runtime scalar, NAME=FILE.npy for a captured tensor")
       ->take_all();
-  cmd->add_option("--dtype", o->dtype, "element type on the GPU (inputs are converted)")
-      ->check(CLI::IsMember({"bf16", "fp16"}))
+  cmd->add_option("--dtype", o->dtype,
+                  "element type of q, k and v (inputs are converted): bf16 or fp16 on the GPU (the cpu computes in "
+                  "float32); fp8 (FP8 E4M3, out in bf16, the forward without a KV cache) on either")
+      ->check(CLI::IsMember(dtype_option_names()))
       ->capture_default_str();
   cmd->add_option("--scale", o->scale, "scale of <q, k> (default 1/sqrt(D))")->check(kFinite);
   cmd->add_option("--device", o->device, "cuda or cpu (default: cuda when a GPU is found)")

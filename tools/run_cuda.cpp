@@ -6,6 +6,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "flexjit/fp8.hpp"
+
 namespace flexjit::tools {
 namespace {
 
@@ -22,6 +24,13 @@ std::string block_mask_summary(const BlockMask& mask, const DeviceBuffer& storag
 }  // namespace
 
 DeviceBuffer upload_element(std::vector<float>& x, DType dtype) {
+  if (dtype == DType::fp8_e4m3) {
+    const std::vector<std::uint8_t> codes = e4m3_codes(x);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = e4m3_bits_to_float(codes[i]);
+    DeviceBuffer buffer(codes.size());
+    buffer.upload(codes);
+    return buffer;
+  }
   std::vector<std::uint16_t> bits(x.size());
   for (std::size_t i = 0; i < x.size(); ++i) {
     if (dtype == DType::bf16) {
@@ -68,6 +77,7 @@ CudaRun run_on_cuda(const Program& program, AttentionData& d, const HostBindings
   t.k = upload_element(d.k, dtype);
   t.v = upload_element(d.v, dtype);
   const std::size_t out_elems = d.q.size() / d.D * d.Dv, lse_elems = static_cast<std::size_t>(d.B) * d.Hq * d.Tq;
+  const DType out_dtype = dtype == DType::fp8_e4m3 ? DType::bf16 : dtype;  // an fp8 kernel writes bf16
   t.out = DeviceBuffer(out_elems * 2);
   t.lse = DeviceBuffer(lse_elems * 4);
 
@@ -97,7 +107,7 @@ CudaRun run_on_cuda(const Program& program, AttentionData& d, const HostBindings
     page_table.upload(d.page_table);
     options.page_table = page_table.view(DType::i32, {d.B, d.max_pages});
   }
-  const TensorView to = t.out.view(dtype, d.out_shape());
+  const TensorView to = t.out.view(out_dtype, d.out_shape());
   options.lse = t.lse.view(DType::f32, {d.B, d.Hq, d.Tq});
 
   // Masks that read captured tensors: build the block mask once, as an engine would per batch
@@ -136,7 +146,7 @@ CudaRun run_on_cuda(const Program& program, AttentionData& d, const HostBindings
     r.timed_calls = timed_calls;
   }
 
-  r.out = download_element(t.out, out_elems, dtype);
+  r.out = download_element(t.out, out_elems, out_dtype);
   r.lse = t.lse.download<float>(lse_elems);
   r.attn = attn;
   return r;

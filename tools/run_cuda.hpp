@@ -13,7 +13,7 @@
 namespace flexjit::tools {
 
 // A forward call's tensors in device memory, kept for a backward on the same call: q, k, v and
-// out in the kernel's dtype, lse float32 [B, Hq, Tq], and the bindings as device views (scalars,
+// out in the kernel's dtype (out in bf16 for fp8_e4m3), lse float32 [B, Hq, Tq], and the bindings as device views (scalars,
 // and the bound tensors, uploaded in their declared dtypes into `captured`).
 struct CudaTensors {
   DeviceBuffer q, k, v, out, lse;
@@ -40,8 +40,9 @@ struct CudaRun {
 CudaRun run_on_cuda(const Program& program, AttentionData& data, const HostBindings& bindings, DType dtype, Math math,
                     std::optional<float> scale, int timed_calls);
 
-// float32 host values <-> a device buffer of `dtype` (bf16 or fp16) elements. upload_element
-// rounds `x` to the element type in place (so the host copy is what the device holds).
+// float32 host values <-> a device buffer of `dtype` (bf16 or fp16; fp8_e4m3 for upload_element)
+// elements. upload_element rounds `x` to the element type in place (so the host copy is what the
+// device holds).
 DeviceBuffer upload_element(std::vector<float>& x, DType dtype);
 std::vector<float> download_element(const DeviceBuffer& buffer, std::size_t count, DType dtype);
 

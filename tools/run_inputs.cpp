@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "dsl/quoted.hpp"
+#include "flexjit/fp8.hpp"
 #include "flexjit/half.hpp"
 #include "tools/npy.hpp"
 
@@ -270,6 +271,17 @@ AttentionData random_attention(int B, int Hq, int Hkv, int Tq, int Tkv, int D, i
   fill_normal(d.k, static_cast<std::size_t>(B) * Hkv * Tkv * D, rng);
   fill_normal(d.v, static_cast<std::size_t>(B) * Hkv * Tkv * Dv, rng);
   return d;
+}
+
+void round_to_e4m3(AttentionData& data) {
+  for (std::vector<float>* x : {&data.q, &data.k, &data.v})
+    for (float& e : *x) e = e4m3_bits_to_float(float_to_e4m3_bits(e));
+}
+
+std::vector<std::uint8_t> e4m3_codes(const std::vector<float>& x) {
+  std::vector<std::uint8_t> codes(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) codes[i] = float_to_e4m3_bits(x[i]);
+  return codes;
 }
 
 HostBindings parse_bindings(const Program& program, const std::vector<std::string>& binds) {

@@ -63,6 +63,13 @@ AttentionData load_attention(const std::string& q, const std::string& k, const s
 // Normal(0, 1) inputs of the given sizes.
 AttentionData random_attention(int B, int Hq, int Hkv, int Tq, int Tkv, int D, int Dv, std::mt19937_64& rng);
 
+// --dtype fp8: rounds q, k and v in place to FP8 E4M3 values (to nearest even, saturating at
+// +-448), so that a reference computed from `data` sees exactly what the fp8 kernel reads.
+void round_to_e4m3(AttentionData& data);
+
+// The e4m3 codes of `x` (exact for values round_to_e4m3 left).
+std::vector<std::uint8_t> e4m3_codes(const std::vector<float>& x);
+
 // Each --bind NAME=VALUE: VALUE ending in ".npy" is a tensor file converted to the declared dtype
 // (values must be representable: integers for integer tensors, 0/1 for bool); otherwise a
 // scalar of the declared type ("true"/"false" for bool). Throws std::runtime_error naming it.

@@ -17,9 +17,13 @@ class Sm90Forward : public KernelFamily {
   Sm90Forward() : Sm90Forward("sm90_fwd", compiler::KernelPass::Forward) {}
 
   bool serves_value_head_dim() const override { return true; }
+  bool serves_fp8() const override { return pass() == compiler::KernelPass::Forward; }
 
   std::string refusal(const compiler::KernelTarget& t, const ir::Program& program) const override {
     if (t.arch != "sm_90a") return fmt::format("architecture {} is not sm_90a (wgmma, TMA)", dsl::quoted(t.arch));
+    if (t.dtype == compiler::ElementType::FP8_E4M3 && !sm90::serves_fp8_head_dims(t.head_dim, t.dv()))
+      return fmt::format("fp8_e4m3 head dims: 128 or 256, one for q, k and v (got {}{})", t.head_dim,
+                         t.dv() != t.head_dim ? fmt::format(" and {}", t.dv()) : "");
     if (!sm90::serves_head_dims(t.head_dim, t.dv()))
       return t.dv() == t.head_dim
                  ? fmt::format("head dim {} is not 64, 128 or 256", t.head_dim)
@@ -40,6 +44,7 @@ class Sm90Forward : public KernelFamily {
   GeneratedKernel generate(const compiler::KernelPlan& plan) const override {
     const compiler::KernelTarget& target = plan.target;
     const bool chunk = pass() == compiler::KernelPass::Chunk;
+    const bool fp8 = target.dtype == compiler::ElementType::FP8_E4M3;
     const TileConfig t = choose_tile(target, *plan.program);
     GeneratedKernel kernel = generate_forward(
         plan, {.family = name(),
@@ -56,7 +61,9 @@ class Sm90Forward : public KernelFamily {
                                      target.dv() != target.head_dim ? fmt::format(", {}", target.dv()) : ""),
                .min_blocks = "Cfg::kMinBlocksPerSM",
                .kernel = chunk ? "flexjit::attention_chunk_sm90" : "flexjit::attention_fwd_sm90",
-               .chunk = chunk});
+               .chunk = chunk,
+               .prep_kernel = fp8 ? "flexjit::transpose_v_e4m3" : "",
+               .prep_threads = fp8 ? sm90::kFp8TransposeThreads : 0});
     kernel.tile_if_spills = tile_if_spills(target, t);
     return kernel;
   }

@@ -13,13 +13,22 @@ constexpr int kMaxSharedBytes = sm90::kSmemPerCtaBytes;  // per CTA on sm_90
 // A warpgroup per 64 query rows, plus the producer warpgroup.
 int warps_for(int block_m) { return 4 * (block_m / 64 + 1); }
 
+bool fp8(const compiler::KernelTarget& target) { return target.dtype == compiler::ElementType::FP8_E4M3; }
+
+int smem_bytes(const compiler::KernelTarget& target, int block_m, int block_n, int stages) {
+  return sm90::fwd_smem_bytes(target.head_dim, block_m, block_n, stages, target.dv(),
+                              compiler::element_bytes(target.dtype));
+}
+
 int ctas_per_sm(const compiler::KernelTarget& target, int block_m, int block_n, int stages) {
-  return sm90::fwd_ctas_per_sm(block_m / 64, sm90::fwd_smem_bytes(target.head_dim, block_m, block_n, stages, target.dv()));
+  return sm90::fwd_ctas_per_sm(block_m / 64, smem_bytes(target, block_m, block_n, stages));
 }
 
 }  // namespace
 
 std::optional<compiler::TileRequest> tile_if_spills(const compiler::KernelTarget& target, const TileConfig& chosen) {
+  // FP8 keys come 128 to a tile (a swizzle row of v transposed): no smaller tile to fall back to.
+  if (fp8(target)) return std::nullopt;
   // The persistent loop's state first: the same tile with one CTA per query tile.
   if (chosen.persistent)
     return compiler::TileRequest{
@@ -29,15 +38,14 @@ std::optional<compiler::TileRequest> tile_if_spills(const compiler::KernelTarget
         .block_m = 128, .block_n = chosen.block_n, .warps = warps_for(128), .stages = chosen.stages};
   if (chosen.block_n > 64) {
     // Half the S tile (and P): 32 + 16 fewer registers a thread; a deeper ring where it fits.
-    const int stages =
-        sm90::fwd_smem_bytes(target.head_dim, chosen.block_m, 64, 4, target.dv()) <= kMaxSharedBytes ? 4 : 2;
+    const int stages = smem_bytes(target, chosen.block_m, 64, 4) <= kMaxSharedBytes ? 4 : 2;
     return compiler::TileRequest{.block_m = chosen.block_m, .block_n = 64, .warps = chosen.warps, .stages = stages};
   }
   return std::nullopt;
 }
 
 int shared_bytes(const TileConfig& t, const compiler::KernelTarget& target) {
-  return sm90::fwd_smem_bytes(target.head_dim, t.block_m, t.block_n, t.stages, target.dv());
+  return smem_bytes(target, t.block_m, t.block_n, t.stages);
 }
 
 std::string tile_refusal(const compiler::KernelTarget& target) {
@@ -51,7 +59,9 @@ std::string tile_refusal(const compiler::KernelTarget& target) {
                        r.block_m, warps_for(r.block_m));
   if (r.stages < 2 || r.stages > 8) return fmt::format("{} stages: must be 2 to 8", r.stages);
   if (r.q_in_registers) return "Q always stays in shared memory (the wgmma A operand)";
-  const int smem = sm90::fwd_smem_bytes(target.head_dim, r.block_m, r.block_n, r.stages, target.dv());
+  if (fp8(target) && r.block_n != 128) return fmt::format("block_n {}: fp8_e4m3 keys come in tiles of 128", r.block_n);
+  if (fp8(target) && r.persistent) return "fp8_e4m3 kernels run one CTA per query tile (no persistent grid)";
+  const int smem = smem_bytes(target, r.block_m, r.block_n, r.stages);
   if (smem > kMaxSharedBytes)
     return fmt::format("needs {} bytes of shared memory at head dim {}, more than {}", smem, target.head_dim,
                        kMaxSharedBytes);
@@ -69,9 +79,10 @@ TileConfig choose_tile(const compiler::KernelTarget& target, const ir::Program& 
             .min_blocks_per_sm = ctas_per_sm(target, r.block_m, r.block_n, r.stages),
             .persistent = r.persistent};
   }
-  const sm90::FwdTile d = program.block_indices
-                              ? sm90::fwd_tile_for_blocks(target.head_dim, target.dv(), program.block_indices->q_block)
-                              : sm90::default_fwd_tile(target.head_dim, target.dv());
+  const sm90::FwdTile d = fp8(target)            ? sm90::default_fp8_fwd_tile(target.head_dim)
+                          : program.block_indices ? sm90::fwd_tile_for_blocks(target.head_dim, target.dv(),
+                                                                             program.block_indices->q_block)
+                                                  : sm90::default_fwd_tile(target.head_dim, target.dv());
   // A mask that reads tensors follows a tile map, whose row each query tile reads from global
   // memory before its first product: a persistent CTA cannot load that ahead, and it measured
   // no faster (documents +2% at T = 4096, -5% at 32k: bench/NOTES.md). The chunk pass follows no

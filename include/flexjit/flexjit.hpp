@@ -18,6 +18,7 @@
 #include "flexjit/dtype.hpp"
 #include "flexjit/engine.hpp"
 #include "flexjit/error.hpp"
+#include "flexjit/fp8.hpp"
 #include "flexjit/half.hpp"
 #include "flexjit/kernel.hpp"
 #include "flexjit/merge.hpp"

@@ -47,7 +47,9 @@ struct CompileOptions {
   // and backward families; decode with v of its own head dim on the "decode_mla" family (the
   // main kernel where no forward family takes the head dims: 576 / 512).
   int head_dim_v = 0;
-  // Of q, k, v and out. CUDA kernels: bf16 or fp16. cpu kernels: f32, bf16 or fp16.
+  // Of q, k, v and out. CUDA kernels: bf16 or fp16. cpu kernels: f32, bf16 or fp16. Either:
+  // fp8_e4m3, q, k and v in FP8 E4M3 with out in bf16 and ForwardOptions' descale factors, for
+  // the forward only (no KV cache, no backward): "sm90_fwd" on sm_90a, or a cpu kernel.
   DType dtype = DType::bf16;
   // NVRTC architecture ("sm_80", "sm_90a", ...). Empty: the device of the current CUDA context,
   // else device 0; sm_90a when no CUDA driver is present (the source can still be read).
@@ -122,6 +124,15 @@ struct ForwardOptions {
   // and kv_offset + Tkv below 2^31. A block_mask must have been built with the same offsets.
   std::int64_t q_offset = 0;
   std::int64_t kv_offset = 0;
+
+  // fp8_e4m3 kernels only: what q's, k's and v's stored values are multiplied by to be the values
+  // they stand for (FlashAttention-3's descale_q, descale_k, descale_v). Each float32, one element
+  // (per tensor) or [B, Hkv] (per batch entry and kv head; query heads use their kv head's),
+  // contiguous, next to q; absent, 1. The mods see the score scale * q_descale * k_descale * <q, k>
+  // and out = v_descale * (softmax(...) v).
+  std::optional<TensorView> q_descale{};
+  std::optional<TensorView> k_descale{};
+  std::optional<TensorView> v_descale{};
 };
 
 // Options of Kernel::backward: the forward call's bindings and scale (the gradients are those of

@@ -13,15 +13,27 @@ namespace flexjit {
 typedef long long i64;
 
 // ---------------------------------------------------------------------------------------------
-// Element types. Storage is the raw 16-bit pattern; the tag selects the mma variant and the
-// conversions. Both are 2 bytes and trivially copyable, so host code may alias them with its own
-// bf16 / fp16 types.
+// Element types. Storage is the raw bit pattern; the tag selects the mma variant and the
+// conversions. Trivially copyable, so host code may alias them with its own bf16 / fp16 types.
+// e4m3_t: FP8 E4M3 inputs of the Hopper forward, whose output (and every 16-bit conversion) is
+// bf16, so kIsBf16 holds for it too.
 struct bf16_t { unsigned short bits; };
 struct fp16_t { unsigned short bits; };
+struct e4m3_t { unsigned char bits; };
 
 template <class E> struct ElementTraits;
-template <> struct ElementTraits<bf16_t> { static constexpr bool kIsBf16 = true; };
-template <> struct ElementTraits<fp16_t> { static constexpr bool kIsBf16 = false; };
+template <> struct ElementTraits<bf16_t> {
+  static constexpr bool kIsBf16 = true, kIsFp8 = false;
+  static constexpr int kBytes = 2;
+};
+template <> struct ElementTraits<fp16_t> {
+  static constexpr bool kIsBf16 = false, kIsFp8 = false;
+  static constexpr int kBytes = 2;
+};
+template <> struct ElementTraits<e4m3_t> {
+  static constexpr bool kIsBf16 = true, kIsFp8 = true;
+  static constexpr int kBytes = 1;
+};
 
 // ---------------------------------------------------------------------------------------------
 // Tile classes returned by Mods::classify for a (query tile, key tile) pair.

@@ -55,6 +55,17 @@ struct AttnArgs : CommonArgs {
   // Persistent kernels (sm90 forward with Cfg::kPersistent): the grid takes query tiles from this
   // counter, zeroed before the launch; each CTA's first tile is its blockIdx.x. Null otherwise.
   int* tile_counter;
+  // fp8 kernels (q, k, v in e4m3): ForwardOptions' descale factors, the one of (b, kv head hk) at
+  // b * descale_b + hk * descale_h (both 0: one factor per tensor); null: 1. Other kernels: null.
+  const float* q_descale;
+  const float* k_descale;
+  const float* v_descale;
+  int descale_b, descale_h;
+  // fp8 kernels: v transposed by the pre-pass (templates/sm90/fp8.cuh), [B, Hkv, Dv, vt_keys] bytes
+  // in the call's workspace, vt_keys = Tkv rounded up to 16. Null otherwise.
+  void* vt;
+  int vt_keys;
+  int unused_fp8;
 };
 
 // A KV cache as the kernels read it (the decode kernel, and the prefill families' chunk kernels:

@@ -14,13 +14,14 @@ namespace detail {
 //   kBounds: mask q >= Tq and kv >= Tkv (tiles at the sequence ends), so that user hooks never see
 //            an index out of range. Tkv is the keys of this sequence (args.Tkv, or its own length
 //            where a call gives each sequence one).
-//   kScore:  run the score mod (on the raw dot product: score(scale * s) * log2(e)). Without it the
+//   kScore:  run the score mod (on the raw dot product: score(scale * s) * log2(e); `scale` is the
+//            call's, times the descale factors of FP8 inputs). Without it the
 //            value is kept as it is: the raw dot product when there is no score mod (the scale is
 //            folded into the exponent later, one FFMA), or logits a score-only pass made.
 //   Masked entries become -inf; with kScore the score mod runs only where the score is kept.
 template <class Mods, bool kMask, bool kBounds, bool kScore, int MT, int NN, class Context>
-__device__ __forceinline__ void apply_logits(float (&s)[MT][NN][4], const Context& p, const AttnArgs& args, int Tkv,
-                                             int b, int h, int row0, int col0) {
+__device__ __forceinline__ void apply_logits(float (&s)[MT][NN][4], const Context& p, const AttnArgs& args,
+                                             float scale, int Tkv, int b, int h, int row0, int col0) {
 #pragma unroll
   for (int mt = 0; mt < MT; ++mt) {
 #pragma unroll
@@ -37,11 +38,11 @@ __device__ __forceinline__ void apply_logits(float (&s)[MT][NN][4], const Contex
             bool keep = row_ok && (!kBounds || col < Tkv);
             if constexpr (kMask) keep = keep && Mods::mask(p, b, h, row, col);
             if constexpr (kScore)
-              x = keep ? Mods::score(p, x * args.scale, b, h, row, col) * kLog2e : neg_inf();
+              x = keep ? Mods::score(p, x * scale, b, h, row, col) * kLog2e : neg_inf();
             else
               x = keep ? x : neg_inf();
           } else if constexpr (kScore) {
-            x = Mods::score(p, x * args.scale, b, h, row, col) * kLog2e;
+            x = Mods::score(p, x * scale, b, h, row, col) * kLog2e;
           }
         }
       }
@@ -59,16 +60,17 @@ __device__ __forceinline__ void apply_logits(float (&s)[MT][NN][4], const Contex
 // warp's first row + g, k0 + 2t).
 template <class Mods, int MT, int NN, class Context>
 __device__ __forceinline__ void apply_tile_logits(float (&s)[MT][NN][4], const Context& p, const AttnArgs& args,
-                                                  int Tkv, int b, int h, int row0, int col0, int cls, bool edge) {
+                                                  float scale, int Tkv, int b, int h, int row0, int col0, int cls,
+                                                  bool edge) {
   constexpr bool kScoreFirst = Mods::kHasScoreMod && ScoreAnywhereOf<Mods>::value;
   constexpr bool kScore = Mods::kHasScoreMod && !kScoreFirst;
-  if constexpr (kScoreFirst) apply_logits<Mods, false, false, true>(s, p, args, Tkv, b, h, row0, col0);
+  if constexpr (kScoreFirst) apply_logits<Mods, false, false, true>(s, p, args, scale, Tkv, b, h, row0, col0);
   if (edge) {
-    apply_logits<Mods, Mods::kHasMask, true, kScore>(s, p, args, Tkv, b, h, row0, col0);
+    apply_logits<Mods, Mods::kHasMask, true, kScore>(s, p, args, scale, Tkv, b, h, row0, col0);
   } else if (Mods::kHasMask && cls == PARTIAL) {
-    apply_logits<Mods, Mods::kHasMask, false, kScore>(s, p, args, Tkv, b, h, row0, col0);
+    apply_logits<Mods, Mods::kHasMask, false, kScore>(s, p, args, scale, Tkv, b, h, row0, col0);
   } else {
-    apply_logits<Mods, false, false, kScore>(s, p, args, Tkv, b, h, row0, col0);
+    apply_logits<Mods, false, false, kScore>(s, p, args, scale, Tkv, b, h, row0, col0);
   }
 }
 

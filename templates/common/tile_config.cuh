@@ -11,7 +11,8 @@ namespace flexjit {
 //   kBlockM   query rows per CTA (decode: the rows of its one m16 tile).
 //   kBlockN   keys per K/V tile.
 //   kStages   depth of the ring of tiles in flight.
-//   Element   the 16-bit element type (bf16_t, fp16_t); kIsBf16 selects the mma and conversions.
+//   Element   the element type of q, k and v (bf16_t, fp16_t; e4m3_t on the Hopper forward);
+//             kIsBf16 selects the mma and conversions, kIsFp8 the FP8 forms, kElementBytes its size.
 template <int kHeadDim_, int kBlockM_, int kBlockN_, int kStages_, class Element_>
 struct TileConfigBase {
   static constexpr int kHeadDim = kHeadDim_;
@@ -20,6 +21,8 @@ struct TileConfigBase {
   static constexpr int kStages = kStages_;
   using Element = Element_;
   static constexpr bool kIsBf16 = ElementTraits<Element_>::kIsBf16;
+  static constexpr bool kIsFp8 = ElementTraits<Element_>::kIsFp8;
+  static constexpr int kElementBytes = ElementTraits<Element_>::kBytes;
   // The backward's dq_accum: row-major, or in 64 x 64 blocks per query tile (detail::DqBlockedLayout).
   static constexpr bool kDqBlocked = false;
 };

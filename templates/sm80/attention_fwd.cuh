@@ -285,7 +285,7 @@ __device__ __forceinline__ void attention_fwd_sm80_body(const AttnArgs& args, co
     detail::warp_mma<kBf16, KD>(sacc, detail::regs_or_smem<Cfg::kQInRegs>(qf, q_frag), k_frag);
 
     // ---- mask / score mod -> logits
-    detail::apply_tile_logits<Mods>(sacc, cta, args, Tkv, b, h, q0 + warp_row0 + g, k0 + 2 * t, cls,
+    detail::apply_tile_logits<Mods>(sacc, cta, args, args.scale, Tkv, b, h, q0 + warp_row0 + g, k0 + 2 * t, cls,
                                     k0 + BN > Tkv || q_tail);
 
     // ---- online softmax (common/online_softmax.cuh)

@@ -49,6 +49,7 @@
 #include "common/logits.cuh"
 #include "common/online_softmax.cuh"
 #include "common/tile_config.cuh"
+#include "sm90/fp8.cuh"
 #include "sm90/ptx.cuh"
 #include "sm90/tiles.cuh"
 #include "sm90/wgmma_ops.cuh"
@@ -64,12 +65,15 @@ struct Sm90FwdConfig : TileConfigBase<kHeadDim_, kBlockM_, kBlockN_, kStages_, E
   static constexpr bool kPersistent = kPersistent_;
   static constexpr int kConsumers = kBlockM_ / 64;  // consumer warpgroups
   static constexpr int kThreads = (kConsumers + 1) * 128;
-  static constexpr int kSmemBytes = sm90::fwd_smem_bytes(kHeadDim_, kBlockM_, kBlockN_, kStages_, kHeadDimV_);
+  static constexpr int kElementBytes_ = ElementTraits<Element_>::kBytes;
+  static constexpr int kSmemBytes =
+      sm90::fwd_smem_bytes(kHeadDim_, kBlockM_, kBlockN_, kStages_, kHeadDimV_, kElementBytes_);
   static_assert(kSmemBytes <= sm90::kSmemPerCtaBytes, "the forward's shared memory");
-  static constexpr unsigned kQBytes = sm90::fwd_tile_bytes(kBlockM_, kHeadDim_);
-  static constexpr unsigned kKBytes = sm90::fwd_tile_bytes(kBlockN_, kHeadDim_);
-  static constexpr unsigned kVBytes = sm90::fwd_tile_bytes(kBlockN_, kHeadDimV_);
-  static constexpr bool kServed = sm90::serves_head_dims(kHeadDim_, kHeadDimV_);
+  static constexpr unsigned kQBytes = sm90::fwd_tile_bytes(kBlockM_, kHeadDim_, kElementBytes_);
+  static constexpr unsigned kKBytes = sm90::fwd_tile_bytes(kBlockN_, kHeadDim_, kElementBytes_);
+  static constexpr unsigned kVBytes = sm90::fwd_tile_bytes(kBlockN_, kHeadDimV_, kElementBytes_);
+  static constexpr bool kServed = ElementTraits<Element_>::kIsFp8 ? sm90::serves_fp8_head_dims(kHeadDim_, kHeadDimV_)
+                                                                  : sm90::serves_head_dims(kHeadDim_, kHeadDimV_);
   // One CTA per SM, or two for a one-consumer tile that fits twice (sm90/tiles.cuh).
   static constexpr int kMinBlocksPerSM = sm90::fwd_ctas_per_sm(kConsumers, kSmemBytes);
   // Registers per thread after reallocation: the producer keeps few, the consumers take the rest.
@@ -115,12 +119,17 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
   constexpr int BM = Cfg::kBlockM;
   constexpr int BN = Cfg::kBlockN;
   constexpr int S = Cfg::kStages;
-  constexpr bool kBf16 = Cfg::kIsBf16;
-  constexpr int NN = BN / 8;   // n8 column blocks of S
-  constexpr int ND = DV / 8;   // n8 column blocks of O
-  constexpr int KD = D / 16;   // k16 steps of QK^T
-  constexpr int KN = BN / 16;  // k16 steps of PV
+  constexpr bool kBf16 = Cfg::kIsBf16;  // the products' type, and out's (bf16 for FP8 inputs)
+  constexpr bool kFp8 = Cfg::kIsFp8;    // e4m3 q, k, v: 32-deep products, V transposed (sm90/fp8.cuh)
+  constexpr int NN = BN / 8;            // n8 column blocks of S
+  constexpr int ND = DV / 8;            // n8 column blocks of O
+  constexpr int kStep = kFp8 ? 32 : 16; // the products' depth: 32 bytes of a swizzled row either way
+  constexpr int KD = D / kStep;         // k steps of QK^T
+  constexpr int KN = BN / kStep;        // k steps of PV
   constexpr unsigned kBlockBytes = sm90::kSwizzleBytes;  // one swizzled row of a column block
+  constexpr int kBlockColumns = sm90::kSwizzleBytes / Cfg::kElementBytes;  // elements of such a row
+  static_assert(!kFp8 || (BN == 128 && !kKvCache && !Cfg::kPersistent),
+                "FP8: keys in tiles of 128 (a swizzle row of V transposed), no KV cache, no persistent grid");
   constexpr unsigned kQBytes = Cfg::kQBytes;
   constexpr unsigned kKBytes = Cfg::kKBytes;
   constexpr unsigned kVBytes = Cfg::kVBytes;
@@ -133,7 +142,7 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
   extern __shared__ __align__(1024) unsigned char flexjit_smem[];
   const unsigned smem0 = (smem_u32(flexjit_smem) + sm90::kTileAlign - 1) & ~unsigned(sm90::kTileAlign - 1);
   // The offsets are sm90/tiles.cuh's FwdSmemLayout, which also sizes Cfg::kSmemBytes.
-  constexpr sm90::FwdSmemLayout kSmem(D, BM, BN, S, DV);
+  constexpr sm90::FwdSmemLayout kSmem(D, BM, BN, S, DV, Cfg::kElementBytes);
   const unsigned sQ = smem0 + kSmem.q();
   auto sK = [&](int s) { return smem0 + kSmem.k(s); };  // the K tile of ring stage s
   auto sV = [&](int s) { return smem0 + kSmem.v(s); };
@@ -195,8 +204,8 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
       const int hk = at.h / (args.Hq / args.Hkv);
       sm90::mbarrier_arrive_expect_tx(q_full, kQBytes);
 #pragma unroll
-      for (int cb = 0; cb < D / 64; ++cb)
-        sm90::tma_load_4d(sQ + cb * BM * kBlockBytes, &maps.q, q_full, cb * 64, q0, at.h, at.b);
+      for (int cb = 0; cb < D / kBlockColumns; ++cb)
+        sm90::tma_load_4d(sQ + cb * BM * kBlockBytes, &maps.q, q_full, cb * kBlockColumns, q0, at.h, at.b);
       const CachedSequence seq = sequence(at.b);
       const int Tkv = seq.len;
       const int* pages = seq.pages;
@@ -233,12 +242,17 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
         }
         sm90::mbarrier_arrive_expect_tx(k_full(s), kKBytes);
 #pragma unroll
-        for (int cb = 0; cb < D / 64; ++cb)
-          sm90::tma_load_4d(sK(s) + cb * BN * kBlockBytes, &maps.k, k_full(s), cb * 64, k0, hk, at.b);
+        for (int cb = 0; cb < D / kBlockColumns; ++cb)
+          sm90::tma_load_4d(sK(s) + cb * BN * kBlockBytes, &maps.k, k_full(s), cb * kBlockColumns, k0, hk, at.b);
         sm90::mbarrier_arrive_expect_tx(v_full(s), kVBytes);
+        if constexpr (kFp8) {
+          // V transposed: DV rows of this tile's 128 keys (maps.v is over AttnArgs::vt).
+          sm90::tma_load_4d(sV(s), &maps.v, v_full(s), k0, 0, hk, at.b);
+        } else {
 #pragma unroll
-        for (int cb = 0; cb < DV / 64; ++cb)
-          sm90::tma_load_4d(sV(s) + cb * BN * kBlockBytes, &maps.v, v_full(s), cb * 64, k0, hk, at.b);
+          for (int cb = 0; cb < DV / 64; ++cb)
+            sm90::tma_load_4d(sV(s) + cb * BN * kBlockBytes, &maps.v, v_full(s), cb * 64, k0, hk, at.b);
+        }
       }
       return ring;
     };
@@ -270,7 +284,8 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
   const int g = lane >> 2;
   const int t = lane & 3;
   const int group_row0 = consumer * 64;  // first tile row of this warpgroup
-  const float factor = Mods::kHasScoreMod ? 1.f : args.scale_log2;
+  // FP8: the scores of (b, kv head) are <q, k> times q's and k's descale factors, folded into the
+  // scale per query tile (consume); out is multiplied by v's in the epilogue.
 
   // Ping-pong: consumer c issues its products after consumer c - 1 has issued its own (named
   // barrier kTurnBarrier + c: 128 threads wait, the previous warpgroup's 128 arrive), so one
@@ -294,6 +309,13 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
     const int q0 = at.m_block * BM;
     const int row0 = q0 + group_row0 + warp_in_group * 16;  // first row of this warp
     const typename detail::CtaOf<Mods>::type cta = detail::CtaOf<Mods>::make(p, b, h);
+    float score_scale = args.scale, out_scale = 1.f;
+    if constexpr (kFp8) {
+      const int hk = h / (args.Hq / args.Hkv);
+      score_scale *= detail::descale_of(args, args.q_descale, b, hk) * detail::descale_of(args, args.k_descale, b, hk);
+      out_scale = detail::descale_of(args, args.v_descale, b, hk);
+    }
+    const float factor = Mods::kHasScoreMod ? 1.f : kFp8 ? score_scale * kLog2e : args.scale_log2;
     // A KV cache: this warpgroup checks the sequence's length and every page it reaches (a broken
     // sequence's rows become NaN below); the producer has walked the same keys.
     CachedSequence seq = sequence(b);
@@ -324,26 +346,41 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
             sm90::smem_descriptor(sQ + column * BM * kBlockBytes + group_row0 * kBlockBytes + within, 16, 1024);
         const unsigned long long bk =
             sm90::smem_descriptor(sK(s) + column * BN * kBlockBytes + within, 16, 1024);
-        sm90::Wgmma<BN>::template ss<kBf16>(sacc[0], a, bk, kk > 0);
+        if constexpr (kFp8)
+          sm90::Wgmma<BN>::ss_e4m3(sacc[0], a, bk, kk > 0);
+        else
+          sm90::Wgmma<BN>::template ss<kBf16>(sacc[0], a, bk, kk > 0);
       }
       sm90::wgmma_commit();
     };
     // The logits and probabilities of the S tile at k0 of class cls (O untouched).
     float corr[1][2];
     auto softmax = [&](int k0, int cls) {
-      detail::apply_tile_logits<Mods>(sacc, cta, args, Tkv, b, h, row0 + g, k0 + 2 * t, cls, k0 + BN > Tkv || q_tail);
+      detail::apply_tile_logits<Mods>(sacc, cta, args, score_scale, Tkv, b, h, row0 + g, k0 + 2 * t, cls,
+                                      k0 + BN > Tkv || q_tail);
       return detail::softmax_exponentiate(sacc, m_run, l_run, corr, factor);
     };
     unsigned pa[KN][1][4];
-    // O += P V of the tile in ring slot s (issued and committed, not waited for).
+    // O += P V of the tile in ring slot s (issued and committed, not waited for). FP8: V
+    // transposed is K-major like K, 32 keys (bytes) of its rows a step.
     auto issue_pv = [&](int s) {
 #pragma unroll
       for (int kn = 0; kn < KN; ++kn) {
-        const unsigned long long bv =
-            sm90::smem_descriptor(sV(s) + kn * 16 * kBlockBytes, BN * kBlockBytes, 1024);
-        sm90::Wgmma<DV>::template rs<kBf16>(o[0], pa[kn][0], bv, 1);
+        if constexpr (kFp8) {
+          const unsigned long long bv = sm90::smem_descriptor(sV(s) + kn * 32u, 16, 1024);
+          sm90::Wgmma<DV>::rs_e4m3(o[0], pa[kn][0], bv, 1);
+        } else {
+          const unsigned long long bv = sm90::smem_descriptor(sV(s) + kn * 16 * kBlockBytes, BN * kBlockBytes, 1024);
+          sm90::Wgmma<DV>::template rs<kBf16>(o[0], pa[kn][0], bv, 1);
+        }
       }
       sm90::wgmma_commit();
+    };
+    auto pack = [&] {
+      if constexpr (kFp8)
+        detail::pack_probabilities_e4m3(sacc, pa);
+      else
+        detail::pack_probabilities<kBf16>(sacc, pa);
     };
     // A KV cache: the V rows of the tile at k0 in slot s past the sequence's end hold what was
     // there (rows loaded from past the length, or not loaded at all), and P V would multiply
@@ -386,7 +423,7 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
       pass_turn();
       sm90::wgmma_wait<0>();
       softmax(kv.tile() * BN, kv.tile_class());  // O is still zero: nothing to rescale
-      detail::pack_probabilities<kBf16>(sacc, pa);
+      pack();
       int pa_k0 = kv.tile() * BN;  // the tile whose P is in pa
       int r = ring;
 #pragma unroll 1
@@ -403,7 +440,7 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
         sm90::wgmma_wait<0>();
         if (lane == 0) sm90::mbarrier_arrive(kv_empty(s));
         if (softmax(kv.tile() * BN, kv.tile_class())) detail::rescale_output(o, corr);
-        detail::pack_probabilities<kBf16>(sacc, pa);
+        pack();
         pa_k0 = kv.tile() * BN;
       }
       release_q();
@@ -431,7 +468,7 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
     for (int hf = 0; hf < 2; ++hf) {
       const int row = row0 + g + hf * 8;
       float lse;
-      float inv = detail::finish_row<Mods::kHasSink>(l_run[0][hf], m_run[0][hf], sink2, lse);
+      float inv = detail::finish_row<Mods::kHasSink>(l_run[0][hf], m_run[0][hf], sink2, lse) * out_scale;
       if (kKvCache && seq.bad) inv = lse = __int_as_float(0x7fc00000);  // NaN rows, as decode gives them
       if (row < Tq) {
         if (args.lse != nullptr && t == 0) args.lse[(static_cast<i64>(b) * args.Hq + h) * Tq + row] = lse;

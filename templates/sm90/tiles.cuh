@@ -50,6 +50,22 @@ constexpr FwdTile default_fwd_tile(int head_dim, int head_dim_v) {
 }
 constexpr FwdTile default_fwd_tile(int head_dim) { return default_fwd_tile(head_dim, head_dim); }
 
+// FP8 E4M3 q, k and v (e4m3_t): head dims 128 and 256, one for q, k and v (a 128-byte swizzle
+// row holds 128 elements, so a smaller head dim would need another swizzle). Keys come in tiles
+// of 128, one swizzle row of v transposed (sm90/fp8.cuh), with half the bytes of a 16-bit tile:
+//   D = 128: 128 x 128, 4 stages.  Q 16 KB + K, V 4 x 32 KB = 144 KB.
+//   D = 256: 128 x 128, 2 stages.  Q 32 KB + K, V 2 x 64 KB = 160 KB.
+constexpr bool serves_fp8_head_dims(int head_dim, int head_dim_v) {
+  return head_dim_v == head_dim && (head_dim == 128 || head_dim == 256);
+}
+constexpr FwdTile default_fp8_fwd_tile(int head_dim) {
+  return head_dim <= 128 ? FwdTile{128, 128, 4, false} : FwdTile{128, 128, 2, false};
+}
+// The pre-pass that transposes v for the FP8 forward (sm90/fp8.cuh): a CTA of this many threads
+// per kFp8TransposeKeys keys of one (b, kv head).
+constexpr int kFp8TransposeThreads = 256;
+constexpr int kFp8TransposeKeys = 64;
+
 // A tile for programs whose block-sparse blocks (q_block rows) the default tile does not divide:
 // the same kv tile with 128 query rows, when that divides them.
 constexpr FwdTile fwd_tile_for_blocks(int head_dim, int head_dim_v, int q_block) {
@@ -85,8 +101,11 @@ constexpr int consumer_registers(int consumers, int producer, int ctas_per_sm) {
 constexpr int kSwizzleBytes = 128;  // TMA / wgmma 128-byte swizzle: 64 16-bit columns per block
 constexpr int kTileAlign = 1024;    // a swizzled tile starts on a 1024-byte boundary
 
-// Bytes of one [rows x D] 16-bit tile (D / 64 column blocks of rows x 128 bytes).
-FJ_SM90_TILES_FN constexpr int fwd_tile_bytes(int rows, int head_dim) { return rows * head_dim * 2; }
+// Bytes of one [rows x D] tile of element_bytes elements (D * element_bytes / 128 column blocks
+// of rows x 128 bytes). The FP8 forward's V is transposed: Dv rows of block_n keys, as many bytes.
+FJ_SM90_TILES_FN constexpr int fwd_tile_bytes(int rows, int head_dim, int element_bytes = 2) {
+  return rows * head_dim * element_bytes;
+}
 
 // The forward's shared memory, in bytes from the CTA's 1024-byte aligned start: the one copy of
 // the kernel's offsets and of the host's size.
@@ -97,9 +116,11 @@ FJ_SM90_TILES_FN constexpr int fwd_tile_bytes(int rows, int head_dim) { return r
 //   two int tile slots (the persistent grid's query tiles, written by the producer).
 struct FwdSmemLayout {
   int q_bytes, k_bytes, v_bytes, stages;
-  FJ_SM90_TILES_FN constexpr FwdSmemLayout(int head_dim, int block_m, int block_n, int stages_, int head_dim_v)
-      : q_bytes(fwd_tile_bytes(block_m, head_dim)), k_bytes(fwd_tile_bytes(block_n, head_dim)),
-        v_bytes(fwd_tile_bytes(block_n, head_dim_v)), stages(stages_) {}
+  FJ_SM90_TILES_FN constexpr FwdSmemLayout(int head_dim, int block_m, int block_n, int stages_, int head_dim_v,
+                                           int element_bytes = 2)
+      : q_bytes(fwd_tile_bytes(block_m, head_dim, element_bytes)),
+        k_bytes(fwd_tile_bytes(block_n, head_dim, element_bytes)),
+        v_bytes(fwd_tile_bytes(block_n, head_dim_v, element_bytes)), stages(stages_) {}
   FJ_SM90_TILES_FN constexpr FwdSmemLayout(int head_dim, int block_m, int block_n, int stages_)
       : FwdSmemLayout(head_dim, block_m, block_n, stages_, head_dim) {}
 
@@ -124,8 +145,9 @@ struct FwdSmemLayout {
 // The mbarriers and tile slots alone (the layout of no tiles).
 constexpr int fwd_barrier_bytes(int stages) { return FwdSmemLayout(0, 0, 0, stages).end(); }
 // Dynamic shared memory of one CTA.
-constexpr int fwd_smem_bytes(int head_dim, int block_m, int block_n, int stages, int head_dim_v) {
-  return FwdSmemLayout(head_dim, block_m, block_n, stages, head_dim_v).bytes();
+constexpr int fwd_smem_bytes(int head_dim, int block_m, int block_n, int stages, int head_dim_v,
+                             int element_bytes = 2) {
+  return FwdSmemLayout(head_dim, block_m, block_n, stages, head_dim_v, element_bytes).bytes();
 }
 constexpr int fwd_smem_bytes(int head_dim, int block_m, int block_n, int stages) {
   return fwd_smem_bytes(head_dim, block_m, block_n, stages, head_dim);

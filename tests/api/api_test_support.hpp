@@ -27,12 +27,12 @@ struct Args {
 };
 Args good_args();
 
-// The message of the flexjit::Error that fn throws ("" when it throws nothing).
-template <class Fn>
+// The message of the flexjit::Error (of kind E) that fn throws ("" when it throws nothing).
+template <class E = Error, class Fn>
 std::string error_of(Fn&& fn) {
   try {
     fn();
-  } catch (const Error& e) {
+  } catch (const E& e) {
     return e.what();
   }
   return "";

@@ -107,7 +107,7 @@ TEST(Errors, UnsupportedConfigurations) {
             "  sm90_fwd: architecture 'sm_90a\\n#error X' is not sm_90a (wgmma, TMA)\n"
             "  sm80_fwd: architecture 'sm_90a\\n#error X' is not of the form sm_XY (e.g. sm_80, sm_90a)");
   EXPECT_EQ(what_of<UnsupportedError>([&] { engine().compile(p, {.dtype = f32, .arch = "sm_90a"}); }),
-            "dtype f32 is not supported for q, k, v and out: CUDA kernels take bf16 or fp16");
+            "dtype f32 is not supported for q, k, v and out: CUDA kernels take bf16, fp16 or fp8_e4m3");
   EXPECT_EQ(what_of<UnsupportedError>([&] {
               engine().compile(p, {.arch = "sm_90a", .tile = TileShape{.warps = 3}});
             }),
@@ -115,7 +115,7 @@ TEST(Errors, UnsupportedConfigurations) {
   EXPECT_EQ(what_of<UnsupportedError>([&] {
               engine().compile(p, {.dtype = i32, .device = Device::cpu()});
             }),
-            "dtype i32 is not supported for q, k, v and out: cpu kernels take f32, bf16 or fp16");
+            "dtype i32 is not supported for q, k, v and out: cpu kernels take f32, bf16, fp16 or fp8_e4m3");
   // generate_cuda_source refuses what compile refuses, the same way.
   EXPECT_EQ(what_of<UnsupportedError>([&] { generate_cuda_source(p, {.head_dim = 72, .arch = "sm_90a"}); }),
             "p.py: no kernel for the forward pass at head dim 72, bf16, sm_90a:\n"

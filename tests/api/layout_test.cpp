@@ -52,7 +52,7 @@ TEST(Layout, KernelArgsMatchTheHost) {
   expect_nvrtc_accepts(src);
   static_assert(offsetof(CommonArgs, B) == 40 && offsetof(CommonArgs, q_b) == 64 && offsetof(CommonArgs, scale) == 160);
   // Every family's block starts with CommonArgs, so the common templates read them alike.
-  static_assert(sizeof(CommonArgs) == 168 && sizeof(AttnArgs) == 168 + sizeof(TileMapRef) + 8);
+  static_assert(sizeof(CommonArgs) == 168 && sizeof(AttnArgs) == 168 + sizeof(TileMapRef) + 8 + 3 * 8 + 8 + 8 + 8);
   static_assert(offsetof(TileMapArgs, Tq) == 16 && offsetof(TileMapArgs, Hm) == 32);
 }
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <iostream>
 #include <fstream>
 #include <sstream>
 
@@ -56,6 +57,14 @@ bool has_token_lists(const std::string& name) {
   return example_ir(name, file).token_indices.has_value();
 }
 
+// FP8 keys come in tiles of 128: block lists of smaller blocks have no FP8 kernel (the family
+// says so).
+bool has_blocks_below_128(const std::string& name) {
+  dsl::SourceFile file("", "");
+  const ir::Program program = example_ir(name, file);
+  return program.block_indices && (program.block_indices->q_block % 128 != 0 || program.block_indices->kv_block % 128 != 0);
+}
+
 std::vector<Case> cases() {
   std::vector<Case> out;
   for (const auto& name : example_names()) {
@@ -66,6 +75,14 @@ std::vector<Case> cases() {
   // An odd head dim and fp16 on one mask and one score mod.
   out.push_back({"sliding_window", {96, compiler::ElementType::FP16, "sm_90a"}});
   out.push_back({"softcap", {64, compiler::ElementType::FP16, "sm_80"}});
+  // FP8 inputs on the Hopper forward: every program at head dim 128, index masks and score mods at 256.
+  for (const auto& name : example_names())
+    if (!has_token_lists(name) && !has_blocks_below_128(name))
+      out.push_back({name, {128, compiler::ElementType::FP8_E4M3, "sm_90a"}});
+  // (Masks that read tensors still spill at 256: the S tile of 128 keys, its probabilities and O of
+  // 256 columns take 224 of a consumer's 240 registers.)
+  for (const char* name : {"alibi_softcap_window", "causal", "sliding_window"})
+    out.push_back({name, {256, compiler::ElementType::FP8_E4M3, "sm_90a"}});
   return out;
 }
 
@@ -83,7 +100,9 @@ TEST_P(ExampleKernel, CompilesToACubin) {
   const Program program = Program::from_source(read_file(path), path.filename().string());
   static Engine engine(EngineOptions{.disk_cache = false});
   const Kernel k = engine.compile(program, {.head_dim = c.spec.head_dim,
-                                            .dtype = c.spec.dtype == compiler::ElementType::FP16 ? fp16 : bf16,
+                                            .dtype = c.spec.dtype == compiler::ElementType::FP16       ? fp16
+                                                     : c.spec.dtype == compiler::ElementType::FP8_E4M3 ? fp8_e4m3
+                                                                                                      : bf16,
                                             .arch = c.spec.arch,
                                             .family = has_token_lists(c.example) ? "decode" : "",
                                             .math = c.spec.math == compiler::MathMode::Exact ? Math::exact : Math::fast});
@@ -96,6 +115,13 @@ TEST_P(ExampleKernel, CompilesToACubin) {
                                    << k.tile().block_n << ") spills";
   EXPECT_EQ(report.stack_bytes, 0) << k.entry_name();
   for (const std::string& w : report.warnings) EXPECT_FALSE(jit::is_silent_slowdown(w)) << w;
+  if (c.spec.dtype == compiler::ElementType::FP8_E4M3) {
+    std::cout << "[figures] " << k.entry_name() << ": registers=" << report.registers << " spills=" << report.spill_bytes
+              << " stack=" << report.stack_bytes << "\n";
+    EXPECT_EQ(k.family(), "sm90_fwd");
+    EXPECT_NE(k.cuda_source().find("flexjit::e4m3_t"), std::string::npos);
+    EXPECT_NE(k.cuda_source().find("flexjit::transpose_v_e4m3<Cfg>(args);"), std::string::npos);
+  }
   // The program's own lines appear as comments above the code they became.
   if (program.has_mask_mod()) {
     EXPECT_NE(k.cuda_source().find("// " + c.example + ".py:"), std::string::npos);

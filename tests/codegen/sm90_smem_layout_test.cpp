@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <string>
 #include <utility>
+#include <tuple>
 #include <vector>
 
 #include "templates/sm90/tiles.cuh"
@@ -45,12 +46,18 @@ void expect_sound(const std::vector<Region>& regions, int end, int bytes, const 
 constexpr int kTile = flexjit::sm90::kTileAlign, kBulk = 16, kBarrier = 8;
 
 TEST(Sm90SmemLayout, ForwardTilesAreAlignedDisjointAndFit) {
-  // (q and k's head dim, v's): the table's entries, MLA's 192 / 128 among them.
-  for (auto [head_dim, head_dim_v] : {std::pair{64, 64}, {128, 128}, {256, 256}, {192, 128}}) {
-    ASSERT_TRUE(flexjit::sm90::serves_head_dims(head_dim, head_dim_v));
-    const flexjit::sm90::FwdTile t = flexjit::sm90::default_fwd_tile(head_dim, head_dim_v);
-    const FwdSmemLayout l(head_dim, t.block_m, t.block_n, t.stages, head_dim_v);
-    const int q = t.block_m * head_dim * 2, k = t.block_n * head_dim * 2, v = t.block_n * head_dim_v * 2;
+  // (q and k's head dim, v's, element bytes): the table's entries, MLA's 192 / 128 among them, and
+  // the FP8 table's (V transposed: head_dim_v rows of block_n one-byte keys, as many bytes).
+  for (auto [head_dim, head_dim_v, element] : {std::tuple{64, 64, 2}, {128, 128, 2}, {256, 256, 2}, {192, 128, 2},
+                                               {128, 128, 1}, {256, 256, 1}}) {
+    const bool fp8 = element == 1;
+    ASSERT_TRUE(fp8 ? flexjit::sm90::serves_fp8_head_dims(head_dim, head_dim_v)
+                    : flexjit::sm90::serves_head_dims(head_dim, head_dim_v));
+    const flexjit::sm90::FwdTile t = fp8 ? flexjit::sm90::default_fp8_fwd_tile(head_dim)
+                                         : flexjit::sm90::default_fwd_tile(head_dim, head_dim_v);
+    const FwdSmemLayout l(head_dim, t.block_m, t.block_n, t.stages, head_dim_v, element);
+    const int q = t.block_m * head_dim * element, k = t.block_n * head_dim * element,
+              v = t.block_n * head_dim_v * element;
     std::vector<Region> r = {{"q", l.q(), q, kTile}, {"q_full", l.q_full(), 8, kBarrier},
                              {"q_empty", l.q_empty(), 8, kBarrier}};
     for (int s = 0; s < t.stages; ++s) {
@@ -64,7 +71,9 @@ TEST(Sm90SmemLayout, ForwardTilesAreAlignedDisjointAndFit) {
       r.push_back({"tile_full" + std::to_string(j), l.tile_full(j), 8, kBarrier});
       r.push_back({"tile_slot" + std::to_string(j), l.tile_slot(j), 4, 4});
     }
-    expect_sound(r, l.end(), l.bytes(), "forward d" + std::to_string(head_dim) + "v" + std::to_string(head_dim_v));
+    expect_sound(r, l.end(), l.bytes(),
+                 "forward d" + std::to_string(head_dim) + "v" + std::to_string(head_dim_v) + (fp8 ? " fp8" : ""));
+    EXPECT_EQ(l.bytes(), flexjit::sm90::fwd_smem_bytes(head_dim, t.block_m, t.block_n, t.stages, head_dim_v, element));
   }
 }
 
