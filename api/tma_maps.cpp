@@ -18,9 +18,11 @@ struct ElementKind {
   int bytes;
 };
 
-// One tensor [B, H, T, D] (element strides b, h, t; D contiguous).
+// One tensor [B, H, T, D] (element strides b, h, t; D contiguous), in boxes of box_rows rows of
+// `swizzle` bytes (128, or 64 for the FP8 forward's v transposed in tiles of 64 keys).
 TmaDescriptor encode(const char* name, const void* data, ElementKind element_kind, int B, int H, int T, int D,
-                     long long b_stride, long long h_stride, long long t_stride, int box_rows) {
+                     long long b_stride, long long h_stride, long long t_stride, int box_rows,
+                     int swizzle = kSwizzleBytes) {
   static_assert(sizeof(TmaDescriptor) == sizeof(CUtensorMap), "TmaDescriptor mirrors CUtensorMap");
   const cuuint64_t dims[4] = {static_cast<cuuint64_t>(D), static_cast<cuuint64_t>(T), static_cast<cuuint64_t>(H),
                               static_cast<cuuint64_t>(B)};
@@ -35,13 +37,13 @@ TmaDescriptor encode(const char* name, const void* data, ElementKind element_kin
     strides[i] = static_cast<cuuint64_t>(dims[i + 1] == 1 ? packed : bytes);
     packed = static_cast<long long>(strides[i]) * static_cast<long long>(dims[i + 1]);
   }
-  const cuuint32_t box[4] = {static_cast<cuuint32_t>(kSwizzleBytes / element_kind.bytes),
-                             static_cast<cuuint32_t>(box_rows), 1, 1};
+  const cuuint32_t box[4] = {static_cast<cuuint32_t>(swizzle / element_kind.bytes), static_cast<cuuint32_t>(box_rows),
+                             1, 1};
   const cuuint32_t element_strides[4] = {1, 1, 1, 1};
   CUtensorMap map;
   jit::check(jit::driver().cuTensorMapEncodeTiled(&map, element_kind.type, 4, const_cast<void*>(data), dims, strides, box,
                                                   element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                                  CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                                                  swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                                                   CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
              fmt::format("the tensor map of {} (cuTensorMapEncodeTiled)", name));
   TmaDescriptor out;
@@ -75,10 +77,11 @@ TmaMaps encode_tma_maps(const codegen::GeneratedKernel& kernel, const AttnArgs& 
   TmaMaps maps = encode_qkv(kernel, a);
   if (kernel.target.dtype != compiler::ElementType::FP8_E4M3) return maps;
   // FP8: v transposed by the pre-pass, [B, Hkv, Dv, vt_keys] bytes, a box of all Dv rows and one
-  // swizzle row (128) of keys (templates/sm90/fp8.cuh).
+  // swizzle row of keys: block_n of them (templates/sm90/fp8.cuh).
   const int Dv = kernel.target.dv();
   const long long row = a.vt_keys, head = row * Dv, batch = head * a.Hkv;
-  maps.v = encode("v transposed", a.vt, element_type(kernel), a.B, a.Hkv, Dv, a.vt_keys, batch, head, row, Dv);
+  maps.v = encode("v transposed", a.vt, element_type(kernel), a.B, a.Hkv, Dv, a.vt_keys, batch, head, row, Dv,
+                  kernel.tile.block_n);
   return maps;
 }
 

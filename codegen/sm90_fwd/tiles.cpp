@@ -27,8 +27,13 @@ int ctas_per_sm(const compiler::KernelTarget& target, int block_m, int block_n, 
 }  // namespace
 
 std::optional<compiler::TileRequest> tile_if_spills(const compiler::KernelTarget& target, const TileConfig& chosen) {
-  // FP8 keys come 128 to a tile (a swizzle row of v transposed): no smaller tile to fall back to.
-  if (fp8(target)) return std::nullopt;
+  // FP8: 128 keys (a 128-byte swizzle row of v transposed), then 64 (a 64-byte one): the S tile,
+  // its probabilities and O of 256 columns outgrow the registers under masks that read tensors.
+  if (fp8(target)) {
+    if (chosen.block_n != 128) return std::nullopt;
+    const int stages = smem_bytes(target, chosen.block_m, 64, 4) <= kMaxSharedBytes ? 4 : 2;
+    return compiler::TileRequest{.block_m = chosen.block_m, .block_n = 64, .warps = chosen.warps, .stages = stages};
+  }
   // The persistent loop's state first: the same tile with one CTA per query tile.
   if (chosen.persistent)
     return compiler::TileRequest{
@@ -59,7 +64,8 @@ std::string tile_refusal(const compiler::KernelTarget& target) {
                        r.block_m, warps_for(r.block_m));
   if (r.stages < 2 || r.stages > 8) return fmt::format("{} stages: must be 2 to 8", r.stages);
   if (r.q_in_registers) return "Q always stays in shared memory (the wgmma A operand)";
-  if (fp8(target) && r.block_n != 128) return fmt::format("block_n {}: fp8_e4m3 keys come in tiles of 128", r.block_n);
+  if (fp8(target) && r.block_n != 128 && r.block_n != 64)
+    return fmt::format("block_n {}: fp8_e4m3 keys come in tiles of 128 or 64", r.block_n);
   if (fp8(target) && r.persistent) return "fp8_e4m3 kernels run one CTA per query tile (no persistent grid)";
   const int smem = smem_bytes(target, r.block_m, r.block_n, r.stages);
   if (smem > kMaxSharedBytes)

@@ -128,8 +128,8 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
   constexpr int KN = BN / kStep;        // k steps of PV
   constexpr unsigned kBlockBytes = sm90::kSwizzleBytes;  // one swizzled row of a column block
   constexpr int kBlockColumns = sm90::kSwizzleBytes / Cfg::kElementBytes;  // elements of such a row
-  static_assert(!kFp8 || (BN == 128 && !kKvCache && !Cfg::kPersistent),
-                "FP8: keys in tiles of 128 (a swizzle row of V transposed), no KV cache, no persistent grid");
+  static_assert(!kFp8 || ((BN == 128 || BN == 64) && !kKvCache && !Cfg::kPersistent),
+                "FP8: keys in tiles of 128 or 64 (a swizzle row of V transposed), no KV cache, no persistent grid");
   constexpr unsigned kQBytes = Cfg::kQBytes;
   constexpr unsigned kKBytes = Cfg::kKBytes;
   constexpr unsigned kVBytes = Cfg::kVBytes;
@@ -246,7 +246,7 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
           sm90::tma_load_4d(sK(s) + cb * BN * kBlockBytes, &maps.k, k_full(s), cb * kBlockColumns, k0, hk, at.b);
         sm90::mbarrier_arrive_expect_tx(v_full(s), kVBytes);
         if constexpr (kFp8) {
-          // V transposed: DV rows of this tile's 128 keys (maps.v is over AttnArgs::vt).
+          // V transposed: DV rows of this tile's BN keys (maps.v is over AttnArgs::vt, swizzled by BN bytes).
           sm90::tma_load_4d(sV(s), &maps.v, v_full(s), k0, 0, hk, at.b);
         } else {
 #pragma unroll
@@ -362,12 +362,12 @@ __device__ __forceinline__ void attention_fwd_sm90_body(const AttnArgs& args, co
     };
     unsigned pa[KN][1][4];
     // O += P V of the tile in ring slot s (issued and committed, not waited for). FP8: V
-    // transposed is K-major like K, 32 keys (bytes) of its rows a step.
+    // transposed is K-major like K, 32 keys (bytes) of its BN-byte swizzled rows a step.
     auto issue_pv = [&](int s) {
 #pragma unroll
       for (int kn = 0; kn < KN; ++kn) {
         if constexpr (kFp8) {
-          const unsigned long long bv = sm90::smem_descriptor(sV(s) + kn * 32u, 16, 1024);
+          const unsigned long long bv = sm90::smem_descriptor(sV(s) + kn * 32u, 16, 8 * BN, BN);
           sm90::Wgmma<DV>::rs_e4m3(o[0], pa[kn][0], bv, 1);
         } else {
           const unsigned long long bv = sm90::smem_descriptor(sV(s) + kn * 16 * kBlockBytes, BN * kBlockBytes, 1024);

@@ -166,15 +166,18 @@ __device__ __forceinline__ void wgmma_wait() {
 
 // A shared-memory matrix descriptor for the 128-byte swizzle (the layout TMA writes with
 // CU_TENSOR_MAP_SWIZZLE_128B: rows of 128 bytes, 16-byte chunk c of row r stored at chunk
-// c ^ (r % 8), tiles 1024-byte aligned). Offsets in bytes:
-//   K-major operands (Q, K): `leading` unused, `stride` = 1024 (from one 8-row group to the next);
+// c ^ (r % 8), tiles 1024-byte aligned), or with swizzle_bytes = 64 the 64-byte one (rows of 64
+// bytes, 8-row groups of 512). Offsets in bytes:
+//   K-major operands (Q, K): `leading` unused, `stride` = 8 rows (1024 or 512: from one 8-row group
+//   to the next);
 //   N-major B (V): `leading` = from one 64-column block to the next, `stride` = 1024.
-__device__ __forceinline__ unsigned long long smem_descriptor(unsigned addr, unsigned leading, unsigned stride) {
+__device__ __forceinline__ unsigned long long smem_descriptor(unsigned addr, unsigned leading, unsigned stride,
+                                                              int swizzle_bytes = 128) {
   unsigned long long d = 0;
   d |= static_cast<unsigned long long>((addr & 0x3FFFFu) >> 4);
   d |= static_cast<unsigned long long>((leading & 0x3FFFFu) >> 4) << 16;
   d |= static_cast<unsigned long long>((stride & 0x3FFFFu) >> 4) << 32;
-  d |= 1ull << 62;  // 128-byte swizzle
+  d |= (swizzle_bytes == 128 ? 1ull : 2ull) << 62;  // the layout type: 128- or 64-byte swizzle
   return d;
 }
 

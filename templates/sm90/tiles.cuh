@@ -52,7 +52,8 @@ constexpr FwdTile default_fwd_tile(int head_dim) { return default_fwd_tile(head_
 
 // FP8 E4M3 q, k and v (e4m3_t): head dims 128 and 256, one for q, k and v (a 128-byte swizzle
 // row holds 128 elements, so a smaller head dim would need another swizzle). Keys come in tiles
-// of 128, one swizzle row of v transposed (sm90/fp8.cuh), with half the bytes of a 16-bit tile:
+// of 128, one swizzle row of v transposed (sm90/fp8.cuh), with half the bytes of a 16-bit tile,
+// or of 64 (a 64-byte swizzle row) where 128 spills (codegen/sm90_fwd/tiles.cpp):
 //   D = 128: 128 x 128, 4 stages.  Q 16 KB + K, V 4 x 32 KB = 144 KB.
 //   D = 256: 128 x 128, 2 stages.  Q 32 KB + K, V 2 x 64 KB = 160 KB.
 constexpr bool serves_fp8_head_dims(int head_dim, int head_dim_v) {
