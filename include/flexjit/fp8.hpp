@@ -15,7 +15,7 @@ inline float e4m3_bits_to_float(std::uint8_t bits) {
   const float sign = (bits & 0x80u) ? -1.0f : 1.0f;
   const int exponent = (bits >> 3) & 0xf;
   const int mantissa = bits & 0x7;
-  if (exponent == 0xf && mantissa == 0x7) return std::nanf("");
+  if (exponent == 0xf && mantissa == 0x7) return std::copysign(std::nanf(""), sign);  // NaN keeps its sign
   if (exponent == 0) return sign * std::ldexp(static_cast<float>(mantissa), -9);  // subnormal: m * 2^-9
   return sign * std::ldexp(static_cast<float>(8 + mantissa), exponent - 10);     // 1.m * 2^(e - 7)
 }

@@ -9,12 +9,14 @@ compiled at run time with NVRTC and cached (docs/python.md).
 
 from . import cache
 from ._attention import attention, attention_backward
+from ._fp8 import e4m3, from_e4m3, to_e4m3
 from ._kernel import Kernel, compile
 from ._merge import merge_attention
 from .errors import (ArgumentError, CompileError, CudaError, Diagnostic, Error, InternalError, NvrtcError,
                      UnsupportedError)
 
 __all__ = [
-    "attention", "attention_backward", "cache", "compile", "Kernel", "merge_attention", "ArgumentError", "CompileError",
-    "CudaError", "Diagnostic", "Error", "InternalError", "NvrtcError", "UnsupportedError",
+    "attention", "attention_backward", "cache", "compile", "Kernel", "merge_attention", "e4m3", "to_e4m3", "from_e4m3",
+    "ArgumentError", "CompileError", "CudaError", "Diagnostic", "Error", "InternalError", "NvrtcError",
+    "UnsupportedError",
 ]

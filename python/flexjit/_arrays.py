@@ -12,13 +12,35 @@ _NUMPY_DTYPES = {
 _TORCH_DTYPES = {
     "torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "f32", "torch.float64": "f64",
     "torch.int8": "i8", "torch.int16": "i16", "torch.int32": "i32", "torch.int64": "i64",
-    "torch.uint8": "u8", "torch.bool": "boolean",
+    "torch.uint8": "u8", "torch.bool": "boolean", "torch.float8_e4m3fn": "fp8_e4m3",
 }
+# Element types numpy lacks, held in numpy integers of their width (Reinterpreted): bf16 as int16,
+# not uint16, as the C++ side reads no uint16.
+_NUMPY_BITS = {"fp8_e4m3": "uint8", "bf16": "int16"}
 
 
 # The other way round, for allocating results.
 _NUMPY_BY_NAME = {v: k for k, v in _NUMPY_DTYPES.items()}
 _TORCH_BY_NAME = {v: k.split(".")[1] for k, v in _TORCH_DTYPES.items()}
+
+
+class Reinterpreted:
+    """A numpy integer array whose elements flexjit reads as a type numpy lacks, by flexjit's name:
+    FP8 E4M3 codes in uint8 (flexjit.e4m3) or bf16 in int16 (what an fp8 kernel writes for numpy
+    inputs). It crosses as the pair (capsule, name)."""
+
+    __slots__ = ("bits", "dtype_name")
+
+    def __init__(self, bits, dtype_name):
+        self.bits, self.dtype_name = bits, dtype_name
+
+    shape = property(lambda self: self.bits.shape)
+    strides = property(lambda self: self.bits.strides)
+    ndim = property(lambda self: self.bits.ndim)
+    dtype = property(lambda self: self.dtype_name)
+
+    def __repr__(self):
+        return f"<{self.dtype_name} elements of {self.bits!r}>"
 
 
 _torch_types = set()  # the tensor classes seen so far (the test below is slow for a per-call path)
@@ -35,7 +57,7 @@ def is_torch(x):
 
 
 def is_array(x):
-    if is_torch(x):
+    if is_torch(x) or type(x) is Reinterpreted:
         return True
     numpy = sys.modules.get("numpy")
     return numpy is not None and isinstance(x, numpy.ndarray)
@@ -50,6 +72,8 @@ def dtype_name(x):
     """flexjit's name of x's element type ("bf16", "f32", ...), or None for one it has no name for."""
     if is_torch(x):
         return torch_dtype_name(x.dtype)
+    if type(x) is Reinterpreted:
+        return x.dtype_name
     dtype = x.dtype
     name = _numpy_names.get(dtype, False)
     if name is False:
@@ -81,13 +105,21 @@ _to_dlpack = None  # torch's, found on the first tensor (an import statement per
 
 
 def capsule(x):
-    """What the C++ side reads: a DLPack capsule, or (capsule, True) for numpy bools, which older
-    numpy exports only as bytes."""
+    """What the C++ side reads: a DLPack capsule, or (capsule, type name) for integers holding
+    another type: numpy bools (True: older numpy exports them only as bytes), Reinterpreted arrays
+    and torch float8 tensors (whose own DLPack export varies with torch's version)."""
     if is_torch(x):
         global _to_dlpack
         if _to_dlpack is None:
             from torch.utils.dlpack import to_dlpack as _to_dlpack
-        return _to_dlpack(x.detach() if x.requires_grad else x)
+        x = x.detach() if x.requires_grad else x
+        if torch_dtype_name(x.dtype) == "fp8_e4m3":
+            import torch
+
+            return (_to_dlpack(x.view(torch.uint8)), "fp8_e4m3")
+        return _to_dlpack(x)
+    if type(x) is Reinterpreted:
+        return (_numpy_capsule(x.bits), x.dtype_name)
     import numpy
 
     if x.dtype == numpy.bool_:
@@ -110,7 +142,19 @@ def empty(like, shape, dtype):
         return like.new_empty(shape, dtype=getattr(torch, _TORCH_BY_NAME[dtype]))
     import numpy
 
+    if dtype in _NUMPY_BITS:
+        return Reinterpreted(numpy.empty(shape, dtype=_NUMPY_BITS[dtype]), dtype)
     return numpy.empty(shape, dtype=_NUMPY_BY_NAME[dtype])
+
+
+def widened(x):
+    """x, or for bf16 held in int16 (Reinterpreted) its values as float32: exact, a bf16 being the
+    upper half of a float32."""
+    if type(x) is not Reinterpreted or x.dtype_name != "bf16":
+        return x
+    import numpy
+
+    return (x.bits.view(numpy.uint16).astype(numpy.uint32) << 16).view(numpy.float32)
 
 
 def zeros(like, shape, dtype):

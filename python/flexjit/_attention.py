@@ -80,15 +80,16 @@ def prepare(q, k, v, score_mod, mask_mod, sink, kernel_options):
     """The kernel and the bound values for a call."""
     translation, bind = _mods.translate(score_mod=score_mod, mask_mod=mask_mod, sink=sink)
     dtype = _arrays.dtype_name(q)
-    if dtype not in ("bf16", "fp16", "f32"):
-        raise ArgumentError(f"q has elements of type {getattr(q, 'dtype', '?')}; use bfloat16, float16 or float32")
+    if dtype not in ("bf16", "fp16", "f32", "fp8_e4m3"):
+        raise ArgumentError(f"q has elements of type {getattr(q, 'dtype', '?')}; use bfloat16, float16, float32 or "
+                            "float8_e4m3fn (flexjit.e4m3 for numpy)")
     kernel = kernel_for(translation, dtype, _arrays.device_name(q), int(q.shape[-1]), int(v.shape[-1]), kernel_options)
     return kernel, bind
 
 
 def kernel_for(translation, dtype, device, head_dim, head_dim_v, kernel_options):
-    """The kernel of a translation for q of `dtype` ("bf16", "fp16", "f32") on `device` ("cuda",
-    "cpu") with these head dims."""
+    """The kernel of a translation for q of `dtype` ("bf16", "fp16", "f32", "fp8_e4m3") on `device`
+    ("cuda", "cpu") with these head dims."""
     options = _kernel_options(kernel_options)
     if device == "cpu":  # the cpu kernels have no tile and one backward
         options = tuple(o for o in options if o[0] not in ("tile", "backward_family"))
@@ -98,16 +99,19 @@ def kernel_for(translation, dtype, device, head_dim, head_dim_v, kernel_options)
 
 
 def attention(q, k, v, score_mod=None, mask_mod=None, sink=None, scale=None, enable_gqa=False, return_lse=False,
-              kernel_options=None):
+              kernel_options=None, *, q_descale=None, k_descale=None, v_descale=None):
     """softmax(score_mod(scale * q k^T) masked by mask_mod) v, as torch's flex_attention computes it,
     with q [B, Hq, Tq, D], k [B, Hkv, Tkv, D] and v [B, Hkv, Tkv, Dv] (Dv may differ from D: on
     the cpu, and D = 192 with Dv = 128 on the Hopper forward). Returns out [B, Hq, Tq, Dv], or
     (out, lse) with return_lse.
     The first call with a new mod compiles it (cached by its text); new values of what the mods
-    read never recompile. sink(b, h) is flexjit's learned-sink logit (docs/language.md)."""
+    read never recompile. sink(b, h) is flexjit's learned-sink logit (docs/language.md).
+    FP8 inputs (torch.float8_e4m3fn, or flexjit.e4m3 of numpy codes) run an fp8_e4m3 kernel, with
+    q_descale, k_descale, v_descale as Kernel.forward takes them."""
     _check_heads(q, k, v, enable_gqa)
     kernel, bind = prepare(q, k, v, score_mod, mask_mod, sink, kernel_options)
-    return kernel.forward(q, k, v, bind=bind, scale=scale, return_lse=return_lse)
+    return kernel.forward(q, k, v, bind=bind, scale=scale, return_lse=return_lse, q_descale=q_descale,
+                          k_descale=k_descale, v_descale=v_descale)
 
 
 def attention_backward(q, k, v, out, lse, dout, score_mod=None, mask_mod=None, sink=None, scale=None,

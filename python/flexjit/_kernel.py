@@ -14,6 +14,7 @@ _DTYPE_NAMES = {
     "bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16",
     "fp16": "fp16", "float16": "fp16", "half": "fp16", "torch.float16": "fp16",
     "f32": "f32", "fp32": "f32", "float32": "f32", "float": "f32", "torch.float32": "f32",
+    "fp8_e4m3": "fp8_e4m3", "fp8": "fp8_e4m3", "float8_e4m3fn": "fp8_e4m3", "torch.float8_e4m3fn": "fp8_e4m3",
 }
 
 # Compiles started ahead of their call: joined at exit, so that none is still inside the library
@@ -41,12 +42,13 @@ def engine():
 
 
 def kernel_dtype(dtype):
-    """flexjit's name ("bf16", "fp16", "f32") of a dtype given as a string, numpy or torch dtype."""
+    """flexjit's name ("bf16", "fp16", "f32", "fp8_e4m3") of a dtype given as a string, numpy or
+    torch dtype."""
     text = dtype if isinstance(dtype, str) else str(getattr(dtype, "name", dtype))
     name = _DTYPE_NAMES.get(text)
     if name is None:
-        raise UnsupportedError(
-            f"dtype {text!r} is not a kernel element type; use bf16, fp16 or float32 (float32 on the cpu only)")
+        raise UnsupportedError(f"dtype {text!r} is not a kernel element type; use bf16, fp16, fp8_e4m3 or float32 "
+                               "(float32 on the cpu only)")
     return name
 
 
@@ -66,11 +68,12 @@ def load_program(source_or_path, name=None):
 def compile(source_or_path, head_dim=128, dtype="bf16", device="cuda", *, arch="", family="", math="fast",
             tile=None, name=None, head_dim_v=0, backward_family=""):
     """Compiles a program (its text, or a path to a .py file) for one head dim, element type ("bf16",
-    "fp16"; "float32" too on the cpu) and device ("cuda" or "cpu"). tile: a dict of the fields of the
-    CUDA tile to override (block_m, block_n, warps, stages, q_in_registers, persistent); the others
-    are the table's. head_dim_v: the head dim of v and out when it differs from q's and k's (0: the
-    same; cpu kernels only for now). family / backward_family: the forward's / the backward's
-    kernel family by name ("" : the first that serves the target). Raises flexjit.CompileError with diagnostics pointing into the
+    "fp16", "fp8_e4m3": FP8 q, k, v with bf16 out, forward only; "float32" too on the cpu) and
+    device ("cuda" or "cpu"). tile: a dict of the fields of the CUDA tile to override (block_m,
+    block_n, warps, stages, q_in_registers, persistent); the others are the table's. head_dim_v:
+    the head dim of v and out when it differs from q's and k's (0: the same; cpu kernels only for
+    now). family / backward_family: the forward's / the backward's kernel family by name ("" : the
+    first that serves the target). Raises flexjit.CompileError with diagnostics pointing into the
     program, UnsupportedError for a shape the kernels do not serve."""
     program = load_program(source_or_path, name)
     device = "cpu" if str(device) == "cpu" else "cuda"
@@ -112,6 +115,21 @@ def _optional(x):
     return None if x is None else _arrays.capsule(x)
 
 
+def _descale(q, factor, name):
+    """An fp8 kernel's descale factor for the C++ side: None, an array's capsule, or a number as a
+    one-element float32 array beside q."""
+    if factor is None:
+        return None
+    if isinstance(factor, numbers.Real) and not isinstance(factor, bool):
+        array = _arrays.empty(q, (1,), "f32")
+        array[...] = float(factor)
+        return _arrays.capsule(array)
+    if _arrays.is_array(factor) or hasattr(factor, "__dlpack__"):
+        return _arrays.capsule(factor)
+    raise ArgumentError(f"{name}: expected a float32 array (one element or [B, Hkv]) or a number, got "
+                        f"{type(factor).__name__}")
+
+
 def _require_arrays(**named):
     for name, x in named.items():
         if not (_arrays.is_array(x) or hasattr(x, "__dlpack__")):
@@ -126,6 +144,7 @@ class Kernel:
     def __init__(self, native, program):
         self._native = native
         self.program = program
+        self._fp8 = native.dtype == _flexjit.DType.fp8_e4m3  # its out is bf16, whatever q's type
         self._backward_ahead = {}  # (grads, deterministic) -> the thread compiling that backward ahead
         self._ahead_lock = threading.Lock()
 
@@ -214,20 +233,29 @@ class Kernel:
             return thread
 
     def forward(self, q, k, v, bind=None, scale=None, return_lse=False, *, out=None, lse=None, kv_lens=None,
-                page_table=None, q_offset=0, kv_offset=0):
+                page_table=None, q_offset=0, kv_offset=0, q_descale=None, k_descale=None, v_descale=None):
         """out (or (out, lse) with return_lse) of attention under the program's mods. out and lse are
         new arrays of q's library and device unless given. q_offset, kv_offset: the global positions
-        of q's and k's first rows (a shard of a longer sequence)."""
+        of q's and k's first rows (a shard of a longer sequence). q_descale, k_descale, v_descale
+        (fp8_e4m3 kernels): what q's, k's and v's stored values are multiplied by, each a float32
+        array of one element or [B, Hkv] beside q, or a number; None is 1. An fp8 kernel's out is
+        bf16; numpy has none, so for numpy inputs the out it allocates comes back as float32
+        holding those bf16 values."""
         _require_arrays(q=q, k=k, v=v)
         B, Hq, Tq = q.shape[0], q.shape[1], q.shape[2]
-        if out is None:
-            out = _arrays.empty(q, (B, Hq, Tq, v.shape[-1]), _arrays.dtype_name(q) or self.dtype)
+        allocated = out is None
+        if allocated:
+            out_dtype = "bf16" if self._fp8 else (_arrays.dtype_name(q) or self.dtype)
+            out = _arrays.empty(q, (B, Hq, Tq, v.shape[-1]), out_dtype)
         if lse is None and return_lse:
             lse = _arrays.empty(q, (B, Hq, Tq), "f32")
         self._native.forward(_arrays.capsule(q), _arrays.capsule(k), _arrays.capsule(v), _arrays.capsule(out),
                              _optional(lse), bound_values(bind), scale, _arrays.stream(q), _optional(kv_lens),
                              _optional(page_table), _optional(self._block_mask_storage(q, k, kv_lens)),
-                             int(q_offset), int(kv_offset))
+                             int(q_offset), int(kv_offset), _descale(q, q_descale, "q_descale"),
+                             _descale(q, k_descale, "k_descale"), _descale(q, v_descale, "v_descale"))
+        if allocated and self._fp8:
+            out = _arrays.widened(out)
         return (out, lse) if return_lse else out
 
     def _block_mask_storage(self, q, k, kv_lens):

@@ -175,7 +175,7 @@ def _bound_form(value):
         return "float", float(value)
     if _arrays.is_array(value):
         dtype = _arrays.dtype_name(value)
-        if dtype is not None:
+        if dtype in _DECLARED_DTYPES:  # not fp8_e4m3: programs declare no FP8 tensors
             return f"Tensor[{_DECLARED_DTYPES[dtype]}, {len(value.shape)}]", value
     return None
 

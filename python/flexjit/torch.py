@@ -227,7 +227,12 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
                    return_lse=False, kernel_options=None, *, return_aux=None):
     """torch.nn.attention.flex_attention.flex_attention, run by flexjit: query [B, Hq, Tq, D], key
     and value [B, Hkv, Tkv, D] (bf16 or fp16 on a CUDA device; any dtype flexjit's cpu kernels take
-    on the host). Returns out, (out, lse) with return_lse, or (out, AuxOutput) with return_aux."""
+    on the host). Returns out, (out, lse) with return_lse, or (out, AuxOutput) with return_aux.
+    float8_e4m3fn inputs are refused: FlexAttention has no descale factors (flexjit.attention takes
+    them)."""
+    if query.dtype == torch.float8_e4m3fn:
+        raise ArgumentError("query is float8_e4m3fn: flex_attention takes no descale factors; call "
+                            "flexjit.attention(q, k, v, ..., q_descale=, k_descale=, v_descale=) for FP8 inputs")
     args = (query, key, value, score_mod, block_mask, scale, enable_gqa, return_lse, kernel_options)
     fallback_kwargs = {"return_aux": return_aux} if return_aux is not None else {}
     mask_mod = getattr(block_mask, "mask_mod", None)

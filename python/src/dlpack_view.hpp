@@ -11,10 +11,11 @@
 
 namespace flexjit::python {
 
-// A (capsule, True) pair reads uint8 elements as bools. `what` names the argument in errors ("q",
-// "bind['doc_ids']"). Throws flexjit::ArgumentError for
-// something that is not a DLPack capsule, an element type flexjit has no name for, vector lanes,
-// or a device other than the host or a CUDA device.
+// A pair (capsule, "bool" | "fp8_e4m3" | "bf16") reads the capsule's integer elements of that
+// width as that type, which numpy cannot hold (True means "bool"). `what` names the argument in
+// errors ("q", "bind['doc_ids']"). Throws flexjit::ArgumentError for something that is not a
+// DLPack capsule, an element type flexjit has no name for, vector lanes, or a device other than
+// the host or a CUDA device.
 TensorView view_of(pybind11::handle capsule, std::string_view what);
 
 }  // namespace flexjit::python

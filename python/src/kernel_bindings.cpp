@@ -61,10 +61,12 @@ py::dict tile_fields(const TileShape& t) {
 
 // block_mask_storage (a CUDA buffer of Kernel.block_mask_bytes, or None): for a mask that reads
 // tensors, the map is built there on the call's stream first, so that the forward visits only
-// the tiles the mask keeps (one launch; the caller need not keep a BlockMask).
+// the tiles the mask keeps (one launch; the caller need not keep a BlockMask). q_descale,
+// k_descale, v_descale: an fp8_e4m3 kernel's factors (capsules), or None.
 void forward(const Kernel& kernel, py::handle q, py::handle k, py::handle v, py::handle out, py::handle lse,
              const py::dict& bind, std::optional<float> scale, std::uintptr_t stream, py::handle kv_lens,
-             py::handle page_table, py::handle block_mask_storage, std::int64_t q_offset, std::int64_t kv_offset) {
+             py::handle page_table, py::handle block_mask_storage, std::int64_t q_offset, std::int64_t kv_offset,
+             py::handle q_descale, py::handle k_descale, py::handle v_descale) {
   const TensorView qv = view_of(q, "q"), kv = view_of(k, "k"), vv = view_of(v, "v"), ov = view_of(out, "out");
   ForwardOptions options;
   options.lse = optional_view(lse, "lse");
@@ -74,6 +76,9 @@ void forward(const Kernel& kernel, py::handle q, py::handle k, py::handle v, py:
   options.kv_lens = optional_view(kv_lens, "kv_lens");
   options.page_table = optional_view(page_table, "page_table");
   options.q_offset = q_offset, options.kv_offset = kv_offset;
+  options.q_descale = optional_view(q_descale, "q_descale");
+  options.k_descale = optional_view(k_descale, "k_descale");
+  options.v_descale = optional_view(v_descale, "v_descale");
   const std::optional<TensorView> storage = optional_view(block_mask_storage, "block_mask_storage");
   py::gil_scoped_release unlocked;
   BlockMask mask;
@@ -191,7 +196,8 @@ void register_kernel(py::module_& m) {
       }, py::arg("bounds"), py::arg("B"), py::arg("H"), py::arg("bind"), py::arg("budget"))
       .def("forward", &forward, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("out"), py::arg("lse"),
            py::arg("bind"), py::arg("scale"), py::arg("stream"), py::arg("kv_lens"), py::arg("page_table"),
-           py::arg("block_mask_storage"), py::arg("q_offset") = 0, py::arg("kv_offset") = 0)
+           py::arg("block_mask_storage"), py::arg("q_offset") = 0, py::arg("kv_offset") = 0,
+           py::arg("q_descale") = py::none(), py::arg("k_descale") = py::none(), py::arg("v_descale") = py::none())
       .def("backward", &backward, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("out"), py::arg("lse"),
            py::arg("dout"), py::arg("dq"), py::arg("dk"), py::arg("dv"), py::arg("bind"), py::arg("scale"),
            py::arg("grads"), py::arg("stream"), py::arg("deterministic") = false, py::arg("q_offset") = 0,

@@ -9,4 +9,5 @@ PYBIND11_MODULE(_flexjit, m) {
   flexjit::python::register_kernel(m);
   flexjit::python::register_cache(m);
   flexjit::python::register_merge(m);
+  flexjit::python::register_fp8(m);
 }

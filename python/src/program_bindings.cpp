@@ -29,7 +29,8 @@ void register_program(py::module_& m) {
       .value("i16", DType::i16)
       .value("i8", DType::i8)
       .value("u8", DType::u8)
-      .value("boolean", DType::boolean);
+      .value("boolean", DType::boolean)
+      .value("fp8_e4m3", DType::fp8_e4m3);
 
   py::class_<Program>(m, "Program")
       .def_static("from_file", &Program::from_file, py::arg("path"), py::call_guard<py::gil_scoped_release>())

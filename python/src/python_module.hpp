@@ -9,5 +9,6 @@ void register_program(pybind11::module_& m);
 void register_kernel(pybind11::module_& m);
 void register_cache(pybind11::module_& m);
 void register_merge(pybind11::module_& m);
+void register_fp8(pybind11::module_& m);
 
 }  // namespace flexjit::python

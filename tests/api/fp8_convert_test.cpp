@@ -61,6 +61,10 @@ TEST(Fp8Convert, EveryCodeDecodesToItsDefinedValue) {
   EXPECT_EQ(e4m3_bits_to_float(0x77), 240.0f);  // exponent 15 still holds finite values
   EXPECT_TRUE(std::isnan(e4m3_bits_to_float(0x7f)));
   EXPECT_TRUE(std::isnan(e4m3_bits_to_float(0xff)));
+  // A NaN keeps its sign, so it encodes back to its own code.
+  EXPECT_FALSE(std::signbit(e4m3_bits_to_float(0x7f)));
+  EXPECT_TRUE(std::signbit(e4m3_bits_to_float(0xff)));
+  EXPECT_EQ(float_to_e4m3_bits(e4m3_bits_to_float(0xff)), 0xff);
   EXPECT_EQ(kFp8E4m3Max, 448.0f);
 }
 

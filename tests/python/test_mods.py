@@ -58,6 +58,14 @@ def test_lambdas_and_captured_arrays(rng):
     run(rng, text, {"slopes": slopes, "cap": cap}, score_mod=score, mask_mod=lambda b, h, q, kv: q >= kv)
 
 
+def test_a_captured_bool_array(rng):
+    # numpy bools cross as bytes tagged as bools (the pair the C++ side also reads FP8 codes by).
+    keep = rng.random(70) < 0.5
+    keep[0] = True
+    text = "keep: Tensor[bool, 1]\ndef mask_mod(b, h, q_idx, kv_idx):\n    return keep[kv_idx]\n"
+    run(rng, text, {"keep": keep}, mask_mod=lambda b, h, q_idx, kv_idx: keep[kv_idx])
+
+
 class Layer:
     def __init__(self, rng):
         self.bias = rng.standard_normal((4, 70)).astype(np.float32)

@@ -299,3 +299,23 @@ def test_fallback_runs_torch_flex_attention_and_says_so_once():
         fj.fallback = False
     ref = flex_attention(q, k, v, score_mod=unreadable, enable_gqa=True)
     assert (got.float() - ref.float()).abs().max().item() == 0
+
+
+def test_float8_tensors_run_an_fp8_kernel_and_flex_attention_refuses_them():
+    """torch.float8_e4m3fn tensors cross as uint8 views tagged fp8_e4m3 (torch's own DLPack export
+    of float8 varies with its version). On the host they run the cpu fp8 kernel: bf16 out, the same
+    values as the same codes given from numpy through flexjit.e4m3. flex_attention, which has no
+    descale factors, refuses them."""
+    import flexjit
+
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = ((4 * torch.randn(2, 4, 40, 16, generator=gen)).to(torch.float8_e4m3fn) for _ in range(3))
+    q_descale, k_descale, v_descale = (torch.rand(2, 4, generator=gen) + 0.5 for _ in range(3))
+    out = flexjit.attention(q, k, v, mask_mod=causal, q_descale=q_descale, k_descale=k_descale, v_descale=v_descale)
+    assert out.dtype == torch.bfloat16
+    from_numpy = flexjit.attention(*(flexjit.e4m3(x.view(torch.uint8).numpy()) for x in (q, k, v)), mask_mod=causal,
+                                   q_descale=q_descale.numpy(), k_descale=k_descale.numpy(),
+                                   v_descale=v_descale.numpy())
+    assert torch.equal(out.float(), torch.from_numpy(from_numpy))
+    with pytest.raises(flexjit.ArgumentError, match="float8_e4m3fn"):
+        fj.flex_attention(q, k, v)
