@@ -21,8 +21,10 @@ constexpr float kRescaleSlack = 8.f;  // log2 units
 // quad-summed by finish_row), rescaling l_run by corr, the factor O must be rescaled by. Returns
 // whether any row of the warp moved its max (then call rescale_output). factor: 1 when the logits
 // are already scaled (a score mod ran), else scale * log2(e). Touches no O register, so a family
-// may run it while a PV product of the previous tile is still in flight.
-template <int MT, int NN>
+// may run it while a PV product of the previous tile is still in flight. kFmaExpEvery > 0: every
+// kFmaExpEvery-th n8 block's exponentials run on the FMA pipe (fma_exp2), the others on the special
+// function unit, where a kernel's products outpace that unit alone (the FP8 forward).
+template <int kFmaExpEvery = 0, int MT, int NN>
 __device__ __forceinline__ bool softmax_exponentiate(float (&s)[MT][NN][4], float (&m_run)[MT][2],
                                                      float (&l_run)[MT][2], float (&corr)[MT][2], float factor) {
   bool grow = false;
@@ -47,7 +49,8 @@ __device__ __forceinline__ bool softmax_exponentiate(float (&s)[MT][NN][4], floa
       for (int nt = 0; nt < NN; ++nt) {
 #pragma unroll
         for (int e = 2 * hf; e < 2 * hf + 2; ++e) {
-          const float pe = fast_exp2(__fmaf_rn(s[mt][nt][e], factor, -m_base));
+          const float x = __fmaf_rn(s[mt][nt][e], factor, -m_base);
+          const float pe = kFmaExpEvery > 0 && nt % kFmaExpEvery == kFmaExpEvery - 1 ? fma_exp2(x) : fast_exp2(x);
           s[mt][nt][e] = pe;
           rs += pe;
         }

@@ -24,12 +24,13 @@
 namespace flexjit::gpu_test {
 namespace {
 
-// The bound on out's relative L2 error (docs/api.md), and on lse's absolute error. A probability
-// rounded to e4m3 (3 mantissa bits) is off by up to 1/16 of itself, about 2.7% rms, and out's error
-// follows it (v's values are exact: the reference reads the same ones); lse comes from the fp32
-// sums and the tensor cores' FP8 dot products.
-constexpr double kFp8OutTolerance = 5e-2;
-constexpr double kFp8LseTolerance = 1e-2;
+// The bounds docs/api.md states: out's relative L2 error, and lse's absolute error. A probability
+// rounded to e4m3 (3 mantissa bits) is off by up to 1/16 of itself, and out's error follows it (v's
+// values are exact: the reference reads the same ones): 1.2e-2 to 1.9e-2 measured. lse comes from
+// fp32 sums of the tensor cores' FP8 dot products, whose own sums keep fewer bits than fp32: up to
+// 1.4e-2 measured on normal data, 4.3e-2 with outlier channels (an H100).
+constexpr double kFp8OutTolerance = 4e-2;
+constexpr double kFp8LseTolerance = 6e-2;
 
 struct Fp8Case {
   std::string program;
