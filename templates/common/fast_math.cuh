@@ -24,20 +24,4 @@ __device__ __forceinline__ float fast_log(float x) { return fast_log2(x) * 0.693
 // 1 / (1 + e^-x): e^-x = inf gives 0, as it should.
 __device__ __forceinline__ float fast_sigmoid(float x) { return fast_rcp(1.0f + fast_exp(-x)); }
 
-// 2^x on the FMA and integer pipes instead of the special function unit, for a softmax that
-// would otherwise wait on that unit (the FP8 forward, whose products are twice as fast): x = j + f
-// with j = round(x) and f in [-0.5, 0.5], 2^f by a cubic (relative error under 7.5e-5), j added to
-// the exponent bits. x below -125 (a masked -inf too) gives +0, as ex2 would flush it.
-__device__ __forceinline__ float fma_exp2(float x) {
-  const float shifter = 12582912.f;  // 1.5 * 2^23: x + shifter holds round(x) in its low mantissa bits
-  const float clamped = fmaxf(x, -125.f);
-  const float t = __fadd_rn(clamped, shifter);
-  const float f = __fsub_rn(clamped, __fsub_rn(t, shifter));
-  float p = __fmaf_rn(0.05517167f, f, 0.24261114f);
-  p = __fmaf_rn(p, f, 0.69326099f);
-  p = __fmaf_rn(p, f, 0.99992807f);
-  const int j = __float_as_int(t) - __float_as_int(shifter);
-  return x < -125.f ? 0.f : __int_as_float(__float_as_int(p) + (j << 23));
-}
-
 }  // namespace flexjit

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "common/attention_common.cuh"
+#include "common/fma_exp2.cuh"
 
 namespace flexjit {
 namespace detail {
