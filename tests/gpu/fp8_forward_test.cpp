@@ -63,7 +63,9 @@ TEST_P(Fp8Forward, MatchesTheReference) {
   if (c.block_n) tile = TileShape{.block_m = 128, .block_n = c.block_n, .warps = 12, .stages = 4};
   const Kernel kernel = engine().compile(program, {.head_dim = c.D, .dtype = fp8_e4m3, .tile = tile});
   EXPECT_EQ(kernel.family(), "sm90_fwd");
-  if (c.block_n) EXPECT_EQ(kernel.tile().block_n, c.block_n);
+  if (c.block_n) {
+    EXPECT_EQ(kernel.tile().block_n, c.block_n);
+  }
   const Kernel::CompileReport report = kernel.compile_report();
   EXPECT_EQ(report.spill_bytes, 0) << kernel.entry_name();
   for (const std::string& w : report.warnings) EXPECT_FALSE(jit::is_silent_slowdown(w)) << w;
