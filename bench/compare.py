@@ -7,6 +7,8 @@ not by their density). Where peers.py ran with --autotune, FlexAttention's figur
 config is the faster of its default and max-autotune compiles:
   - dense and causal configs (those SDPA runs): >= 1.0x SDPA's cuDNN backend
   - other masked configs: >= 1.3x FlexAttention
+  - FP8 inputs (*_fp8: q, k, v in e4m3, the dense and causal configs at D = 128 and 256): >= 1.6x
+    our bf16 kernel on the same config (the name without _fp8), in the same run
   - no local memory (register spills) in the kernel
 
 Decode configs (decode_*: one query token against a KV cache; issue: inference II), ratios of time
@@ -58,6 +60,7 @@ FA2, CUDNN, FLEX, PYTHON = "FLASH_ATTENTION", "CUDNN_ATTENTION", "flex", "flexji
 FLEX_AUTOTUNE = "flex_autotune"  # peers.py --autotune: FlexAttention's own best tile per mask
 PYTHON_US_OVER_CPP = 20.0
 PREFILL_X_CUDNN, PREFILL_X_FLEX = 1.0, 1.3
+FP8_SUFFIX, FP8_X_BF16 = "_fp8", 1.6
 FWDBWD_X_CUDNN, FWDBWD_X_FLEX, FWDBWD_FLEX_ONLY_D = 0.9, 1.2, 256
 FWDBWD_MLA_X_FLEX = 1.0
 CHUNK_X_FORWARD = 0.9
@@ -128,6 +131,7 @@ def fwdbwd_table(ours, peers, checks_out, notes, peak=None):
 
 
 def prefill_table(ours, peers, checks_out, notes):
+    bf16_tflops = {r["cfg"]: r.get("tflops") for r in ours}
     print("| config | ms | TF/s | flex TF/s | FA2 TF/s | cuDNN TF/s | x flex | x FA2 | x best | regs / local B | targets |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     mask_times = []  # flex's create_block_mask, and our prepare step where a config has one
@@ -148,6 +152,9 @@ def prefill_table(ours, peers, checks_out, notes):
                 checks.append((x_cudnn >= PREFILL_X_CUDNN, f"cuDNN {x_cudnn:.2f}x (>= {PREFILL_X_CUDNN})"))
             elif x_flex is not None:
                 checks.append((x_flex >= PREFILL_X_FLEX, f"flex {x_flex:.2f}x (>= {PREFILL_X_FLEX})"))
+            twin = bf16_tflops.get(name.removesuffix(FP8_SUFFIX)) if name.endswith(FP8_SUFFIX) else None
+            if twin:
+                checks.append((tf / twin >= FP8_X_BF16, f"bf16 {tf / twin:.2f}x (>= {FP8_X_BF16})"))
         if r.get("local_bytes") is not None:
             checks.append((r["local_bytes"] == 0, f"local {r['local_bytes']} B"))
         checks_out += checks

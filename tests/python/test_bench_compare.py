@@ -150,3 +150,12 @@ def test_mla_decode_rows_have_a_table_of_their_own_without_a_peer(tmp_path):
     assert "| decode_mla_failed | - | - | - | - |" in out
     assert "targets: 0 met, 1 missed" in out  # the failed row
     assert "of copy" not in out  # not in the decode table
+
+
+def test_fp8_rows_are_held_against_their_bf16_twin(tmp_path):
+    ours = [prefill("dense", 580.0), prefill("dense_fp8", 930.0), prefill("causal", 490.0),
+            prefill("causal_fp8", 600.0), prefill("lonely_fp8", 700.0)]
+    flags, _ = run_compare(tmp_path, ours, [])
+    assert flags["dense_fp8"] == "ok"
+    assert flags["causal_fp8"] == "MISS: bf16 1.22x (>= 1.6)"
+    assert flags["lonely_fp8"] == "ok"  # no bf16 row in the run: only the spill check
