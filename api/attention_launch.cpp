@@ -73,7 +73,7 @@ namespace {
 // FP8 kernels: the pre-pass that writes v transposed into the workspace (AttnArgs::vt), before
 // the main kernel, whose tensor map of v is over it.
 void plan_transposed_v(const codegen::GeneratedKernel& kernel, AttnArgs& a, LaunchPlan& launches) {
-  constexpr int kGroup = 16;  // keys are stored in groups of 16 (templates/sm90/fp8.cuh)
+  constexpr int kGroup = sm90::kFp8KeyGroup;
   a.vt_keys = (a.Tkv + kGroup - 1) / kGroup * kGroup;
   const std::size_t bytes = static_cast<std::size_t>(a.B) * a.Hkv * kernel.target.dv() * a.vt_keys;
   launches.point(a.vt, launches.reserve(bytes));

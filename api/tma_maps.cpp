@@ -41,10 +41,10 @@ TmaDescriptor encode(const char* name, const void* data, ElementKind element_kin
                              1, 1};
   const cuuint32_t element_strides[4] = {1, 1, 1, 1};
   CUtensorMap map;
-  jit::check(jit::driver().cuTensorMapEncodeTiled(&map, element_kind.type, 4, const_cast<void*>(data), dims, strides, box,
-                                                  element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                                  swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+  const CUtensorMapSwizzle swizzle_mode = swizzle == 64 ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B;
+  jit::check(jit::driver().cuTensorMapEncodeTiled(&map, element_kind.type, 4, const_cast<void*>(data), dims, strides,
+                                                  box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle_mode,
+                                                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
              fmt::format("the tensor map of {} (cuTensorMapEncodeTiled)", name));
   TmaDescriptor out;
   std::memcpy(&out, &map, sizeof out);
@@ -60,22 +60,24 @@ ElementKind element_type(const codegen::GeneratedKernel& kernel) {
   return {CU_TENSOR_MAP_DATA_TYPE_UINT8, 1};
 }
 
-// q (block_m rows a box), k and v (block_n), from the arguments every family shares.
-TmaMaps encode_qkv(const codegen::GeneratedKernel& kernel, const CommonArgs& a) {
+// q (block_m rows a box) and k (block_n), and v (block_n) unless `with_v` is false, from the
+// arguments every family shares.
+TmaMaps encode_qkv(const codegen::GeneratedKernel& kernel, const CommonArgs& a, bool with_v = true) {
   const ElementKind type = element_type(kernel);
   const int D = kernel.target.head_dim, Dv = kernel.target.dv();
   TmaMaps maps;
   maps.q = encode("q", a.q, type, a.B, a.Hq, a.Tq, D, a.q_b, a.q_h, a.q_t, kernel.tile.block_m);
   maps.k = encode("k", a.k, type, a.B, a.Hkv, a.Tkv, D, a.k_b, a.k_h, a.k_t, kernel.tile.block_n);
-  maps.v = encode("v", a.v, type, a.B, a.Hkv, a.Tkv, Dv, a.v_b, a.v_h, a.v_t, kernel.tile.block_n);
+  if (with_v) maps.v = encode("v", a.v, type, a.B, a.Hkv, a.Tkv, Dv, a.v_b, a.v_h, a.v_t, kernel.tile.block_n);
   return maps;
 }
 
 }  // namespace
 
 TmaMaps encode_tma_maps(const codegen::GeneratedKernel& kernel, const AttnArgs& a) {
-  TmaMaps maps = encode_qkv(kernel, a);
-  if (kernel.target.dtype != compiler::ElementType::FP8_E4M3) return maps;
+  const bool fp8 = kernel.target.dtype == compiler::ElementType::FP8_E4M3;
+  TmaMaps maps = encode_qkv(kernel, a, !fp8);
+  if (!fp8) return maps;
   // FP8: v transposed by the pre-pass, [B, Hkv, Dv, vt_keys] bytes, a box of all Dv rows and one
   // swizzle row of keys: block_n of them (templates/sm90/fp8.cuh).
   const int Dv = kernel.target.dv();

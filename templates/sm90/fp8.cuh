@@ -71,6 +71,8 @@ __device__ __forceinline__ void transpose_v_e4m3(const AttnArgs& a) {
   constexpr int DV = value_head_dim<Cfg>(0);
   constexpr int KEYS = sm90::kFp8TransposeKeys;
   constexpr int kThreads = sm90::kFp8TransposeThreads;
+  constexpr int G = sm90::kFp8KeyGroup;
+  static_assert(G == 16 && KEYS % G == 0, "vt_key_of_position orders 16 keys; a CTA takes whole groups");
   constexpr int kPitch = DV + 16;  // a row's bytes in shared memory: neighbouring rows start 16 banks apart
   __shared__ __align__(16) unsigned char rows[KEYS * kPitch];
   const int k0 = blockIdx.x * KEYS, hk = blockIdx.y, b = blockIdx.z;
@@ -84,9 +86,9 @@ __device__ __forceinline__ void transpose_v_e4m3(const AttnArgs& a) {
   }
   __syncthreads();
   unsigned char* vt = static_cast<unsigned char*>(a.vt) + (static_cast<i64>(b) * a.Hkv + hk) * DV * a.vt_keys;
-  for (int i = threadIdx.x; i < DV * (KEYS / 16); i += kThreads) {
-    const int group = i % (KEYS / 16), d = i / (KEYS / 16);
-    const int p0 = k0 + group * 16;
+  for (int i = threadIdx.x; i < DV * (KEYS / G); i += kThreads) {
+    const int group = i % (KEYS / G), d = i / (KEYS / G);
+    const int p0 = k0 + group * G;
     if (p0 >= a.vt_keys) continue;
     unsigned w[4];
 #pragma unroll
@@ -94,7 +96,7 @@ __device__ __forceinline__ void transpose_v_e4m3(const AttnArgs& a) {
       unsigned x = 0;
 #pragma unroll
       for (int e = 0; e < 4; ++e)
-        x |= static_cast<unsigned>(rows[(group * 16 + sm90::vt_key_of_position(4 * j + e)) * kPitch + d]) << (8 * e);
+        x |= static_cast<unsigned>(rows[(group * G + sm90::vt_key_of_position(4 * j + e)) * kPitch + d]) << (8 * e);
       w[j] = x;
     }
     *reinterpret_cast<uint4*>(vt + static_cast<i64>(d) * a.vt_keys + p0) = make_uint4(w[0], w[1], w[2], w[3]);

@@ -63,9 +63,11 @@ constexpr FwdTile default_fp8_fwd_tile(int head_dim) {
   return head_dim <= 128 ? FwdTile{128, 128, 4, false} : FwdTile{128, 128, 2, false};
 }
 // The pre-pass that transposes v for the FP8 forward (sm90/fp8.cuh): a CTA of this many threads
-// per kFp8TransposeKeys keys of one (b, kv head).
+// per kFp8TransposeKeys keys of one (b, kv head); keys are reordered within groups of
+// kFp8KeyGroup, so v transposed has rows of Tkv rounded up to a whole group.
 constexpr int kFp8TransposeThreads = 256;
 constexpr int kFp8TransposeKeys = 64;
+constexpr int kFp8KeyGroup = 16;
 
 // A tile for programs whose block-sparse blocks (q_block rows) the default tile does not divide:
 // the same kv tile with 128 query rows, when that divides them.

@@ -25,10 +25,6 @@ using tools::test::temp_path;
 
 constexpr int B = 2, Hq = 4, Hkv = 2, Tq = 9, Tkv = 13, D = 8, kWindow = 5;
 
-std::string f32_npy(const std::string& name, const std::vector<std::int64_t>& shape, const std::vector<float>& values) {
-  return write_npy(name, "<f4", shape, values);
-}
-
 struct Files {
   std::mt19937 rng{7};
   std::vector<float> q = normal(std::size_t{B} * Hq * Tq * D, rng), k = normal(std::size_t{B} * Hkv * Tkv * D, rng),

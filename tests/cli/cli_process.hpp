@@ -50,6 +50,12 @@ std::string write_npy(const std::string& name, const char* descr, const std::vec
                                 std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(T)));
 }
 
+// A float32 .npy file of `values` (write_npy with "<f4").
+inline std::string f32_npy(const std::string& name, const std::vector<std::int64_t>& shape,
+                           const std::vector<float>& values) {
+  return write_npy(name, "<f4", shape, values);
+}
+
 inline std::vector<float> normal(std::size_t n, std::mt19937& rng) {
   std::normal_distribution<float> dist(0.f, 1.f);
   std::vector<float> x(n);

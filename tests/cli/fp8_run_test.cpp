@@ -19,10 +19,6 @@ using tools::test::temp_path;
 
 constexpr int B = 2, Hq = 4, Hkv = 2, Tq = 9, Tkv = 13, D = 16, kWindow = 5;
 
-std::string f32_npy(const std::string& name, const std::vector<std::int64_t>& shape, const std::vector<float>& values) {
-  return write_npy(name, "<f4", shape, values);
-}
-
 // What the kernel reads of x: each value's nearest e4m3 value (448 past the largest).
 std::vector<float> as_e4m3(std::vector<float> x) {
   for (float& e : x) e = e4m3_bits_to_float(float_to_e4m3_bits(e));

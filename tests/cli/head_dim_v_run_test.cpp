@@ -20,10 +20,6 @@ using tools::test::temp_path;
 
 constexpr int B = 2, Hq = 4, Hkv = 2, Tq = 7, Tkv = 11, D = 16, Dv = 8, kWindow = 4;
 
-std::string f32_npy(const std::string& name, const std::vector<std::int64_t>& shape, const std::vector<float>& values) {
-  return write_npy(name, "<f4", shape, values);
-}
-
 TEST(CliHeadDimV, ForwardAndBackwardMatchTheReference) {
   std::mt19937 rng(11);
   const std::vector<float> q = normal(std::size_t{B} * Hq * Tq * D, rng), k = normal(std::size_t{B} * Hkv * Tkv * D, rng),
