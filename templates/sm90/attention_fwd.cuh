@@ -87,9 +87,8 @@ struct Sm90FwdConfig : TileConfigBase<kHeadDim_, kBlockM_, kBlockN_, kStages_, E
   // for two.
   static constexpr int kConsumerRegisters =
       sm90::consumer_registers(kConsumers, kProducerRegisters, kMinBlocksPerSM);
-  // Every kFmaExpEvery-th column block's exponentials on the FMA pipe (0: none). FP8 products,
-  // twice as fast as 16-bit ones, may leave the special function unit as the bound; the split is
-  // not yet measured (bench/NOTES.md), so every kernel keeps the measured form.
+  // Every kFmaExpEvery-th column block's exponentials on the FMA pipe (0: none). Every other block
+  // made the D = 128 FP8 kernel 6-13% slower (bench/NOTES.md), so none is.
   static constexpr int kFmaExpEvery = 0;
 };
 
