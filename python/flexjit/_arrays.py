@@ -43,16 +43,21 @@ class Reinterpreted:
         return f"<{self.dtype_name} elements of {self.bits!r}>"
 
 
-_torch_types = set()  # the tensor classes seen so far (the test below is slow for a per-call path)
+# The classes seen so far, tensor classes and others (the test below is slow for a per-call path).
+_torch_types, _other_types = set(), set()
 
 
 def is_torch(x):
     kind = type(x)
     if kind in _torch_types:
         return True
+    if kind in _other_types:
+        return False
     if kind.__module__.startswith("torch") and hasattr(x, "data_ptr"):
         _torch_types.add(kind)
         return True
+    if len(_other_types) < 64:  # bounded: a program may make classes without end
+        _other_types.add(kind)
     return False
 
 
@@ -79,6 +84,16 @@ def dtype_name(x):
     if name is False:
         name = _numpy_names[dtype] = _NUMPY_DTYPES.get(dtype.name)
     return name
+
+
+_torch_dtypes = {}  # torch dtype objects by flexjit's name, found once
+
+
+def _torch_dtype(name):
+    dtype = _torch_dtypes.get(name)
+    if dtype is None:
+        dtype = _torch_dtypes[name] = getattr(sys.modules["torch"], _TORCH_BY_NAME[name])
+    return dtype
 
 
 def torch_dtype_name(dtype):
@@ -108,15 +123,14 @@ def capsule(x):
     """What the C++ side reads: a DLPack capsule, or (capsule, type name) for integers holding
     another type: numpy bools (True: older numpy exports them only as bytes), Reinterpreted arrays
     and torch float8 tensors (whose own DLPack export varies with torch's version)."""
-    if is_torch(x):
+    if type(x) in _torch_types or is_torch(x):  # the set first: one capsule per array per call
         global _to_dlpack
         if _to_dlpack is None:
             from torch.utils.dlpack import to_dlpack as _to_dlpack
-        x = x.detach() if x.requires_grad else x
+        if x.requires_grad:
+            x = x.detach()
         if torch_dtype_name(x.dtype) == "fp8_e4m3":
-            import torch
-
-            return (_to_dlpack(x.view(torch.uint8)), "fp8_e4m3")
+            return (_to_dlpack(x.view(_torch_dtype("u8"))), "fp8_e4m3")
         return _to_dlpack(x)
     if type(x) is Reinterpreted:
         return (_numpy_capsule(x.bits), x.dtype_name)
@@ -136,10 +150,11 @@ def _numpy_capsule(x):
 def empty(like, shape, dtype):
     """A new array of like's library and device: shape, flexjit element type `dtype`."""
     if is_torch(like):
-        import torch
-
-        # like's device without asking for it (a device object per call): new_empty is the cheaper call.
-        return like.new_empty(shape, dtype=getattr(torch, _TORCH_BY_NAME[dtype]))
+        # like's device without asking for it (a device object per call). empty_like, where it gives
+        # the same (like's shape and type, row-major), costs less than new_empty (bench/NOTES.md).
+        if shape == like.shape and torch_dtype_name(like.dtype) == dtype and like.is_contiguous():
+            return sys.modules["torch"].empty_like(like)
+        return like.new_empty(shape, dtype=_torch_dtype(dtype))
     import numpy
 
     if dtype in _NUMPY_BITS:
@@ -163,15 +178,19 @@ def zeros(like, shape, dtype):
     return out
 
 
+_raw_stream = None  # torch's current-stream handle by device index, found on the first CUDA tensor
+
+
 def stream(x):
     """The CUstream a call on x's device is enqueued on: torch's current stream; 0 for the host."""
     if is_torch(x) and x.is_cuda:
-        import torch
-
-        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-        if raw is not None:  # the handle alone, without building a torch.cuda.Stream per call
-            return raw(x.device.index)
-        return torch.cuda.current_stream(x.device).cuda_stream
+        global _raw_stream
+        if _raw_stream is None:
+            torch = sys.modules["torch"]
+            # The handle alone, without building a torch.cuda.Stream per call, where torch has it.
+            _raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or \
+                (lambda index: torch.cuda.current_stream(index).cuda_stream)
+        return _raw_stream(x.get_device())  # an int: x.device would build a device object per call
     return 0
 
 
@@ -180,9 +199,7 @@ def cast(x, dtype):
     if dtype_name(x) == dtype:
         return x
     if is_torch(x):
-        import torch
-
-        return x.to(getattr(torch, _TORCH_BY_NAME[dtype]))
+        return x.to(_torch_dtype(dtype))
     return x.astype(_NUMPY_BY_NAME[dtype])
 
 

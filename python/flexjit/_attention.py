@@ -68,10 +68,11 @@ def _kernel_options(kernel_options):
 
 
 def _check_heads(q, k, v, enable_gqa):
-    if len(q.shape) != 4 or len(k.shape) != 4 or len(v.shape) != 4:
-        raise ArgumentError(f"q, k and v must be [B, H, T, D]; got ranks {len(q.shape)}, {len(k.shape)} and "
+    q_shape, k_shape = q.shape, k.shape
+    if len(q_shape) != 4 or len(k_shape) != 4 or len(v.shape) != 4:
+        raise ArgumentError(f"q, k and v must be [B, H, T, D]; got ranks {len(q_shape)}, {len(k_shape)} and "
                             f"{len(v.shape)}")
-    hq, hkv = q.shape[1], k.shape[1]
+    hq, hkv = q_shape[1], k_shape[1]
     if hq != hkv and not enable_gqa:
         raise ArgumentError(f"q has {hq} heads and k {hkv}: pass enable_gqa=True for grouped-query attention")
 
@@ -90,7 +91,7 @@ def prepare(q, k, v, score_mod, mask_mod, sink, kernel_options):
 def kernel_for(translation, dtype, device, head_dim, head_dim_v, kernel_options):
     """The kernel of a translation for q of `dtype` ("bf16", "fp16", "f32", "fp8_e4m3") on `device`
     ("cuda", "cpu") with these head dims."""
-    options = _kernel_options(kernel_options)
+    options = _kernel_options(kernel_options) if kernel_options else ()
     if device == "cpu":  # the cpu kernels have no tile and one backward
         options = tuple(o for o in options if o[0] not in ("tile", "backward_family"))
     if head_dim_v != head_dim:  # a value head dim of its own (MLA shapes)

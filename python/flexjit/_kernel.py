@@ -145,6 +145,7 @@ class Kernel:
         self._native = native
         self.program = program
         self._fp8 = native.dtype == _flexjit.DType.fp8_e4m3  # its out is bf16, whatever q's type
+        self._needs_block_mask = native.needs_block_mask  # read once: every forward call asks
         self._backward_ahead = {}  # (grads, deterministic) -> the thread compiling that backward ahead
         self._ahead_lock = threading.Lock()
 
@@ -241,19 +242,25 @@ class Kernel:
         array of one element or [B, Hkv] beside q, or a number; None is 1. An fp8 kernel's out is
         bf16; numpy has none, so for numpy inputs the out it allocates comes back as float32
         holding those bf16 values."""
-        _require_arrays(q=q, k=k, v=v)
-        B, Hq, Tq = q.shape[0], q.shape[1], q.shape[2]
+        if not (_arrays.is_array(q) and _arrays.is_array(k) and _arrays.is_array(v)):
+            _require_arrays(q=q, k=k, v=v)  # arrays of other libraries take the __dlpack__ test
+        B, Hq, Tq = q.shape[:3]
         allocated = out is None
         if allocated:
             out_dtype = "bf16" if self._fp8 else (_arrays.dtype_name(q) or self.dtype)
             out = _arrays.empty(q, (B, Hq, Tq, v.shape[-1]), out_dtype)
         if lse is None and return_lse:
             lse = _arrays.empty(q, (B, Hq, Tq), "f32")
+        if q_descale is None and k_descale is None and v_descale is None:
+            descales = (None, None, None)
+        else:
+            descales = (_descale(q, q_descale, "q_descale"), _descale(q, k_descale, "k_descale"),
+                        _descale(q, v_descale, "v_descale"))
         self._native.forward(_arrays.capsule(q), _arrays.capsule(k), _arrays.capsule(v), _arrays.capsule(out),
-                             _optional(lse), bound_values(bind), scale, _arrays.stream(q), _optional(kv_lens),
-                             _optional(page_table), _optional(self._block_mask_storage(q, k, kv_lens)),
-                             int(q_offset), int(kv_offset), _descale(q, q_descale, "q_descale"),
-                             _descale(q, k_descale, "k_descale"), _descale(q, v_descale, "v_descale"))
+                             _optional(lse), bound_values(bind) if bind else {}, scale, _arrays.stream(q),
+                             _optional(kv_lens), _optional(page_table),
+                             _optional(self._block_mask_storage(q, k, kv_lens)), int(q_offset), int(kv_offset),
+                             *descales)
         if allocated and self._fp8:
             out = _arrays.widened(out)
         return (out, lse) if return_lse else out
@@ -261,7 +268,7 @@ class Kernel:
     def _block_mask_storage(self, q, k, kv_lens):
         """Room for the tile map of a mask that reads tensors, built by the forward call itself on
         its stream (CUDA kernels; calls with a KV cache run the decode kernel, which needs none)."""
-        if not self._native.needs_block_mask or kv_lens is not None or _arrays.device_name(q) != "cuda":
+        if not self._needs_block_mask or kv_lens is not None or _arrays.device_name(q) != "cuda":
             return None
         size = self._native.block_mask_bytes(q.shape[0], q.shape[1], q.shape[2], k.shape[2])
         return _arrays.empty(q, (size,), "u8")

@@ -77,16 +77,19 @@ def _weak(obj):
 def translate(**entries):
     """(Translation, {name: value}) for the given entry points (mask_mod=, score_mod=, sink=; None:
     not defined). Raises CompileError pointing at the user's code for what cannot be translated."""
+    mask_mod, score_mod, sink = mods = (entries.get("mask_mod"), entries.get("score_mod"), entries.get("sink"))
+    known = _by_mods.get((id(mask_mod), id(score_mod), id(sink)))  # a read needs no lock; moving it to
+    # the end waits for a new walk. The objects are the same, not new ones at old ids.
+    if known is not None:
+        mask_ref, score_ref, sink_ref = known[2]  # ENTRY_POINTS' order
+        if mask_ref() is mask_mod and score_ref() is score_mod and sink_ref() is sink:
+            values = _values_if_unchanged(entries, known[1])
+            if values is not None:
+                return known[0], dict(zip(known[0].names, values))
     for role, fn in entries.items():
         if fn is not None and not callable(fn):
             raise TypeError(f"{role} must be a function, got {type(fn).__name__}")
-    mods = (entries.get("mask_mod"), entries.get("score_mod"), entries.get("sink"))  # ENTRY_POINTS
-    mods_key = (id(mods[0]), id(mods[1]), id(mods[2]))
-    known = _by_mods.get(mods_key)  # a read needs no lock; moving it to the end waits for a new walk
-    if known is not None and all(ref() is mod for ref, mod in zip(known[2], mods)):  # not a new object at an old id
-        values = _values_if_unchanged(entries, known[1])
-        if values is not None:
-            return known[0], dict(zip(known[0].names, values))
+    mods_key = (id(mask_mod), id(score_mod), id(sink))
     quick = _Walk(writing=False)
     key = quick.run(entries)
     with _programs_lock:

@@ -80,13 +80,10 @@ def _joined(layout, tensors, ints, floats):
     return bind
 
 
-def _forward_values(kernel, layout, q, k, v, captures, ints, floats, scale, with_lse=True):
-    """(out, lse) of one forward call: the kernel with the bound values put back together (lse None
-    without with_lse: a call that returns no lse and keeps nothing for a backward allocates none)."""
+def _forward_values(kernel, layout, q, k, v, captures, ints, floats, scale):
+    """(out, lse) of one forward call: the kernel with the bound values put back together."""
     bind = _joined(layout, captures, ints, floats)
-    if with_lse:
-        return kernel.forward(q, k, v, bind=bind, scale=scale, return_lse=True)
-    return kernel.forward(q, k, v, bind=bind, scale=scale), None
+    return kernel.forward(q, k, v, bind=bind, scale=scale, return_lse=True)
 
 
 def _backward_values(kernel, layout, q, k, v, out, lse, dout, captures, ints, floats, scale, capture_grads):
@@ -237,7 +234,9 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
     fallback_kwargs = {"return_aux": return_aux} if return_aux is not None else {}
     mask_mod = getattr(block_mask, "mask_mod", None)
     _attention._check_heads(query, key, value, enable_gqa)
-    q, k, v = (x if x.stride(-1) == 1 else x.contiguous() for x in (query, key, value))
+    q = query if query.stride(-1) == 1 else query.contiguous()
+    k = key if key.stride(-1) == 1 else key.contiguous()
+    v = value if value.stride(-1) == 1 else value.contiguous()
     scale = float(scale) if scale is not None else q.shape[-1] ** -0.5
     if torch.compiler.is_compiling():
         plan = _traced_plan(score_mod, mask_mod, query.dtype, query.device.type, query.shape[-1], value.shape[-1],
@@ -253,21 +252,26 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
         except (CompileError, UnsupportedError) as e:
             _warn_fall_back(e)
             return _torch_flex_attention(args, fallback_kwargs)
-        layout, tensors, ints, floats = _split(bind)
-        wants_grad = torch.is_grad_enabled() and any(getattr(x, "requires_grad", False) for x in (q, k, v, *tensors))
-        if wants_grad and kernel.device != "cpu":
-            # Training: the backward kernels compile beside the forward's first run, not after it (those
-            # for the captured tensors that will want gradients, in the mode the backward will run in).
-            names = [name for name, kind in layout if kind == "tensor"]
-            wanted = tuple(n for n, t in zip(names, tensors) if t.requires_grad and t.is_floating_point())
-            kernel.compile_backward_ahead(wanted, torch.are_deterministic_algorithms_enabled())
-        if not _eager_without_op:
-            out, lse = _attention_op(q, k, v, tensors, _register(kernel, layout), ints, floats, scale)
-        elif wants_grad:
-            out, lse = _EagerAttention.apply(kernel, layout, q, k, v, ints, floats, scale, *tensors)
-        else:
+        wants_grad = torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad or
+                                                  any(getattr(x, "requires_grad", False) for x in bind.values()))
+        if _eager_without_op and not wants_grad:
+            # The kernel directly, with the values as bound (no split for an op's schema).
             with_lse = return_lse or getattr(return_aux, "lse", False)
-            out, lse = _forward_values(kernel, layout, q, k, v, tensors, ints, floats, scale, with_lse)
+            result = kernel.forward(q, k, v, bind=bind, scale=scale, return_lse=with_lse)
+            out, lse = result if with_lse else (result, None)
+        else:
+            layout, tensors, ints, floats = _split(bind)
+            if wants_grad and kernel.device != "cpu":
+                # Training: the backward kernels compile beside the forward's first run, not after it
+                # (those for the captured tensors that will want gradients, in the mode the backward
+                # will run in).
+                names = [name for name, kind in layout if kind == "tensor"]
+                wanted = tuple(n for n, t in zip(names, tensors) if t.requires_grad and t.is_floating_point())
+                kernel.compile_backward_ahead(wanted, torch.are_deterministic_algorithms_enabled())
+            if not _eager_without_op:
+                out, lse = _attention_op(q, k, v, tensors, _register(kernel, layout), ints, floats, scale)
+            else:
+                out, lse = _EagerAttention.apply(kernel, layout, q, k, v, ints, floats, scale, *tensors)
     if return_aux is not None:
         from torch.nn.attention.flex_attention import AuxOutput
 
