@@ -2,8 +2,10 @@
 shards passed round the ring by torch.distributed point-to-point messages (NCCL for CUDA tensors,
 gloo for host ones). Each rank holds its chunks of the sequence (`shard_sequence`), concatenated;
 the ring's generators (flexjit.ring.rank_forward, rank_backward) do the attention, and this module
-drives them: what a rank's generator yields is sent to the next rank, and it is resumed with what
-the previous rank sent. Autograd runs the backward ring, dK and dV travelling home with their shard."""
+drives them: what a rank's generator yields starts on its way to the next rank, and the generator
+is resumed with a receipt for what the previous rank sends, which it reads after the step's calls,
+so that the messages travel while the step computes. Autograd runs the backward ring, the sums of
+dK and dV travelling home after their shard."""
 
 import torch
 import torch.distributed as dist
@@ -54,24 +56,34 @@ def _kv_pieces(k, v, chunks):
     return [(a, kk, vv) for (a, kk), (_, vv) in zip(_pieces(k, chunks), _pieces(v, chunks))]
 
 
-def _exchange(payload, send_to, recv_from, group):
-    """Sends payload (a list of tuples of ints and tensors) to rank send_to and returns rank
-    recv_from's, which has the same pattern and shapes (every rank holds chunks of one size)."""
+def _post(payload, send_to, recv_from, group):
+    """Starts sending payload (a list of tuples of ints and tensors) to rank send_to and receiving
+    rank recv_from's, which has the same pattern and shapes (every rank holds chunks of one size);
+    returns the receipt: a function that waits for it and gives it. Ring steps compute between the
+    two (NCCL moves the tensors on its own stream meanwhile)."""
     ops, received = [], []
     for item in payload:
         tensors = [x.contiguous() for x in item if torch.is_tensor(x)]
-        ints = torch.tensor([x for x in item if not torch.is_tensor(x)], dtype=torch.int64, device=tensors[0].device)
-        buffers = [torch.empty_like(ints)] + [torch.empty_like(t) for t in tensors]
-        ops += [dist.P2POp(dist.isend, t, send_to, group) for t in [ints] + tensors]
+        numbers = [x for x in item if not torch.is_tensor(x)]
+        ints = [torch.tensor(numbers, dtype=torch.int64, device=tensors[0].device)] if numbers else []
+        buffers = [torch.empty_like(t) for t in ints + tensors]
+        ops += [dist.P2POp(dist.isend, t, send_to, group) for t in ints + tensors]
         ops += [dist.P2POp(dist.irecv, b, recv_from, group) for b in buffers]
-        received.append((item, buffers))
-    for request in dist.batch_isend_irecv(ops):
-        request.wait()
-    out = []
-    for item, buffers in received:
-        ints, tensors = iter(buffers[0].tolist()), iter(buffers[1:])
-        out.append(tuple(next(tensors) if torch.is_tensor(x) else next(ints) for x in item))
-    return out
+        received.append((item, buffers, bool(numbers)))
+    requests = dist.batch_isend_irecv(ops)
+
+    def receive():
+        for request in requests:
+            request.wait()
+        ops.clear()  # the sent tensors were kept alive until here
+        out = []
+        for item, buffers, has_ints in received:
+            ints = iter(buffers[0].tolist() if has_ints else ())
+            tensors = iter(buffers[1:] if has_ints else buffers)
+            out.append(tuple(next(tensors) if torch.is_tensor(x) else next(ints) for x in item))
+        return out
+
+    return receive
 
 
 def _drive(generator, group):
@@ -81,7 +93,7 @@ def _drive(generator, group):
     try:
         sending = next(generator)
         while True:
-            sending = generator.send(_exchange(sending, send_to, recv_from, group))
+            sending = generator.send(_post(sending, send_to, recv_from, group))
     except StopIteration as stop:
         return stop.value
 

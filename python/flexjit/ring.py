@@ -5,7 +5,7 @@ keys and values. The key/value shards travel round the ring; at every step a ran
 queries to the shard it holds, with the chunks' global positions (`q_offset`, `kv_offset`: the mods
 see global `q_idx` and `kv_idx`, so captured tensors are indexed by global positions), and merges
 the partial results by their lse (`flexjit.merge_attention`). The backward sends each shard's dk
-and dv along with it, so that they come home summed over every rank's queries; each step's
+and dv sums after it, so that they come home summed over every rank's queries; each step's
 backward is given the merged out and lse, which makes the sum exact. The gradient of a captured
 tensor (bound to the whole sequence's on every rank) is a sum over (query, key) pairs, each pair
 one rank's: each rank returns its own queries' share, and the shares sum to the whole gradient. A
@@ -14,9 +14,13 @@ costs no call, forward or backward. Programs with a sink are refused: every call
 its lse once more.
 
 The algorithm is written once, per rank, as a generator (`rank_forward`, `rank_backward`): what it
-yields is sent to the next rank, and it is resumed with what the previous rank sent. `simulate`
-runs every rank in one process (virtual ranks); a transport over point-to-point messages runs one
-rank per process with the same generators.
+yields is sent to the next rank, and it is resumed with a receipt, a function of no arguments that
+gives what the previous rank sent, waiting for it if it is still travelling. A generator yields a
+shard as soon as it is final and calls the receipt only when it needs the next one, so that a
+transport can move the shards while the step computes: the keys and values of a step travel under
+its calls, and the backward's dk and dv, which the step's calls add to, travel after them.
+`simulate` runs every rank in one process (virtual ranks); a transport over point-to-point
+messages runs one rank per process with the same generators.
 
 Sharding: `shard_chunks(T, world, "zigzag")` cuts the sequence into 2 * world chunks and gives rank
 r chunks r and 2 * world - 1 - r, so that under a causal mask every rank has the same work;
@@ -125,6 +129,7 @@ def rank_forward(kernel, q_chunks, kv_chunks, world, bind=None, scale=None):
     acc = [None] * len(q_chunks)  # running (out f32, lse) per query chunk
     held = kv_chunks
     for step in range(world):
+        receive = (yield held) if step < world - 1 else None  # the shard moves on while this step reads it
         for i, (q_offset, q) in enumerate(q_chunks):
             for kv_offset, k, v in held:
                 if not _keeps_any(kernel, q_offset, q, kv_offset, k, bind):
@@ -135,8 +140,8 @@ def rank_forward(kernel, q_chunks, kv_chunks, world, bind=None, scale=None):
                     acc[i] = (_arrays.cast(out, "f32"), lse)
                 else:
                     merge_attention([acc[i], (out, lse)], out=acc[i][0], lse=acc[i][1])
-        if step < world - 1:
-            held = yield held
+        if receive is not None:
+            held = receive()
     for i, (_, q) in enumerate(q_chunks):
         if acc[i] is None:  # no shard reached these queries
             B, H, t = q.shape[0], q.shape[1], q.shape[2]
@@ -149,7 +154,8 @@ def rank_forward(kernel, q_chunks, kv_chunks, world, bind=None, scale=None):
 
 def rank_backward(kernel, q_chunks, kv_chunks, outs, lses, douts, world, bind=None, scale=None, grads=()):
     """One rank's backward, given its query chunks' merged out and lse (rank_forward's) and dout.
-    The key/value shard travels with its dk and dv (f32); after world shifts each is home.
+    The key/value shard travels, and after it the sums of its dk and dv (f32); after world shifts
+    each shard's sums are home.
     Returns ([dq per query chunk], [(dk, dv) per key chunk]) in the inputs' dtypes; with grads (names
     of captured float tensors, bound to the whole sequence's), also {name: f32 gradient} of this
     rank's queries alone: every (query, key) pair is one rank's, so the ranks' gradients sum to the
@@ -158,11 +164,14 @@ def rank_backward(kernel, q_chunks, kv_chunks, outs, lses, douts, world, bind=No
     bind = bind or {}
     capture_grads = _zero_capture_grads(bind, grads)
     dq = [_arrays.zeros(q, tuple(q.shape), "f32") for _, q in q_chunks]
-    held = [(o, k, v, _arrays.zeros(k, tuple(k.shape), "f32"), _arrays.zeros(v, tuple(v.shape), "f32"))
-            for o, k, v in kv_chunks]
-    for _ in range(world):
+    held = kv_chunks
+    sums = [(_arrays.zeros(k, tuple(k.shape), "f32"), _arrays.zeros(v, tuple(v.shape), "f32")) for _, k, v in kv_chunks]
+    for step in range(world):
+        # The keys and values move on under the step's calls (the last step's need not: only the
+        # sums go home); the sums of dk and dv once the calls have added to them.
+        receive_keys = (yield held) if step < world - 1 else None
         for i, (q_offset, q) in enumerate(q_chunks):
-            for kv_offset, k, v, dk, dv in held:
+            for (kv_offset, k, v), (dk, dv) in zip(held, sums):
                 if not _keeps_any(kernel, q_offset, q, kv_offset, k, bind):
                     continue
                 result = kernel.backward(q, k, v, outs[i], lses[i], douts[i], bind, scale, grads, q_offset=q_offset,
@@ -173,10 +182,14 @@ def rank_backward(kernel, q_chunks, kv_chunks, outs, lses, douts, world, bind=No
                 dq[i] += dqi
                 dk += dki
                 dv += dvi
-        held = yield held
+        if world > 1:
+            sums = (yield sums)()
+        if receive_keys is not None:
+            held = receive_keys()
+    # After world shifts every shard's sums are home: this rank's own chunks'.
     result = ([_arrays.cast(x, _arrays.dtype_name(q)) for x, (_, q) in zip(dq, q_chunks)],
               [(_arrays.cast(dk, _arrays.dtype_name(k)), _arrays.cast(dv, _arrays.dtype_name(v)))
-               for (_, k, v, dk, dv) in held])
+               for (_, k, v), (dk, dv) in zip(kv_chunks, sums)])
     return result + (capture_grads,) if grads else result
 
 
@@ -188,9 +201,14 @@ def _zero_capture_grads(bind, grads):
     return out
 
 
+def _delivered(message):
+    """A receipt for a message that has already arrived."""
+    return lambda: message
+
+
 def simulate(ranks):
     """Runs rank generators in one process, in lock step: what rank r yields, rank (r + 1) % world
-    receives. Returns each rank's result."""
+    receives (its receipt gives it at once). Returns each rank's result."""
     world = len(ranks)
     results, done, sending = [None] * world, [False] * world, [None] * world
     for r, g in enumerate(ranks):
@@ -204,7 +222,7 @@ def simulate(ranks):
             if done[r]:
                 continue
             try:
-                sending[r] = g.send(received[r])
+                sending[r] = g.send(_delivered(received[r]))
             except StopIteration as stop:
                 results[r], done[r] = stop.value, True
     return results

@@ -1,6 +1,6 @@
 """flexjit.ring on cpu kernels: a sequence sharded over 2-8 virtual ranks round a ring (each chunk
-pair a call with global positions, partial results merged by lse; dk and dv travelling home with
-their shard) equals one call over the whole sequence: out, lse and every gradient, for causal,
+pair a call with global positions, partial results merged by lse; the sums of dk and dv
+travelling home after their shard) equals one call over the whole sequence: out, lse and every gradient, for causal,
 sliding-window, document (documents spanning shard boundaries), prefix-LM and ALiBi masks; chunk
 pairs the mask keeps nothing of cost no call."""
 
@@ -117,6 +117,50 @@ def test_chunk_pairs_the_mask_keeps_nothing_of_cost_no_call(world, sharding, rng
     assert counting.backwards == reached
     dq, dk, dv = kernel.backward(q, k, v, whole, whole_lse, dout, bind)
     assert relative_l2(rq, dq) < 1e-4 and relative_l2(rk, dk) < 1e-4 and relative_l2(rv, dv) < 1e-4
+
+
+def test_shards_travel_while_the_step_computes(rng):
+    """What a transport overlaps: a rank yields its keys and values before the step's calls and reads
+    the next shard only after them; the backward's dk / dv sums leave after the calls that add to
+    them. Rank 0 of a two-rank ring driven by hand, with receipts that note when they are read."""
+    kernel, bind = kernel_and_bind("causal", rng)
+    counting = CountingKernel(kernel)
+    q, k, v = qkv(rng, B=1, Hq=2, Hkv=2, Tq=T, Tkv=T, D=8)
+    mine, theirs = ring.shard_chunks(T, 2, "zigzag")
+    kept = lambda queries, keys: sum(1 for qa, qb in queries for ka, kb in keys if qb - 1 >= ka)  # causal
+    first_step = kept(mine, mine)
+    assert first_step > 0 and kept(mine, theirs) > 0
+    rows = lambda x, chunks: [(a, x[:, :, a:b]) for a, b in chunks]
+    kv = lambda chunks: [(a, k[:, :, a:b], v[:, :, a:b]) for a, b in chunks]
+    offsets = lambda shard: [piece[0] for piece in shard]
+    calls_when_read = []
+
+    def receipt(message):
+        def receive():
+            calls_when_read.append(counting.forwards + counting.backwards)
+            return message
+        return receive
+
+    g = ring.rank_forward(counting, rows(q, mine), kv(mine), 2, bind)
+    assert offsets(next(g)) == [a for a, _ in mine] and counting.forwards == 0  # handed over before any call
+    with pytest.raises(StopIteration):
+        g.send(receipt(kv(theirs)))
+    assert calls_when_read == [first_step]  # read once the first step's calls were made
+
+    out, lse = kernel.forward(q, k, v, bind, return_lse=True)
+    calls_when_read.clear()
+    counting.forwards = counting.backwards = 0
+    g = ring.rank_backward(counting, rows(q, mine), kv(mine), [o for _, o in rows(out, mine)],
+                           [np.ascontiguousarray(x) for _, x in rows(lse, mine)], [o for _, o in rows(out, mine)],
+                           2, bind)
+    assert offsets(next(g)) == [a for a, _ in mine] and counting.backwards == 0  # the keys leave first
+    sums = g.send(receipt(kv(theirs)))  # then the step's calls, then its sums
+    assert counting.backwards == first_step and len(sums) == len(mine) and calls_when_read == []
+    assert all(np.any(dk != 0) for dk, _ in sums)
+    sums = g.send(receipt(sums))  # the last step: the sums come back, then the keys are read
+    assert calls_when_read == [first_step, first_step] and counting.backwards == first_step + kept(mine, theirs)
+    with pytest.raises(StopIteration):
+        g.send(receipt(sums))
 
 
 def test_queries_no_shard_reaches_get_zero_and_minus_infinity(rng):
