@@ -70,6 +70,12 @@ struct DecodeTokenListConfig : DecodeConfig<kHeadDim_, kBlockN_, kStages_, Eleme
 
 namespace detail {
 
+// Whether a copy loop is rolled, as a type: the loop's unroll pragma is chosen at compile time.
+template <bool kRolled>
+struct Rolled {
+  static constexpr bool value = kRolled;
+};
+
 constexpr unsigned kFullWarp = 0xffffffffu;
 
 // Sequence b as the decode kernel reads it. kMayBeWhole: a program with token lists, whose plain
@@ -357,12 +363,14 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
   const unsigned short* gV = static_cast<const unsigned short*>(a.v) + (paged ? 0 : b * a.v_b) + hk * a.v_h;
   const unsigned sRing = sRings + warp * S * kSlotBytes;
 
-  // Copies the chunk's BN rows (row r from lane r's offset; rows without a key zero-filled).
-  auto copy_rows = [&](unsigned s_chunk, const unsigned short* g_base, long long offset, int key) {
+  // Copies the chunk's BN rows (row r from lane r's offset; rows without a key zero-filled). The
+  // prologue's chunks (once per CTA) are copied by a rolled loop, which takes ptxas a fifth less
+  // time over the kernel (bench/NOTES.md); the main loop's stay unrolled.
+  auto copy_rows = [&](unsigned s_chunk, const unsigned short* g_base, long long offset, int key, auto rolled) {
     constexpr int kPerRow = D / 8;  // 16-byte vectors per row
     constexpr int kVectors = BN * kPerRow;
-#pragma unroll
-    for (int it = 0; it < (kVectors + 31) / 32; ++it) {
+    constexpr int kSteps = (kVectors + 31) / 32;
+    auto copy_step = [&](int it) {
       const int i = lane + it * 32;
       const int r = (i / kPerRow) & 31;
       const long long row_offset = __shfl_sync(detail::kFullWarp, offset, r);
@@ -371,6 +379,13 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
         const int ch = i % kPerRow;
         cp_async_16(s_chunk + r * kRowBytes + ch * 16, ok ? g_base + row_offset + ch * 8 : g_base, ok);
       }
+    };
+    if constexpr (decltype(rolled)::value) {
+#pragma unroll 1
+      for (int it = 0; it < kSteps; ++it) copy_step(it);
+    } else {
+#pragma unroll
+      for (int it = 0; it < kSteps; ++it) copy_step(it);
     }
   };
 
@@ -391,7 +406,7 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
   // Issues this warp's next chunk that is not EMPTY into `slot` (K, then V: two commit groups;
   // two empty groups when none is left, so that the wait counts stay fixed). Gives the chunk's
   // class (-1: none) and this lane's key in it.
-  auto issue = [&](int slot, int& cls, int& key) {
+  auto issue = [&](int slot, int& cls, int& key, auto rolled) {
     cls = -1;
     for (; next < c_end; next += W) {
       if constexpr (kTokens) {
@@ -429,16 +444,16 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
       v_off = key * a.v_t;
     }
     const unsigned s_k = sRing + slot * kSlotBytes;
-    copy_rows(s_k, gK, k_off, key);
+    copy_rows(s_k, gK, k_off, key, rolled);
     cp_async_commit();
-    copy_rows(s_k + kChunkBytes, gV, v_off, key);
+    copy_rows(s_k + kChunkBytes, gV, v_off, key, rolled);
     cp_async_commit();
   };
 
   // Ring positions (warp-uniform class, per-lane key); position 0 is the chunk being computed.
   int ring_cls[S], ring_key[S];
 #pragma unroll
-  for (int s = 0; s < S - 1; ++s) issue(s, ring_cls[s], ring_key[s]);
+  for (int s = 0; s < S - 1; ++s) issue(s, ring_cls[s], ring_key[s], detail::Rolled<true>{});
   ring_cls[S - 1] = ring_key[S - 1] = -1;
 
   cp_async_wait<2 * (S - 1)>();  // Q has landed (this thread's part)
@@ -468,7 +483,7 @@ __device__ __forceinline__ void attention_decode(const DecodeArgs& a, const type
     const int key = ring_key[0];
     cp_async_wait<2 * S - 3>();  // K of the current chunk has landed (this lane's part)
     __syncwarp();                // ... and the warp's; the slot consumed last time is free
-    issue(slot == 0 ? S - 1 : slot - 1, ring_cls[S - 1], ring_key[S - 1]);
+    issue(slot == 0 ? S - 1 : slot - 1, ring_cls[S - 1], ring_key[S - 1], detail::Rolled<false>{});
 
     // ---- S = Q K^T
     float s[1][NN][4];
