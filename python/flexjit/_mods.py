@@ -167,19 +167,24 @@ def _is_bool(value):
     return isinstance(value, bool) or type(value).__name__ == "bool_"
 
 
+_tensor_declarations = {}  # (element type, rank) -> the declaration: one string per kind, not per call
+
+
 def _bound_form(value):
     """(declaration, the value as bound) for what a program takes as a runtime scalar or captured
     tensor; None for anything else (and for arrays of element types flexjit has no name for)."""
+    if _arrays.is_array(value):  # first: captured tensors are read at every call
+        key = (_arrays.dtype_name(value), len(value.shape))
+        declaration = _tensor_declarations.get(key)
+        if declaration is None and key[0] in _DECLARED_DTYPES:  # not fp8_e4m3: programs declare no FP8 tensors
+            declaration = _tensor_declarations[key] = f"Tensor[{_DECLARED_DTYPES[key[0]]}, {key[1]}]"
+        return (declaration, value) if declaration is not None else None
     if _is_bool(value):
         return "bool", bool(value)
     if isinstance(value, numbers.Integral):
         return "int", int(value)
     if isinstance(value, numbers.Real):
         return "float", float(value)
-    if _arrays.is_array(value):
-        dtype = _arrays.dtype_name(value)
-        if dtype in _DECLARED_DTYPES:  # not fp8_e4m3: programs declare no FP8 tensors
-            return f"Tensor[{_DECLARED_DTYPES[dtype]}, {len(value.shape)}]", value
     return None
 
 
