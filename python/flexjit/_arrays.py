@@ -123,7 +123,7 @@ def capsule(x):
     """What the C++ side reads: a DLPack capsule, or (capsule, type name) for integers holding
     another type: numpy bools (True: older numpy exports them only as bytes), Reinterpreted arrays
     and torch float8 tensors (whose own DLPack export varies with torch's version)."""
-    if type(x) in _torch_types or is_torch(x):  # the set first: one capsule per array per call
+    if is_torch(x):
         global _to_dlpack
         if _to_dlpack is None:
             from torch.utils.dlpack import to_dlpack as _to_dlpack

@@ -257,7 +257,7 @@ class Kernel:
             descales = (_descale(q, q_descale, "q_descale"), _descale(q, k_descale, "k_descale"),
                         _descale(q, v_descale, "v_descale"))
         self._native.forward(_arrays.capsule(q), _arrays.capsule(k), _arrays.capsule(v), _arrays.capsule(out),
-                             _optional(lse), bound_values(bind) if bind else {}, scale, _arrays.stream(q),
+                             _optional(lse), bound_values(bind), scale, _arrays.stream(q),
                              _optional(kv_lens), _optional(page_table),
                              _optional(self._block_mask_storage(q, k, kv_lens)), int(q_offset), int(kv_offset),
                              *descales)
