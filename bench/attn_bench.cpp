@@ -33,8 +33,10 @@
 // name (distinct keys the mask keeps, per list: one CTA reads them once for the query heads that
 // share the list; K rows only where v is k's first columns) / time.
 //
-// A host-cost figure opens every run on a GPU: the wall time per call of a tiny causal forward
-// enqueued back to back (bench/peers.py measures flexjit.torch the same way).
+// A host-cost figure opens every run on a GPU that selects it (no --only, or --only host_overhead):
+// the wall time per call of a tiny causal forward enqueued back to back (bench/peers.py measures
+// flexjit.torch the same way). Other runs leave it out, so that a profiler's trace of a config
+// (bench/kernel-times) holds that config's kernels alone.
 //
 // Forward + backward configs (fwdbwd_*: a prefill config's name with that prefix, the same shape,
 // program and mask): the training step's attention, the forward (with lse) then Kernel::backward
@@ -1319,8 +1321,9 @@ int main(int argc, char** argv) {
       if (matches(name, c.name)) take = true, used.insert(name);
     if (take) selected.push_back(std::move(c));
   }
+  bool time_host = opt.only.empty();  // measured below, before the configs
   for (const std::string& name : opt.only)
-    if (matches(name, "host_overhead")) used.insert(name);  // measured below, before the configs
+    if (matches(name, "host_overhead")) used.insert(name), time_host = true;
   for (const std::string& name : opt.only)
     if (!used.count(name)) {
       fmt::print(stderr, "attn_bench: unknown config '{}'\n", name);
@@ -1374,7 +1377,7 @@ int main(int argc, char** argv) {
 
   flexjit::Engine jit;
   std::optional<double> host_us;
-  if (g_gpu) {
+  if (g_gpu && time_host) {
     try {
       host_us = measure_host_us_per_call(jit);
       fmt::print("host cost per call: {:.1f} us (causal forward, B = H = 1, T = 128, D = 64, {} calls back to "

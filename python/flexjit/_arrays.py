@@ -117,19 +117,22 @@ def device_name(x):
 
 
 _to_dlpack = None  # torch's, found on the first tensor (an import statement per call costs)
+_torch_fp8 = None  # torch.float8_e4m3fn, found with it (absent from old torch versions)
 
 
 def capsule(x):
     """What the C++ side reads: a DLPack capsule, or (capsule, type name) for integers holding
     another type: numpy bools (True: older numpy exports them only as bytes), Reinterpreted arrays
     and torch float8 tensors (whose own DLPack export varies with torch's version)."""
-    if is_torch(x):
-        global _to_dlpack
+    # The known tensor class tested inline: this runs for every array of every call.
+    if type(x) in _torch_types or is_torch(x):
+        global _to_dlpack, _torch_fp8
         if _to_dlpack is None:
             from torch.utils.dlpack import to_dlpack as _to_dlpack
+            _torch_fp8 = getattr(sys.modules["torch"], "float8_e4m3fn", None)
         if x.requires_grad:
             x = x.detach()
-        if torch_dtype_name(x.dtype) == "fp8_e4m3":
+        if x.dtype is _torch_fp8:
             return (_to_dlpack(x.view(_torch_dtype("u8"))), "fp8_e4m3")
         return _to_dlpack(x)
     if type(x) is Reinterpreted:

@@ -252,8 +252,8 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
         except (CompileError, UnsupportedError) as e:
             _warn_fall_back(e)
             return _torch_flex_attention(args, fallback_kwargs)
-        wants_grad = torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad or
-                                                  any(getattr(x, "requires_grad", False) for x in bind.values()))
+        wants_grad = torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad or (
+            bool(bind) and any(getattr(x, "requires_grad", False) for x in bind.values())))
         if _eager_without_op and not wants_grad:
             # The kernel directly, with the values as bound (no split for an op's schema).
             with_lse = return_lse or getattr(return_aux, "lse", False)
