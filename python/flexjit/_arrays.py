@@ -53,7 +53,7 @@ def is_torch(x):
         return True
     if kind in _other_types:
         return False
-    if kind.__module__.startswith("torch") and hasattr(x, "data_ptr"):
+    if (kind.__module__ or "").startswith("torch") and hasattr(x, "data_ptr"):
         _torch_types.add(kind)
         return True
     if len(_other_types) < 64:  # bounded: a program may make classes without end
@@ -137,8 +137,9 @@ def capsule(x):
         return _to_dlpack(x)
     if type(x) is Reinterpreted:
         return (_numpy_capsule(x.bits), x.dtype_name)
-    import numpy
-
+    numpy = sys.modules.get("numpy")
+    if numpy is None or not isinstance(x, numpy.ndarray):  # another library's array: its own export
+        return x.__dlpack__()
     if x.dtype == numpy.bool_:
         return (_numpy_capsule(x.view(numpy.uint8)), True)
     return _numpy_capsule(x)
@@ -147,6 +148,9 @@ def capsule(x):
 def _numpy_capsule(x):
     # numpy refuses to export a read-only array (DLPack cannot say read-only); flexjit only reads
     # inputs, but a copy is the simple way through.
+    # DLPack has no byte order: a big-endian array crosses as a native-order copy.
+    if not x.dtype.isnative:
+        return x.astype(x.dtype.newbyteorder("=")).__dlpack__()
     return (x if x.flags.writeable else x.copy()).__dlpack__()
 
 

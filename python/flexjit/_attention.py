@@ -3,6 +3,7 @@ Python functions, on numpy arrays (cpu kernels) or torch tensors. flexjit.torch 
 autograd function and torch.compile support on these."""
 
 import collections
+import numbers
 import threading
 
 from . import _arrays, _flexjit, _kernel, _mods
@@ -55,23 +56,36 @@ _OTHER_OPTIONS = {"family": "family", "FAMILY": "family", "backward_family": "ba
 def _kernel_options(kernel_options):
     """FlexAttention's kernel_options as a hashable key of compile()'s options: family,
     backward_family, math, arch, and the tile fields given."""
+    if kernel_options is None:
+        return ()
+    if not isinstance(kernel_options, dict):
+        raise ArgumentError(f"kernel_options: expected a dict, got {type(kernel_options).__name__}")
     out, tile = [], []
-    for key, value in (kernel_options or {}).items():
+    for key, value in kernel_options.items():
         if key in _OTHER_OPTIONS:
             out.append((_OTHER_OPTIONS[key], str(value)))
         elif key in _TILE_OPTIONS:
             field = _TILE_OPTIONS[key]
-            tile.append((field, bool(value) if field in ("q_in_registers", "persistent") else int(value)))
+            if field in ("q_in_registers", "persistent"):
+                tile.append((field, bool(value)))
+            elif isinstance(value, numbers.Integral) and not isinstance(value, bool):
+                tile.append((field, int(value)))
+            else:
+                raise ArgumentError(f"kernel_options[{key!r}]: expected an int, got {value!r}")
     if tile:
         out.append(("tile", tuple(sorted(tile))))
     return tuple(sorted(out))
 
 
 def _check_heads(q, k, v, enable_gqa):
-    q_shape, k_shape = q.shape, k.shape
-    if len(q_shape) != 4 or len(k_shape) != 4 or len(v.shape) != 4:
+    try:
+        q_shape, k_shape, v_shape = q.shape, k.shape, v.shape
+    except AttributeError:  # not arrays: named (only here, off the calls' path)
+        _kernel._require_arrays(q=q, k=k, v=v)
+        raise
+    if len(q_shape) != 4 or len(k_shape) != 4 or len(v_shape) != 4:
         raise ArgumentError(f"q, k and v must be [B, H, T, D]; got ranks {len(q_shape)}, {len(k_shape)} and "
-                            f"{len(v.shape)}")
+                            f"{len(v_shape)}")
     hq, hkv = q_shape[1], k_shape[1]
     if hq != hkv and not enable_gqa:
         raise ArgumentError(f"q has {hq} heads and k {hkv}: pass enable_gqa=True for grouped-query attention")

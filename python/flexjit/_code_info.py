@@ -27,12 +27,19 @@ class CodeInfo:
         self.node = node
         self.reads = reads
         self.is_lambda = isinstance(node, ast.Lambda)
+        # Every name the function or a scope inside it binds: what a captured value's name in the
+        # program must not be, or the copied lines would read the local instead.
+        self.local_names = _bound_names(node)
 
     def text(self, lineno):
         return self.lines[lineno - 1].rstrip("\n")
 
     def col(self, lineno, byte_col):
         return char_col(self.text(lineno), byte_col)
+
+
+class SourceUnreadable(Exception):
+    """The file a function comes from cannot be parsed now (edited after import, or not Python)."""
 
 
 _lock = threading.Lock()
@@ -54,7 +61,12 @@ def code_info(fn):
             return None
         parsed = _files.get(code.co_filename)
         if parsed is None or parsed[0] is not lines:
-            tree = ast.parse("".join(lines), code.co_filename)
+            try:
+                tree = ast.parse("".join(lines), code.co_filename)
+            except (SyntaxError, ValueError) as e:  # ValueError: NUL bytes
+                where = f" at line {e.lineno}" if getattr(e, "lineno", None) else ""
+                raise SourceUnreadable(f"{code.co_filename} does not parse now ({getattr(e, 'msg', e)}{where}); was "
+                                       "it edited after the function was defined?") from None
             parents = {child: n for n in ast.walk(tree) for child in ast.iter_child_nodes(n)}
             parsed = _files[code.co_filename] = (lines, tree, parents)
         node = _function_node(code, parsed[1])
@@ -84,10 +96,10 @@ def _function_node(code, tree):
 
 
 def _reads(fn_node, parents):
-    local = _local_names(fn_node)
+    scopes = {}  # scope node -> the names it binds
     out = []
     for name_node in _loads(fn_node):
-        if name_node.id in local:
+        if _bound_in_a_scope(name_node, fn_node, parents, scopes):
             continue
         nodes, steps = [name_node], []
         while True:
@@ -103,16 +115,57 @@ def _reads(fn_node, parents):
     return out
 
 
-def _local_names(fn_node):
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
+           ast.GeneratorExp)
+
+
+def _bound_names(node):
+    """The names bound anywhere in a function, its nested scopes included."""
     names = set()
-    for n in ast.walk(fn_node):
+    for n in ast.walk(node):
         if isinstance(n, ast.arg):
             names.add(n.arg)
         elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
             names.add(n.id)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not fn_node:
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not node:
             names.add(n.name)
     return names
+
+
+def _scope_names(scope):
+    """The names one scope binds itself: its parameters, and the names stored or defined in it
+    outside the scopes nested in it."""
+    names = {a.arg for a in ast.walk(scope.args) if isinstance(a, ast.arg)} if hasattr(scope, "args") else set()
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            names.add(n.id)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(n.name)
+        if isinstance(n, _SCOPES):
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+    if isinstance(scope, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        for comp in scope.generators:  # the targets, written inside the comprehension's node
+            names |= {t.id for t in ast.walk(comp.target) if isinstance(t, ast.Name)}
+    return names
+
+
+def _bound_in_a_scope(name_node, fn_node, parents, scopes):
+    """Whether a name read is bound by the function or by a scope inside it that holds the read."""
+    node = name_node
+    while node is not None:
+        if isinstance(node, _SCOPES):
+            names = scopes.get(node)
+            if names is None:
+                names = scopes[node] = _scope_names(node)
+            if name_node.id in names:
+                return True
+        if node is fn_node:
+            return False
+        node = parents.get(node)
+    return False
 
 
 def _loads(fn_node):

@@ -59,7 +59,7 @@ def load_program(source_or_path, name=None):
     if isinstance(source_or_path, os.PathLike):
         return _flexjit.Program.from_file(os.fspath(source_or_path))
     if not isinstance(source_or_path, str):
-        raise TypeError(f"expected program text or a path, got {type(source_or_path).__name__}")
+        raise ArgumentError(f"expected program text or a path, got {type(source_or_path).__name__}")
     if "\n" not in source_or_path and (source_or_path.endswith(".py") or os.path.isfile(source_or_path)):
         return _flexjit.Program.from_file(source_or_path)
     return _flexjit.Program.from_source(source_or_path, name or "program.py")
@@ -76,16 +76,45 @@ def compile(source_or_path, head_dim=128, dtype="bf16", device="cuda", *, arch="
     first that serves the target). Raises flexjit.CompileError with diagnostics pointing into the
     program, UnsupportedError for a shape the kernels do not serve."""
     program = load_program(source_or_path, name)
-    device = "cpu" if str(device) == "cpu" else "cuda"
+    device = _device_kind(device)
+    if math not in ("fast", "exact"):
+        raise ArgumentError(f"math: expected 'fast' or 'exact', got {math!r}")
+    for what, value in (("head_dim", head_dim), ("head_dim_v", head_dim_v)):
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or not 0 <= value < 1 << 31:
+            raise ArgumentError(f"{what}: expected a non-negative int, got {value!r}")
+    if tile is not None and not isinstance(tile, dict):
+        raise ArgumentError(f"tile: expected a dict of tile fields (block_m, block_n, ...), got {type(tile).__name__}")
     native = engine().compile(program, head_dim, getattr(_flexjit.DType, kernel_dtype(dtype)), device, arch,
                               family, math, tile=None if tile is None else dict(tile), head_dim_v=int(head_dim_v),
                               backward_family=backward_family)
     return Kernel(native, program)
 
 
+def _device_kind(device):
+    """"cpu" or "cuda" for a device given as a string or torch.device ("cuda:1" is a CUDA device)."""
+    text = str(device)
+    if text == "cpu" or text == "cuda" or text.startswith("cuda:"):
+        return "cpu" if text == "cpu" else "cuda"
+    raise ArgumentError(f"device: expected 'cpu' or 'cuda', got {device!r}")
+
+
+def _scale(scale):
+    """A call's scale as a float (None: 1 / sqrt(head dim), the kernel's default)."""
+    if scale is None or type(scale) is float:
+        return scale
+    try:
+        if isinstance(scale, (str, bytes)):  # float() would parse them
+            raise TypeError
+        return float(scale)
+    except (TypeError, ValueError, OverflowError):
+        raise ArgumentError(f"scale: expected a number, got {scale!r}") from None
+
+
 def bound_values(bind):
     """{name: value} for the C++ side: bools, ints and floats as they are, arrays as capsules."""
     out = {}
+    if bind is not None and not isinstance(bind, dict):
+        raise ArgumentError(f"bind: expected a dict of names to values, got {type(bind).__name__}")
     for name, value in (bind or {}).items():
         if isinstance(value, bool):
             out[name] = value
@@ -257,7 +286,7 @@ class Kernel:
             descales = (_descale(q, q_descale, "q_descale"), _descale(q, k_descale, "k_descale"),
                         _descale(q, v_descale, "v_descale"))
         self._native.forward(_arrays.capsule(q), _arrays.capsule(k), _arrays.capsule(v), _arrays.capsule(out),
-                             _optional(lse), bound_values(bind), scale, _arrays.stream(q),
+                             _optional(lse), bound_values(bind), _scale(scale), _arrays.stream(q),
                              _optional(kv_lens), _optional(page_table),
                              _optional(self._block_mask_storage(q, k, kv_lens)), int(q_offset), int(kv_offset),
                              *descales)
@@ -288,7 +317,7 @@ class Kernel:
         capture_grads = capture_gradient_arrays(bind, grads)
         self._native.backward(_arrays.capsule(q), _arrays.capsule(k), _arrays.capsule(v), _arrays.capsule(out),
                               _arrays.capsule(lse), _arrays.capsule(dout), _arrays.capsule(dq), _arrays.capsule(dk),
-                              _arrays.capsule(dv), bound_values(bind), scale,
+                              _arrays.capsule(dv), bound_values(bind), _scale(scale),
                               {n: _arrays.capsule(g) for n, g in capture_grads.items()}, _arrays.stream(q),
                               bool(deterministic), int(q_offset), int(kv_offset))
         return (dq, dk, dv, capture_grads) if grads else (dq, dk, dv)

@@ -21,15 +21,16 @@ again."""
 
 import collections
 import functools
+import keyword
 import numbers
 import threading
 import types
 import weakref
 
 from . import _arrays
-from ._code_info import code_info
+from ._code_info import SourceUnreadable, code_info
 from ._source_map import Line, copied_line, format_block
-from .errors import CompileError, Diagnostic
+from .errors import ArgumentError, CompileError, Diagnostic
 
 ENTRY_POINTS = ("mask_mod", "score_mod", "sink")
 
@@ -42,6 +43,10 @@ _RESERVED = set(ENTRY_POINTS) | {"partial", "torch", "math", "and_masks", "or_ma
 _DECLARED_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "f32": "float32", "f64": "float64", "i8": "int8",
                     "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8", "boolean": "bool"}
 _PROGRAMS_KEPT = 1024  # translations remembered by key (least recently used go)
+# Functions reached one inside another's reads (helpers calling helpers, closures of closures):
+# beyond this the walk stops with an error rather than Python's recursion limit. The compiler's
+# inliner has its own, lower limit on calls.
+_MAX_FUNCTION_DEPTH = 64
 
 
 class Translation:
@@ -88,27 +93,29 @@ def translate(**entries):
                 return known[0], dict(zip(known[0].names, values))
     for role, fn in entries.items():
         if fn is not None and not callable(fn):
-            raise TypeError(f"{role} must be a function, got {type(fn).__name__}")
+            raise ArgumentError(f"{role} must be a function (or None), got a {type(fn).__name__}")
     mods_key = (id(mask_mod), id(score_mod), id(sink))
-    quick = _Walk(writing=False)
-    key = quick.run(entries)
+    walk = _Walk(writing=False)
+    key = walk.run(entries)
     with _programs_lock:
         translation = _programs.get(key)
         if translation is not None:
             _programs.move_to_end(key)
     if translation is None:
-        full = _Walk(writing=True)
-        full.run(entries)
-        routes = tuple(route for route, check, _ in full.checks if check == "bound")  # one per name, in order
-        translation = Translation(full.program_lines(), full.names, routes, full.fallback or ("<flexjit>", 0))
+        # The writing walk reads everything again: its own key, checks and values go with the
+        # program it writes (a property may give another kind of value the second time).
+        walk = _Walk(writing=True, avoid=walk.builtin_reads)
+        key = walk.run(entries)
+        routes = tuple(route for route, check, _ in walk.checks if check == "bound")  # one per name, in order
+        translation = Translation(walk.program_lines(), walk.names, routes, walk.fallback or ("<flexjit>", 0))
     with _programs_lock:
         _programs[key] = translation
-        _by_mods[mods_key] = (translation, tuple(quick.checks), tuple(map(_weak, mods)))
+        _by_mods[mods_key] = (translation, tuple(walk.checks), tuple(map(_weak, mods)))
         _by_mods.move_to_end(mods_key)
         for memo in (_programs, _by_mods):
             while len(memo) > _PROGRAMS_KEPT:
                 memo.popitem(last=False)
-    return translation, dict(zip(translation.names, quick.values))
+    return translation, dict(zip(translation.names, walk.values))
 
 
 def _values_if_unchanged(entries, checks):
@@ -205,8 +212,16 @@ class _Walk:
     """One walk over the mods and everything they reach. Both kinds collect the values to bind
     (in order) and the key; a writing walk also writes the program's lines."""
 
-    def __init__(self, writing):
+    def __init__(self, writing, avoid=frozenset()):
         self.writing = writing
+        # Names the copied functions read as builtins or leave undefined (a first walk's
+        # builtin_reads): a value declared so at the top would shadow them in every function.
+        self.avoid = avoid
+        self.builtin_reads = set()
+        # The names the function whose reads are being walked binds (its scopes included): the
+        # name a read is replaced by must not be one of them, or the copy would read the local.
+        self.scope_locals = frozenset()
+        self.depth = 0  # functions being walked, one inside another's reads
         self.key = []
         self.values = []
         self.names = []         # writing: the declared name of each value, in order
@@ -239,9 +254,11 @@ class _Walk:
     # --- names -------------------------------------------------------------------------------
 
     def fresh(self, preferred):
-        base = preferred if preferred.isidentifier() else "_capture"
+        # The program's lexer takes ASCII identifiers; keywords (None, True, class) name nothing.
+        readable = preferred.isidentifier() and preferred.isascii() and not keyword.iskeyword(preferred)
+        base = preferred if readable else "_capture"
         name, n = base, 2
-        while name in self.used:
+        while name in self.used or name in self.avoid or name in self.scope_locals:
             name, n = f"{base}_{n}", n + 1
         self.used.add(name)
         return name
@@ -355,13 +372,26 @@ class _Walk:
     # --- functions ---------------------------------------------------------------------------
 
     def function(self, fn, site, node):
-        info = code_info(fn)
+        try:
+            info = code_info(fn)
+        except SourceUnreadable as e:
+            self.fail(site, node, f"the source of {fn.__qualname__!r} cannot be read: {e}")
         if info is None:
             self.fail(site, node, f"the source of {fn.__qualname__!r} is not available (a function typed into an "
                                   "interactive session or made by exec); define it in a file")
         new, name = self.first_visit(fn, "_lambda" if info.is_lambda else fn.__name__)
         if not new:
             return name
+        if self.depth >= _MAX_FUNCTION_DEPTH:
+            self.fail(site, node, f"functions reach one another more than {_MAX_FUNCTION_DEPTH} deep (the mods' "
+                                  "calls and closures); a kernel inlines every call")
+        self.depth += 1
+        try:
+            return self.copied_function(fn, info, name)
+        finally:
+            self.depth -= 1
+
+    def copied_function(self, fn, info, name):
         self.key.append(("function", fn.__code__, fn.__code__.co_filename, fn.__name__))
         self.checks.append((tuple(self.route), "code", fn.__code__))
         if self.fallback is None:
@@ -376,6 +406,7 @@ class _Walk:
             found, value, where = _lookup(fn, read.name)
             if not found:  # a builtin, or undefined: the compiler reports it where it is used
                 self.checks.append((tuple(self.route), "undefined", read.name))
+                self.builtin_reads.add(read.name)
                 continue
             taken = 0
             while not _usable(value) and taken < len(read.steps):
@@ -384,8 +415,12 @@ class _Walk:
             expr_node = read.nodes[taken]
             read_key = (read.name, taken, tuple(read.steps[:taken]))
             if read_key not in reads:
-                reads[read_key] = self.value_at([where] + list(read.steps[:taken]), value,
-                                                _preferred_name(read, taken), info, expr_node)
+                outer, self.scope_locals = self.scope_locals, info.local_names
+                try:
+                    reads[read_key] = self.value_at([where] + list(read.steps[:taken]), value,
+                                                    _preferred_name(read, taken), info, expr_node)
+                finally:
+                    self.scope_locals = outer
             if self.writing:
                 self.replace(info, expr_node, reads[read_key], replacements)
         if self.writing:

@@ -1,0 +1,205 @@
+"""What users feed the Python front end that it once got wrong: captured values whose names collide
+with the mod's own names (parameters, locals, builtins, keywords), names bound only in a nested
+scope, a value that reads differently on a second look, files that no longer parse, chains of
+functions too deep to walk, and arguments of the wrong kind. Each gives the right result or one of
+flexjit's own errors naming the problem; never another exception, never a wrong answer."""
+
+import functools
+import importlib
+import linecache
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import flexjit
+from conftest import qkv
+from flexjit import _mods
+from flexjit.errors import ArgumentError, CompileError
+
+
+def same_as(mask_mod, reference, **kw):
+    """flexjit's output under mask_mod equals its output under the plainly written reference."""
+    q, k, v = qkv(np.random.default_rng(5), Hkv=4, Tq=33, Tkv=33)
+    got = flexjit.attention(q, k, v, mask_mod=mask_mod, **kw)
+    want = flexjit.attention(q, k, v, mask_mod=reference, **kw)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_captured_value_named_like_a_parameter_is_not_the_parameter():
+    d = {"q_idx": 3, "h": 1}
+
+    def mask(b, h, q_idx, kv_idx):
+        return (kv_idx <= d["q_idx"]) | (h == d["h"])
+
+    def reference(b, h, q_idx, kv_idx):
+        return (kv_idx <= 3) | (h == 1)
+
+    same_as(mask, reference)
+
+
+def test_a_captured_value_named_like_the_local_it_is_assigned_to():
+    class Config:
+        window = 5
+
+    cfg = Config()
+
+    def mask(b, h, q_idx, kv_idx):
+        window = cfg.window  # the FlexAttention idiom `slopes = self.slopes`
+        return (q_idx >= kv_idx) & (q_idx - kv_idx < window)
+
+    def reference(b, h, q_idx, kv_idx):
+        return (q_idx >= kv_idx) & (q_idx - kv_idx < 5)
+
+    same_as(mask, reference)
+
+
+def test_a_captured_value_named_like_a_builtin_the_mod_calls():
+    d = {"abs": 4}
+
+    def mask(b, h, q_idx, kv_idx):
+        return abs(q_idx - kv_idx) < d["abs"]
+
+    def reference(b, h, q_idx, kv_idx):
+        return abs(q_idx - kv_idx) < 4
+
+    same_as(mask, reference)
+
+
+def test_captured_values_under_keys_that_are_keywords_or_not_ascii():
+    d = {None: 2, "True": 7, "class": 1, "ω": 0}
+
+    def mask(b, h, q_idx, kv_idx):
+        return (q_idx - kv_idx < d[None] + d["True"] + d["class"] + d["ω"]) & (q_idx >= kv_idx)
+
+    def reference(b, h, q_idx, kv_idx):
+        return (q_idx - kv_idx < 10) & (q_idx >= kv_idx)
+
+    same_as(mask, reference)
+
+
+W = 3
+
+
+def test_a_global_that_a_nested_lambda_takes_as_a_parameter():
+    def mask(b, h, q_idx, kv_idx):
+        plus_one = lambda W: W + 1  # noqa: E731 - this W is the lambda's own
+        return (q_idx - kv_idx < plus_one(W)) & (q_idx >= kv_idx)
+
+    def reference(b, h, q_idx, kv_idx):
+        return (q_idx - kv_idx < 4) & (q_idx >= kv_idx)
+
+    same_as(mask, reference)
+
+
+def test_a_value_that_reads_differently_the_second_time_gets_a_program_of_its_kind():
+    """The writing walk reads the values again; its program is kept under what it read."""
+    class Flaky:
+        reads = 0
+
+        @property
+        def w(self):
+            Flaky.reads += 1
+            return 5.5 if Flaky.reads == 2 else 5
+
+    cfg = Flaky()
+
+    def mask(b, h, q_idx, kv_idx):
+        return q_idx - kv_idx < cfg.w
+
+    translation, bind = _mods.translate(mask_mod=mask)
+    (name,) = bind
+    declared = "float" if isinstance(bind[name], float) else "int"
+    assert f"{name}: {declared}" in translation.text
+
+
+def test_a_file_that_no_longer_parses_is_named(tmp_path, monkeypatch):
+    path = tmp_path / "edited_mods.py"
+    path.write_text("def mask(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("edited_mods")
+    try:
+        path.write_text("def mask(b, h, q_idx, kv_idx):\n    return q_idx >= \n")
+        linecache.checkcache(str(path))
+        with pytest.raises(CompileError, match=r"edited_mods\.py does not parse now .*edited after"):
+            _mods.translate(mask_mod=module.mask)
+    finally:
+        sys.modules.pop("edited_mods", None)
+
+
+def test_closures_wrapped_a_thousand_deep_are_refused_in_bounded_depth():
+    def wrap(f):
+        def g(b, h, q_idx, kv_idx):
+            return f(b, h, q_idx, kv_idx)
+        return g
+
+    def causal(b, h, q_idx, kv_idx):
+        return q_idx >= kv_idx
+
+    mask = causal
+    for _ in range(1000):
+        mask = wrap(mask)
+    with pytest.raises(CompileError, match="more than 64 deep"):
+        _mods.translate(mask_mod=mask)
+
+
+def causal(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda q, k, v: flexjit.attention(q, k, v, mask_mod=3), "mask_mod must be a function"),
+    (lambda q, k, v: flexjit.attention([[1.0]], k, v), "q: expected an array"),
+    (lambda q, k, v: flexjit.attention(q, k, v, mask_mod=causal, scale="0.5"), "scale: expected a number"),
+    (lambda q, k, v: flexjit.attention(q, k, v, mask_mod=causal, scale=10 ** 400), "scale: expected a number"),
+    (lambda q, k, v: flexjit.attention(q, k, v, mask_mod=causal, kernel_options={"BLOCK_M": "abc"}),
+     r"kernel_options\['BLOCK_M'\]: expected an int"),
+    (lambda q, k, v: flexjit.attention(q, k, v, mask_mod=causal, kernel_options=[1]), "kernel_options: expected a dict"),
+    (lambda q, k, v: flexjit.compile("def mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n", 16, "float32",
+                                     "cpu", math="Exact"), "math: expected 'fast' or 'exact'"),
+    (lambda q, k, v: flexjit.compile("def mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n", 16, "float32",
+                                     "CPU"), "device: expected 'cpu' or 'cuda'"),
+    (lambda q, k, v: flexjit.compile("def mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n", "16",
+                                     "float32", "cpu"), "head_dim: expected a non-negative int"),
+    (lambda q, k, v: flexjit.compile(b"def mask_mod(b, h, q_idx, kv_idx): return True\n", 16, "float32", "cpu"),
+     "expected program text or a path"),
+])
+def test_arguments_of_the_wrong_kind_are_named(call, message):
+    q, k, v = qkv(np.random.default_rng(1), Hkv=4, Tq=8, Tkv=8)
+    with pytest.raises(ArgumentError, match=message):
+        call(q, k, v)
+
+
+def test_a_kernel_bound_with_something_not_a_dict_is_told_so():
+    kernel = flexjit.compile(textwrap.dedent("""\
+        window: int
+
+        def mask_mod(b, h, q_idx, kv_idx):
+            return q_idx - kv_idx < window
+        """), 16, "float32", "cpu")
+    q, k, v = qkv(np.random.default_rng(1), Hkv=4, Tq=8, Tkv=8)
+    with pytest.raises(ArgumentError, match="bind: expected a dict"):
+        kernel.forward(q, k, v, bind=5)
+
+
+def test_big_endian_arrays_are_read_by_value():
+    q, k, v = qkv(np.random.default_rng(2), Hkv=4, Tq=16, Tkv=16)
+    offsets = np.arange(16, dtype=">i4")  # a captured table in big-endian order
+
+    def mask(b, h, q_idx, kv_idx):
+        return offsets[q_idx] >= offsets[kv_idx]
+
+    got = flexjit.attention(q.astype(">f4"), k, v.astype(">f4"), mask_mod=mask)
+    want = flexjit.attention(q, k, v, mask_mod=causal)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_a_partial_of_a_mod_keeps_its_keywords_names():
+    """Names the program declares at the top, outside any function, need not avoid the functions'
+    parameters: bound gradients and values keep the names the user wrote."""
+    def band(b, h, q_idx, kv_idx, lo, hi):
+        return (q_idx - kv_idx >= lo) & (q_idx - kv_idx <= hi)
+
+    _, bind = _mods.translate(mask_mod=functools.partial(band, lo=1, hi=4))
+    assert bind == {"lo": 1, "hi": 4}
