@@ -45,6 +45,7 @@ class SourceUnreadable(Exception):
 _lock = threading.Lock()
 _files = {}  # file name -> (the lines linecache gave, their ast, child -> parent)
 _infos = {}  # (code object, file name) -> CodeInfo
+_compiled = {}  # file name -> (the lines linecache gave, the module code compiled from them)
 
 
 def code_info(fn):
@@ -72,8 +73,35 @@ def code_info(fn):
         node = _function_node(code, parsed[1])
         if node is None:
             return None
+        if not _same_code(code, node, parsed):
+            raise SourceUnreadable(f"{code.co_filename} has changed since {fn.__qualname__!r} was defined (its "
+                                   "lines now compile to other code); reload the module or restart")
         info = _infos[key] = CodeInfo(code.co_filename, lines, node, _reads(node, parsed[2]))
         return info
+
+
+def _same_code(code, node, parsed):
+    """Whether the file's text, as linecache has it now, still compiles the function to the code it
+    runs (else the copy would be of lines Python does not run). Functions with an assert are taken
+    as they are: test runners rewrite asserts in the code they import."""
+    if any(isinstance(n, ast.Assert) for n in ast.walk(node)):
+        return True
+    lines, tree = parsed[0], parsed[1]
+    compiled = _compiled.get(code.co_filename)
+    if compiled is None or compiled[0] is not lines:
+        try:
+            module = compile(tree, code.co_filename, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):  # parsed but refused by the compiler: nothing to compare
+            return True
+        compiled = _compiled[code.co_filename] = (lines, module)
+    stack = [compiled[1]]
+    while stack:
+        candidate = stack.pop()
+        if (candidate.co_name == code.co_name and candidate.co_firstlineno == code.co_firstlineno
+                and candidate.co_code == code.co_code and candidate.co_names == code.co_names):
+            return True
+        stack.extend(c for c in candidate.co_consts if isinstance(c, type(code)))
+    return False
 
 
 def _function_node(code, tree):

@@ -195,6 +195,23 @@ def _bound_form(value):
     return None
 
 
+_LRU_CACHE_WRAPPER = type(functools.lru_cache(maxsize=None)(lambda: None))
+
+
+def _unwrapped(value):
+    """(attribute, function) of what a decorator that leaves a function unchanged wraps
+    (functools.lru_cache and cache, torch.compile), else None."""
+    if isinstance(value, _LRU_CACHE_WRAPPER):
+        return "__wrapped__", value.__wrapped__
+    if isinstance(value, (types.FunctionType, functools.partial)):
+        return None
+    try:
+        inner = getattr(value, "_torchdynamo_orig_callable", None)  # what torch.compile returns
+    except Exception:  # noqa: BLE001 - the user's object raised: not a wrapper
+        return None
+    return ("_torchdynamo_orig_callable", inner) if isinstance(inner, types.FunctionType) else None
+
+
 def _usable(value):
     """Values a program can use as they are; reads of anything else go on into attributes and items."""
     if value is None or _is_bool(value) or isinstance(value, numbers.Number) or _arrays.is_array(value):
@@ -284,6 +301,9 @@ class _Walk:
             return self.bound(form[1], form[0], preferred)
         if _arrays.is_array(value):
             self.fail(site, node, f"{preferred!r} has elements of type {value.dtype}, which flexjit cannot read")
+        unwrapped = _unwrapped(value)
+        if unwrapped is not None:  # a decorator that leaves the function as it was (docs/language.md)
+            return self.value_at([("attr", unwrapped[0])], unwrapped[1], preferred, site, node)
         self.checks.append((tuple(self.route), "same", _weak(value)))  # the program was made from this object
         if value is None:
             self.key.append(None)

@@ -203,3 +203,33 @@ def test_a_partial_of_a_mod_keeps_its_keywords_names():
 
     _, bind = _mods.translate(mask_mod=functools.partial(band, lo=1, hi=4))
     assert bind == {"lo": 1, "hi": 4}
+
+
+def test_a_file_edited_after_import_is_not_copied_silently(tmp_path, monkeypatch):
+    """Python runs the code it imported; flexjit reads the file. Lines that now compile to other
+    code (an operator turned round) are refused rather than compiled."""
+    path = tmp_path / "turned_mods.py"
+    path.write_text("def mask(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("turned_mods")
+    try:
+        path.write_text("def mask(b, h, q_idx, kv_idx):\n    return q_idx <= kv_idx\n")
+        linecache.checkcache(str(path))
+        with pytest.raises(CompileError, match=r"turned_mods\.py has changed since 'mask' was defined"):
+            _mods.translate(mask_mod=module.mask)
+    finally:
+        sys.modules.pop("turned_mods", None)
+
+
+def test_a_mod_under_lru_cache_is_the_function_it_wraps():
+    @functools.lru_cache(maxsize=None)
+    def near(distance):
+        return distance < 3
+
+    def mask(b, h, q_idx, kv_idx):
+        return near(q_idx - kv_idx) & (q_idx >= kv_idx)
+
+    def reference(b, h, q_idx, kv_idx):
+        return (q_idx - kv_idx < 3) & (q_idx >= kv_idx)
+
+    same_as(functools.cache(mask), reference)
