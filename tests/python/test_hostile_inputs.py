@@ -114,18 +114,27 @@ def test_a_value_that_reads_differently_the_second_time_gets_a_program_of_its_ki
     assert f"{name}: {declared}" in translation.text
 
 
-def test_a_file_that_no_longer_parses_is_named(tmp_path, monkeypatch):
-    path = tmp_path / "edited_mods.py"
-    path.write_text("def mask(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n")
+def edited_after_import(tmp_path, monkeypatch, name, before, after):
+    """The function `mask` of a module imported from `before`, its file then rewritten to `after`
+    (linecache told), as a notebook's file is edited while the process runs."""
+    path = tmp_path / f"{name}.py"
+    path.write_text(before)
     monkeypatch.syspath_prepend(str(tmp_path))
-    module = importlib.import_module("edited_mods")
-    try:
-        path.write_text("def mask(b, h, q_idx, kv_idx):\n    return q_idx >= \n")
-        linecache.checkcache(str(path))
-        with pytest.raises(CompileError, match=r"edited_mods\.py does not parse now .*edited after"):
-            _mods.translate(mask_mod=module.mask)
-    finally:
-        sys.modules.pop("edited_mods", None)
+    module = importlib.import_module(name)
+    sys.modules.pop(name)
+    path.write_text(after)
+    linecache.checkcache(str(path))
+    return module.mask
+
+
+CAUSAL_FILE = "def mask(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n"
+
+
+def test_a_file_that_no_longer_parses_is_named(tmp_path, monkeypatch):
+    mask = edited_after_import(tmp_path, monkeypatch, "edited_mods", CAUSAL_FILE,
+                               "def mask(b, h, q_idx, kv_idx):\n    return q_idx >= \n")
+    with pytest.raises(CompileError, match=r"edited_mods\.py does not parse now .*edited after"):
+        _mods.translate(mask_mod=mask)
 
 
 def test_closures_wrapped_a_thousand_deep_are_refused_in_bounded_depth():
@@ -208,17 +217,9 @@ def test_a_partial_of_a_mod_keeps_its_keywords_names():
 def test_a_file_edited_after_import_is_not_copied_silently(tmp_path, monkeypatch):
     """Python runs the code it imported; flexjit reads the file. Lines that now compile to other
     code (an operator turned round) are refused rather than compiled."""
-    path = tmp_path / "turned_mods.py"
-    path.write_text("def mask(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    module = importlib.import_module("turned_mods")
-    try:
-        path.write_text("def mask(b, h, q_idx, kv_idx):\n    return q_idx <= kv_idx\n")
-        linecache.checkcache(str(path))
-        with pytest.raises(CompileError, match=r"turned_mods\.py has changed since 'mask' was defined"):
-            _mods.translate(mask_mod=module.mask)
-    finally:
-        sys.modules.pop("turned_mods", None)
+    mask = edited_after_import(tmp_path, monkeypatch, "turned_mods", CAUSAL_FILE, CAUSAL_FILE.replace(">=", "<="))
+    with pytest.raises(CompileError, match=r"turned_mods\.py has changed since 'mask' was defined"):
+        _mods.translate(mask_mod=mask)
 
 
 def test_a_mod_under_lru_cache_is_the_function_it_wraps():
