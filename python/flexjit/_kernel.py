@@ -28,6 +28,10 @@ def _join_ahead_threads():
         thread.join()
 
 
+# Kernel.kept_pairs evaluates the mask at most this many times (about 10 s on one core): a
+# larger budget would run without bound.
+_KEPT_PAIRS_MAX_BUDGET = 1 << 28
+
 _engine_lock = threading.Lock()
 _engine = None
 
@@ -220,8 +224,11 @@ class Kernel:
         chunk edges [0, e_1, ..., T]; returns n rows of n numbers (query chunk, key chunk), summed
         over batch entries [0, B) and heads [0, H) with bind's values (CUDA tensors are copied to
         the host). Exact when T^2 * B * H <= budget, else estimated from about `budget` evenly
-        spaced samples; block and token lists are not consulted. Host evaluation of mask_mod only:
+        spaced samples (budget: at most 2^28 evaluations, about 10 s); block and token lists are not consulted. Host evaluation of mask_mod only:
         nothing compiles or runs. What flexjit.ring.balanced_chunks balances."""
+        if not isinstance(budget, numbers.Integral) or not 0 < budget <= _KEPT_PAIRS_MAX_BUDGET:
+            raise ArgumentError(f"budget: expected an int in [1, {_KEPT_PAIRS_MAX_BUDGET}] (mask evaluations), got "
+                                f"{budget!r}")
         host = {name: _arrays.on_host(x) for name, x in (bind or {}).items()}
         flat = self._native.kept_pairs([int(e) for e in bounds], int(B), int(H), bound_values(host), int(budget))
         n = len(bounds) - 1
@@ -310,6 +317,8 @@ class Kernel:
         order, a kernel of its own compiled on first use; dk and dv always are). q_offset,
         kv_offset: the forward call's global positions."""
         _require_arrays(q=q, k=k, v=v, out=out, lse=lse, dout=dout)
+        if isinstance(grads, (str, bytes)):
+            raise ArgumentError(f"grads: expected a sequence of names, got the string {grads!r}")
         dq = _arrays.empty(q, tuple(q.shape), _arrays.dtype_name(q) or self.dtype)
         dk = _arrays.empty(k, tuple(k.shape), _arrays.dtype_name(k) or self.dtype)
         dv = _arrays.empty(v, tuple(v.shape), _arrays.dtype_name(v) or self.dtype)

@@ -234,3 +234,13 @@ def test_a_mod_under_lru_cache_is_the_function_it_wraps():
         return (q_idx - kv_idx < 3) & (q_idx >= kv_idx)
 
     same_as(functools.cache(mask), reference)
+
+
+def test_counting_kept_pairs_is_bounded_and_grads_are_names():
+    kernel = flexjit.compile("def mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n", 16, "float32", "cpu")
+    with pytest.raises(ArgumentError, match=r"budget: expected an int in \[1, 268435456\]"):
+        kernel.kept_pairs([0, 10 ** 6], budget=1 << 62)
+    q, k, v = qkv(np.random.default_rng(1), Hkv=4, Tq=8, Tkv=8)
+    out, lse = kernel.forward(q, k, v, return_lse=True)
+    with pytest.raises(ArgumentError, match="grads: expected a sequence of names, got the string 'ab'"):
+        kernel.backward(q, k, v, out, lse, out, grads="ab")
