@@ -48,7 +48,8 @@ def engine():
 def kernel_dtype(dtype):
     """flexjit's name ("bf16", "fp16", "f32", "fp8_e4m3") of a dtype given as a string, numpy or
     torch dtype."""
-    text = dtype if isinstance(dtype, str) else str(getattr(dtype, "name", dtype))
+    # numpy and torch dtypes by name; numpy's scalar types (np.float32) by their class's name.
+    text = dtype if isinstance(dtype, str) else str(getattr(dtype, "name", None) or getattr(dtype, "__name__", dtype))
     name = _DTYPE_NAMES.get(text)
     if name is None:
         raise UnsupportedError(f"dtype {text!r} is not a kernel element type; use bf16, fp16, fp8_e4m3 or float32 "

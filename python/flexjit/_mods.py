@@ -47,6 +47,7 @@ _PROGRAMS_KEPT = 1024  # translations remembered by key (least recently used go)
 # beyond this the walk stops with an error rather than Python's recursion limit. The compiler's
 # inliner has its own, lower limit on calls.
 _MAX_FUNCTION_DEPTH = 64
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1  # a runtime int's range
 
 
 class Translation:
@@ -128,8 +129,8 @@ def _values_if_unchanged(entries, checks):
             value = follow(entries, route)
             if check == "bound":
                 form = _bound_form(value)
-                if form is None or form[0] != expected:
-                    return None
+                if form is None or form[0] != expected or (expected == "int" and not _INT64_MIN <= form[1] <= _INT64_MAX):
+                    return None  # (an int past 64 bits: the walk names it where it is read)
                 values.append(form[1])
             elif check == "same":
                 if value is not expected():
@@ -298,6 +299,8 @@ class _Walk:
         it needs). `site`/`node`: the CodeInfo and node where it is read, for errors."""
         form = _bound_form(value)
         if form is not None:
+            if form[0] == "int" and not _INT64_MIN <= form[1] <= _INT64_MAX:
+                self.fail(site, node, f"{preferred!r} is {form[1]}: a runtime int must fit in 64 bits")
             return self.bound(form[1], form[0], preferred)
         if _arrays.is_array(value):
             self.fail(site, node, f"{preferred!r} has elements of type {value.dtype}, which flexjit cannot read")
@@ -319,6 +322,11 @@ class _Walk:
             return self.function(value, site, node)
         if callable(value) and module in _IMPORTABLE:
             return self.imported(value, preferred, site, node)
+        if site is None:  # the argument itself (mask_mod=, score_mod=, sink=)
+            kind = "a bound method" if isinstance(value, types.MethodType) else f"a {type(value).__name__}"
+            self.fail(site, node, f"{preferred} is {kind}: flexjit takes a function (a def or lambda in a file), a "
+                                  "functools.partial of one, or and_masks / or_masks of them; a method can hand "
+                                  "over a nested function that reads self from its closure")
         self.fail(site, node, f"{preferred!r} is a {type(value).__name__}: a mod can read ints, floats, bools, "
                               "arrays, functions and modules from its closure and globals")
 

@@ -244,3 +244,29 @@ def test_counting_kept_pairs_is_bounded_and_grads_are_names():
     out, lse = kernel.forward(q, k, v, return_lse=True)
     with pytest.raises(ArgumentError, match="grads: expected a sequence of names, got the string 'ab'"):
         kernel.backward(q, k, v, out, lse, out, grads="ab")
+
+
+def test_a_method_given_as_the_mask_is_told_what_to_hand_over():
+    class Model:
+        window = 4
+
+        def mask(self, b, h, q_idx, kv_idx):
+            return q_idx - kv_idx < self.window
+
+    with pytest.raises(CompileError, match="mask_mod is a bound method: flexjit takes a function"):
+        _mods.translate(mask_mod=Model().mask)
+
+
+def test_a_captured_int_past_64_bits_is_named_where_it_is_read():
+    big = 1 << 70
+
+    def mask(b, h, q_idx, kv_idx):
+        return q_idx - kv_idx < big
+
+    with pytest.raises(CompileError, match=r"'big' is 1180591620717411303424: a runtime int must fit in 64 bits"):
+        _mods.translate(mask_mod=mask)
+
+
+def test_numpy_scalar_types_name_an_element_type():
+    kernel = flexjit.compile("def mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n", 16, np.float32, "cpu")
+    assert kernel.dtype == "f32"
