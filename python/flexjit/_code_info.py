@@ -21,7 +21,7 @@ class Read:
 
 
 class CodeInfo:
-    def __init__(self, filename, lines, node, reads):
+    def __init__(self, filename, lines, node, reads, parents):
         self.filename = filename
         self.lines = lines
         self.node = node
@@ -30,6 +30,28 @@ class CodeInfo:
         # Every name the function or a scope inside it binds: what a captured value's name in the
         # program must not be, or the copied lines would read the local instead.
         self.local_names = _bound_names(node)
+        self._parents = parents
+        self._first_parameter_reads = None
+
+    def first_parameter_reads(self):
+        """A method's reads of its first parameter (self), as `reads` gives free names: where
+        neither the function nor a scope inside it binds that name again. None when the function
+        has no positional parameter or assigns to it."""
+        if self._first_parameter_reads is None:
+            params = self.node.args.posonlyargs + self.node.args.args
+            if not params:
+                return None
+            name = params[0].arg
+            stores = [n for n in ast.walk(self.node) if isinstance(n, ast.Name) and n.id == name
+                      and not isinstance(n.ctx, ast.Load)]
+            if stores:
+                return None
+            reads = []
+            for read in _reads(self.node, self._parents, free=False):
+                if read.name == name:
+                    reads.append(read)
+            self._first_parameter_reads = reads
+        return self._first_parameter_reads
 
     def text(self, lineno):
         return self.lines[lineno - 1].rstrip("\n")
@@ -76,7 +98,7 @@ def code_info(fn):
         if not _same_code(code, node, parsed):
             raise SourceUnreadable(f"{code.co_filename} has changed since {fn.__qualname__!r} was defined (its "
                                    "lines now compile to other code); reload the module or restart")
-        info = _infos[key] = CodeInfo(code.co_filename, lines, node, _reads(node, parsed[2]))
+        info = _infos[key] = CodeInfo(code.co_filename, lines, node, _reads(node, parsed[2]), parsed[2])
         return info
 
 
@@ -123,11 +145,16 @@ def _function_node(code, tree):
     return None
 
 
-def _reads(fn_node, parents):
+def _reads(fn_node, parents, free=True):
+    """The reads of names the function does not bind (free); with free=False, of the names bound
+    by the function's own parameters and not bound again in a scope inside it."""
     scopes = {}  # scope node -> the names it binds
     out = []
     for name_node in _loads(fn_node):
-        if _bound_in_a_scope(name_node, fn_node, parents, scopes):
+        if free and _bound_in_a_scope(name_node, fn_node, parents, scopes):
+            continue
+        if not free and (_bound_in_a_scope(name_node, fn_node, parents, scopes, below=fn_node)
+                         or name_node.id not in _scope_names(fn_node)):
             continue
         nodes, steps = [name_node], []
         while True:
@@ -180,10 +207,13 @@ def _scope_names(scope):
     return names
 
 
-def _bound_in_a_scope(name_node, fn_node, parents, scopes):
-    """Whether a name read is bound by the function or by a scope inside it that holds the read."""
+def _bound_in_a_scope(name_node, fn_node, parents, scopes, below=None):
+    """Whether a name read is bound by the function or by a scope inside it that holds the read
+    (with below=fn_node: by a scope inside it only)."""
     node = name_node
     while node is not None:
+        if node is below:
+            return False
         if isinstance(node, _SCOPES):
             names = scopes.get(node)
             if names is None:

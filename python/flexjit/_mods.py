@@ -135,6 +135,9 @@ def _values_if_unchanged(entries, checks):
             elif check == "same":
                 if value is not expected():
                     return None
+            elif check == "method":
+                if value.__func__ is not expected[0]() or value.__self__ is not expected[1]():
+                    return None
             elif check == "code":  # a function's code, which can be swapped under it
                 if value.__code__ is not expected:
                     return None
@@ -194,6 +197,12 @@ def _bound_form(value):
     if isinstance(value, numbers.Real):
         return "float", float(value)
     return None
+
+
+def _is_method(value):
+    """A bound method of a function of the user's (not torch's or math's)."""
+    return (isinstance(value, types.MethodType) and isinstance(value.__func__, types.FunctionType)
+            and getattr(value.__func__, "__module__", None) not in _IMPORTABLE)
 
 
 _LRU_CACHE_WRAPPER = type(functools.lru_cache(maxsize=None)(lambda: None))
@@ -282,13 +291,15 @@ class _Walk:
         return name
 
     def first_visit(self, obj, preferred):
-        """(True, new name) the first time an object is reached, else (False, its name)."""
-        known = self.seen.get(id(obj))
+        """(True, new name) the first time an object is reached, else (False, its name). A bound
+        method is the pair of its function and object (each read of it makes a new one)."""
+        key = (id(obj.__func__), id(obj.__self__)) if _is_method(obj) else id(obj)
+        known = self.seen.get(key)
         if known is not None:
             self.key.append(("again", known[0]))
             return False, known[1]
         name = self.fresh(preferred)
-        self.seen[id(obj)] = (len(self.seen), name)
+        self.seen[key] = (len(self.seen), name)
         self.keep_alive.append(obj)
         return True, name
 
@@ -307,6 +318,9 @@ class _Walk:
         unwrapped = _unwrapped(value)
         if unwrapped is not None:  # a decorator that leaves the function as it was (docs/language.md)
             return self.value_at([("attr", unwrapped[0])], unwrapped[1], preferred, site, node)
+        if _is_method(value):  # a new object at each read: its function and object are what stay
+            self.checks.append((tuple(self.route), "method", (_weak(value.__func__), _weak(value.__self__))))
+            return self.function(value, site, node)
         self.checks.append((tuple(self.route), "same", _weak(value)))  # the program was made from this object
         if value is None:
             self.key.append(None)
@@ -323,10 +337,9 @@ class _Walk:
         if callable(value) and module in _IMPORTABLE:
             return self.imported(value, preferred, site, node)
         if site is None:  # the argument itself (mask_mod=, score_mod=, sink=)
-            kind = "a bound method" if isinstance(value, types.MethodType) else f"a {type(value).__name__}"
-            self.fail(site, node, f"{preferred} is {kind}: flexjit takes a function (a def or lambda in a file), a "
-                                  "functools.partial of one, or and_masks / or_masks of them; a method can hand "
-                                  "over a nested function that reads self from its closure")
+            self.fail(site, node, f"{preferred} is a {type(value).__name__}: flexjit takes a function or method "
+                                  "(a def or lambda in a file), a functools.partial of one, or and_masks / or_masks "
+                                  "of them")
         self.fail(site, node, f"{preferred!r} is a {type(value).__name__}: a mod can read ints, floats, bools, "
                               "arrays, functions and modules from its closure and globals")
 
@@ -400,8 +413,10 @@ class _Walk:
     # --- functions ---------------------------------------------------------------------------
 
     def function(self, fn, site, node):
+        """A function (or a bound method: its function with self's reads resolved on its object)
+        copied into the program; its name there."""
         try:
-            info = code_info(fn)
+            info = code_info(fn.__func__ if _is_method(fn) else fn)
         except SourceUnreadable as e:
             self.fail(site, node, f"the source of {fn.__qualname__!r} cannot be read: {e}")
         if info is None:
@@ -429,6 +444,8 @@ class _Walk:
             lineno = info.node.lineno
             start = info.text(lineno).index(info.node.name, info.col(lineno, info.node.col_offset) + 3)
             replacements.setdefault(lineno, []).append((start, start + len(info.node.name), name))
+        if _is_method(fn):
+            self.method_self(fn, info, replacements)
         reads = {}
         for read in info.reads:
             found, value, where = _lookup(fn, read.name)
@@ -454,6 +471,38 @@ class _Walk:
         if self.writing:
             self.blocks.append(self.copy(info, name, replacements))
         return name
+
+    def method_self(self, method, info, replacements):
+        """A bound method's first parameter: dropped from the copy's parameters, and each of its
+        reads (self.window, self.cfg["w"]) taken on the method's object as a free name's are."""
+        n = info.node
+        params = n.args.posonlyargs + n.args.args
+        reads = info.first_parameter_reads()
+        if reads is None:
+            self.fail(info, n, "a method given as a mod needs its object as its first parameter, never assigned")
+        if self.writing:
+            first = params[0]
+            start = info.col(first.lineno, first.col_offset)
+            if len(params) > 1 and params[1].lineno != first.lineno:
+                self.fail(info, first, f"write {first.arg!r} and the parameter after it on one line")
+            stop = info.col(first.lineno, params[1].col_offset if len(params) > 1 else first.end_col_offset)
+            replacements.setdefault(first.lineno, []).append((start, stop, ""))
+        outer, self.scope_locals = self.scope_locals, info.local_names
+        try:
+            for read in reads:
+                value, taken = method.__self__, 0
+                while not _usable(value) and taken < len(read.steps):
+                    value = self.step(info, read, taken, value)
+                    taken += 1
+                if taken == 0:
+                    self.fail(info, read.nodes[0], f"{read.name!r} is read as a whole; a mod may read its "
+                                                   f"attributes and items ({read.name}.window) only")
+                expr = self.value_at([("attr", "__self__")] + list(read.steps[:taken]), value,
+                                     _preferred_name(read, taken), info, read.nodes[taken])
+                if self.writing:
+                    self.replace(info, read.nodes[taken], expr, replacements)
+        finally:
+            self.scope_locals = outer
 
     def value_at(self, steps, value, preferred, site, node):
         """self.value of what `steps` lead to from the object being walked."""

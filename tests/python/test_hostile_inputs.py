@@ -246,15 +246,43 @@ def test_counting_kept_pairs_is_bounded_and_grads_are_names():
         kernel.backward(q, k, v, out, lse, out, grads="ab")
 
 
-def test_a_method_given_as_the_mask_is_told_what_to_hand_over():
-    class Model:
-        window = 4
+def test_a_builtin_given_as_the_mask_is_told_what_flexjit_takes():
+    with pytest.raises(CompileError, match="mask_mod is a builtin_function_or_method: flexjit takes a function"):
+        _mods.translate(mask_mod=max)
 
-        def mask(self, b, h, q_idx, kv_idx):
-            return q_idx - kv_idx < self.window
 
-    with pytest.raises(CompileError, match="mask_mod is a bound method: flexjit takes a function"):
-        _mods.translate(mask_mod=Model().mask)
+class Model:
+    """Mods written as methods, as a module's code writes them."""
+
+    def __init__(self, window, slopes):
+        self.window, self.slopes = window, slopes
+
+    def mask(self, b, h, q_idx, kv_idx):
+        return self.near(q_idx, kv_idx) & (q_idx >= kv_idx)
+
+    def near(self, q_idx, kv_idx):
+        return q_idx - kv_idx < self.window
+
+    def bias(self, score, b, h, q_idx, kv_idx):
+        slopes = self.slopes  # a local named like the attribute
+        return score - slopes[h] * (q_idx - kv_idx)
+
+
+def test_methods_are_mods_with_self_read_on_their_object():
+    model = Model(5, np.array([0.5, 0.25, 0.125, 0.0625], np.float32))
+
+    def mask(b, h, q_idx, kv_idx):
+        return (q_idx - kv_idx < 5) & (q_idx >= kv_idx)
+
+    same_as(model.mask, mask)
+    q, k, v = qkv(np.random.default_rng(5), Hkv=4, Tq=33, Tkv=33)
+    got = flexjit.attention(q, k, v, score_mod=model.bias, mask_mod=model.mask)
+    slopes = model.slopes
+    want = flexjit.attention(q, k, v, score_mod=lambda s, b, h, qi, ki: s - slopes[h] * (qi - ki), mask_mod=mask)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    model.window = 2  # a new value of the same kind: the same program, the new value
+    translation, bind = _mods.translate(mask_mod=model.mask)
+    assert 2 in bind.values() and "self" not in translation.text
 
 
 def test_a_captured_int_past_64_bits_is_named_where_it_is_read():
