@@ -420,8 +420,12 @@ class _Walk:
         except SourceUnreadable as e:
             self.fail(site, node, f"the source of {fn.__qualname__!r} cannot be read: {e}")
         if info is None:
-            self.fail(site, node, f"the source of {fn.__qualname__!r} is not available (a function typed into an "
-                                  "interactive session or made by exec); define it in a file")
+            filename = fn.__code__.co_filename
+            if filename.startswith("<"):  # "<stdin>", "<string>": no file behind it
+                self.fail(site, node, f"the source of {fn.__qualname__!r} is not available (a function typed into "
+                                      "an interactive session or made by exec); define it in a file")
+            self.fail(site, node, f"the source of {fn.__qualname__!r} is not in {filename} as it is now (the file "
+                                  "was moved, deleted or edited since the function was defined)")
         new, name = self.first_visit(fn, "_lambda" if info.is_lambda else fn.__name__)
         if not new:
             return name

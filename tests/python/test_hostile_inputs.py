@@ -298,3 +298,15 @@ def test_a_captured_int_past_64_bits_is_named_where_it_is_read():
 def test_numpy_scalar_types_name_an_element_type():
     kernel = flexjit.compile("def mask_mod(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n", 16, np.float32, "cpu")
     assert kernel.dtype == "f32"
+
+
+def test_a_deleted_file_is_told_apart_from_code_made_by_exec(tmp_path, monkeypatch):
+    mask = edited_after_import(tmp_path, monkeypatch, "deleted_mods", CAUSAL_FILE, "")
+    (tmp_path / "deleted_mods.py").unlink()
+    linecache.checkcache()
+    with pytest.raises(CompileError, match=r"not in .*deleted_mods\.py as it is now \(the file was moved, deleted"):
+        _mods.translate(mask_mod=mask)
+    namespace = {}
+    exec(CAUSAL_FILE, namespace)
+    with pytest.raises(CompileError, match="typed into an interactive session or made by exec"):
+        _mods.translate(mask_mod=namespace["mask"])
