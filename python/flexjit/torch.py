@@ -20,6 +20,7 @@ import warnings
 from typing import List, Tuple
 
 import torch
+from torch.nn.attention.flex_attention import noop_mask as _noop_mask
 
 from . import _arrays, _attention, _mods
 from ._context_parallel import balanced_sharding, context_parallel_attention, shard_sequence
@@ -181,6 +182,16 @@ def _warn_fall_back(reason):
         warnings.warn(f"flexjit: running PyTorch's flex_attention instead: {key}", stacklevel=3)
 
 
+def _selects_blocks(block_mask, Tkv):
+    """Whether a BlockMask leaves out some key block of some query block: then its tensors, not its
+    mask_mod, say what is attended. Read on the host (one synchronization), only for noop masks."""
+    kv_block = block_mask.BLOCK_SIZE[1] if isinstance(block_mask.BLOCK_SIZE, tuple) else block_mask.BLOCK_SIZE
+    listed = block_mask.kv_num_blocks
+    if getattr(block_mask, "full_kv_num_blocks", None) is not None:
+        listed = listed + block_mask.full_kv_num_blocks
+    return bool((listed < -(-Tkv // kv_block)).any())
+
+
 def _torch_flex_attention(args, kwargs):
     from torch.nn.attention.flex_attention import flex_attention as torch_flex_attention
 
@@ -247,6 +258,13 @@ def flex_attention(query, key, value, score_mod=None, block_mask=None, scale=Non
         tensors, ints, floats = _traced_values(layout, routes, {"score_mod": score_mod, "mask_mod": mask_mod})
         out, lse = _attention_op(q, k, v, tensors, call, ints, floats, scale)
     else:
+        if mask_mod is _noop_mask and block_mask is not None and _selects_blocks(block_mask, key.shape[2]):
+            _warn_fall_back(UnsupportedError(
+                "block_mask selects key blocks by its tensors alone (its mask_mod is noop_mask, as "
+                "BlockMask.from_kv_blocks makes it without one), and flexjit reads a BlockMask's mask_mod only: "
+                "write the selection as a mask_mod (over a captured tensor of block indices) or as a BlockIndices "
+                "program"))
+            return _torch_flex_attention(args, fallback_kwargs)
         try:
             kernel, bind = _attention.prepare(query, key, value, score_mod, mask_mod, None, kernel_options)
         except (CompileError, UnsupportedError) as e:

@@ -277,6 +277,35 @@ def test_fallback_runs_torch_flex_attention_and_says_so_once():
     assert (got.float() - ref.float()).abs().max().item() == 0
 
 
+def test_a_block_mask_that_selects_blocks_by_its_tensors_is_not_read_as_dense():
+    """BlockMask.from_kv_blocks without a mask_mod (noop_mask): its tensors alone select the key
+    blocks, and flexjit reads a BlockMask's mask_mod only, so the call is refused (with fallback on,
+    PyTorch's flex_attention runs it). A noop mask that lists every block is dense and runs here."""
+    from torch.nn.attention.flex_attention import BlockMask, noop_mask
+
+    from flexjit.errors import UnsupportedError
+
+    q, k, v = inputs(requires_grad=False)
+    n = -(-T // 128)
+    blocks = torch.arange(n, dtype=torch.int32, device="cuda")
+    diagonal = BlockMask.from_kv_blocks(torch.ones(1, 1, n, dtype=torch.int32, device="cuda"),
+                                        blocks.view(1, 1, n, 1).expand(1, 1, n, n).contiguous(), seq_lengths=(T, T))
+    with pytest.raises(UnsupportedError, match="selects key blocks by its tensors alone"):
+        fj.flex_attention(q, k, v, block_mask=diagonal, enable_gqa=True)
+    fj.fallback = True
+    try:
+        with pytest.warns(UserWarning, match="running PyTorch's flex_attention instead"):
+            got = fj.flex_attention(q, k, v, block_mask=diagonal, enable_gqa=True)
+    finally:
+        fj.fallback = False
+    ref = flex_attention(q, k, v, block_mask=diagonal, enable_gqa=True)
+    assert (got.float() - ref.float()).abs().max().item() == 0
+    dense = create_block_mask(noop_mask, None, None, T, T)
+    out = fj.flex_attention(q, k, v, block_mask=dense, enable_gqa=True)
+    ref = flex_attention(q, k, v, enable_gqa=True)
+    assert (out.float() - ref.float()).norm() / ref.float().norm() < 1e-2
+
+
 def test_float8_tensors_run_an_fp8_kernel_and_flex_attention_refuses_them():
     """torch.float8_e4m3fn tensors cross as uint8 views tagged fp8_e4m3 (torch's own DLPack export
     of float8 varies with its version). On the host they run the cpu fp8 kernel: bf16 out, the same
