@@ -213,7 +213,7 @@ def _unwrapped(value):
     (functools.lru_cache and cache, torch.compile), else None."""
     if isinstance(value, _LRU_CACHE_WRAPPER):
         return "__wrapped__", value.__wrapped__
-    if isinstance(value, (types.FunctionType, functools.partial)):
+    if value is None or isinstance(value, (types.FunctionType, functools.partial, types.ModuleType)):
         return None
     try:
         inner = getattr(value, "_torchdynamo_orig_callable", None)  # what torch.compile returns
