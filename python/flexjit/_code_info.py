@@ -95,35 +95,56 @@ def code_info(fn):
         node = _function_node(code, parsed[1])
         if node is None:
             return None
-        if not _same_code(code, node, parsed):
+        if not _same_code(code, node, parsed, fn.__globals__):
             raise SourceUnreadable(f"{code.co_filename} has changed since {fn.__qualname__!r} was defined (its "
                                    "lines now compile to other code); reload the module or restart")
         info = _infos[key] = CodeInfo(code.co_filename, lines, node, _reads(node, parsed[2]), parsed[2])
         return info
 
 
-def _same_code(code, node, parsed):
+def _same_code(code, node, parsed, fn_globals):
     """Whether the file's text, as linecache has it now, still compiles the function to the code it
-    runs (else the copy would be of lines Python does not run). Functions with an assert are taken
-    as they are: test runners rewrite asserts in the code they import."""
-    if any(isinstance(n, ast.Assert) for n in ast.walk(node)):
+    runs (else the copy would be of lines Python does not run): the code object compiled at the
+    node's place equal to the function's, constants and nested code included. Modules whose asserts
+    pytest rewrote are taken as they are."""
+    if "@pytest_ar" in fn_globals:
         return True
     lines, tree = parsed[0], parsed[1]
     compiled = _compiled.get(code.co_filename)
     if compiled is None or compiled[0] is not lines:
         try:
             module = compile(tree, code.co_filename, "exec", dont_inherit=True)
-        except (SyntaxError, ValueError):  # parsed but refused by the compiler: nothing to compare
-            return True
+        except (SyntaxError, ValueError):  # parsed, but no longer compiles: not what Python runs
+            module = None
         compiled = _compiled[code.co_filename] = (lines, module)
+    if compiled[1] is None:
+        return False
+    body = getattr(node, "body", None)
+    span = None if isinstance(body, list) or body is None else (body.lineno, body.end_lineno, body.col_offset,
+                                                                 body.end_col_offset)
     stack = [compiled[1]]
     while stack:
         candidate = stack.pop()
-        if (candidate.co_name == code.co_name and candidate.co_firstlineno == code.co_firstlineno
-                and candidate.co_code == code.co_code and candidate.co_names == code.co_names):
-            return True
+        if candidate.co_name == code.co_name and candidate.co_firstlineno == code.co_firstlineno and (
+                span is None or not hasattr(candidate, "co_positions") or span in set(candidate.co_positions())):
+            return _equal_code(candidate, code)
         stack.extend(c for c in candidate.co_consts if isinstance(c, type(code)))
     return False
+
+
+def _equal_code(a, b):
+    """Code objects that do the same: bytecode, names, constants (nested code compared alike)."""
+    if (a.co_code, a.co_names, a.co_varnames, a.co_freevars, a.co_cellvars) != \
+            (b.co_code, b.co_names, b.co_varnames, b.co_freevars, b.co_cellvars) or len(a.co_consts) != len(b.co_consts):
+        return False
+    code_type = type(a)
+    for x, y in zip(a.co_consts, b.co_consts):
+        if isinstance(x, code_type) or isinstance(y, code_type):
+            if not (isinstance(x, code_type) and isinstance(y, code_type) and _equal_code(x, y)):
+                return False
+        elif type(x) is not type(y) or repr(x) != repr(y):  # repr: -0.0, nan and nested tuples as written
+            return False
+    return True
 
 
 def _function_node(code, tree):
@@ -210,11 +231,14 @@ def _scope_names(scope):
 def _bound_in_a_scope(name_node, fn_node, parents, scopes, below=None):
     """Whether a name read is bound by the function or by a scope inside it that holds the read
     (with below=fn_node: by a scope inside it only)."""
-    node = name_node
+    node, child = name_node, None
     while node is not None:
         if node is below:
             return False
-        if isinstance(node, _SCOPES):
+        # A scope's parameter defaults and decorators are evaluated in the scope around it.
+        evaluated_outside = child is not None and (child is getattr(node, "args", None)
+                                                   or child in getattr(node, "decorator_list", ()))
+        if isinstance(node, _SCOPES) and not evaluated_outside:
             names = scopes.get(node)
             if names is None:
                 names = scopes[node] = _scope_names(node)
@@ -222,7 +246,7 @@ def _bound_in_a_scope(name_node, fn_node, parents, scopes, below=None):
                 return True
         if node is fn_node:
             return False
-        node = parents.get(node)
+        child, node = node, parents.get(node)
     return False
 
 

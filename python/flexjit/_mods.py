@@ -71,13 +71,19 @@ _programs_lock = threading.Lock()
 _by_mods = collections.OrderedDict()
 
 
+_NEVER = object()  # what a check of an object the memo may not keep expects: nothing matches it
+
+
 def _weak(obj):
-    """A weak reference where the object takes one; else (None, builtins) the object itself, which
-    holds nothing of the user's."""
+    """A weak reference where the object takes one; else the object itself where it holds nothing
+    of the user's (None, numbers, builtins), and for any other object (one with __slots__) a
+    reference to nothing, so that the memo never matches it rather than keep it alive."""
     try:
         return weakref.ref(obj)
     except TypeError:
-        return lambda: obj
+        if obj is None or isinstance(obj, (numbers.Number, str, bytes, types.BuiltinFunctionType, type)):
+            return lambda: obj
+        return lambda: _NEVER
 
 
 def translate(**entries):
@@ -248,7 +254,7 @@ class _Walk:
         # The names the function whose reads are being walked binds (its scopes included): the
         # name a read is replaced by must not be one of them, or the copy would read the local.
         self.scope_locals = frozenset()
-        self.depth = 0  # functions being walked, one inside another's reads
+        self.depth = 0  # values being walked, one reached through another
         self.key = []
         self.values = []
         self.names = []         # writing: the declared name of each value, in order
@@ -297,7 +303,12 @@ class _Walk:
         known = self.seen.get(key)
         if known is not None:
             self.key.append(("again", known[0]))
-            return False, known[1]
+            if known[1] not in self.scope_locals:
+                return False, known[1]
+            # The reader binds that name itself: it reads the object under an alias.
+            alias = self.fresh(preferred)
+            self.blocks.append([Line(f"{alias} = {known[1]}")])
+            return False, alias
         name = self.fresh(preferred)
         self.seen[key] = (len(self.seen), name)
         self.keep_alive.append(obj)
@@ -429,17 +440,10 @@ class _Walk:
         new, name = self.first_visit(fn, "_lambda" if info.is_lambda else fn.__name__)
         if not new:
             return name
-        if self.depth >= _MAX_FUNCTION_DEPTH:
-            self.fail(site, node, f"functions reach one another more than {_MAX_FUNCTION_DEPTH} deep (the mods' "
-                                  "calls and closures); a kernel inlines every call")
-        self.depth += 1
-        try:
-            return self.copied_function(fn, info, name)
-        finally:
-            self.depth -= 1
+        return self.copied_function(fn, info, name)
 
     def copied_function(self, fn, info, name):
-        self.key.append(("function", fn.__code__, fn.__code__.co_filename, fn.__name__))
+        self.key.append(("function", fn.__code__, fn.__code__.co_filename, fn.__name__, _is_method(fn)))
         self.checks.append((tuple(self.route), "code", fn.__code__))
         if self.fallback is None:
             self.fallback = (info.filename, info.node.lineno)
@@ -486,10 +490,16 @@ class _Walk:
             self.fail(info, n, "a method given as a mod needs its object as its first parameter, never assigned")
         if self.writing:
             first = params[0]
+            text = info.text(first.lineno)
             start = info.col(first.lineno, first.col_offset)
-            if len(params) > 1 and params[1].lineno != first.lineno:
-                self.fail(info, first, f"write {first.arg!r} and the parameter after it on one line")
-            stop = info.col(first.lineno, params[1].col_offset if len(params) > 1 else first.end_col_offset)
+            if len(params) > 1 and params[1].lineno == first.lineno:
+                stop = info.col(first.lineno, params[1].col_offset)
+            else:  # the next parameter on a line of its own: `self,` and what follows it on its line
+                after = info.col(first.lineno, first.end_col_offset)
+                rest = text[after:].lstrip()
+                if len(params) > 1 and not (rest == "," or rest.startswith(",") and rest[1:].strip()[:1] in ("", "#")):
+                    self.fail(info, first, f"write {first.arg!r} and the parameter after it on one line")
+                stop = len(text) if len(params) > 1 else after
             replacements.setdefault(first.lineno, []).append((start, stop, ""))
         outer, self.scope_locals = self.scope_locals, info.local_names
         try:
@@ -510,11 +520,16 @@ class _Walk:
 
     def value_at(self, steps, value, preferred, site, node):
         """self.value of what `steps` lead to from the object being walked."""
+        if self.depth >= _MAX_FUNCTION_DEPTH:
+            self.fail(site, node, f"functions reach one another more than {_MAX_FUNCTION_DEPTH} deep (the mods' "
+                                  "calls, closures, wrappers and combinators); a kernel inlines every call")
         depth = len(self.route)
         self.route.extend(steps)
+        self.depth += 1
         try:
             return self.value(value, preferred, site, node)
         finally:
+            self.depth -= 1
             del self.route[depth:]
 
     def step(self, info, read, taken, value):

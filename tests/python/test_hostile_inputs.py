@@ -310,3 +310,98 @@ def test_a_deleted_file_is_told_apart_from_code_made_by_exec(tmp_path, monkeypat
     exec(CAUSAL_FILE, namespace)
     with pytest.raises(CompileError, match="typed into an interactive session or made by exec"):
         _mods.translate(mask_mod=namespace["mask"])
+
+
+def test_a_default_that_reuses_its_parameters_name_reads_the_enclosing_value():
+    """`def near(x, W=W)`: the default is evaluated where the def is, so it reads the global W."""
+    def near(x, W=W):
+        return x < W
+
+    def mask(b, h, q_idx, kv_idx):
+        return near(q_idx - kv_idx) & (q_idx >= kv_idx)
+
+    def reference(b, h, q_idx, kv_idx):
+        return (q_idx - kv_idx < 3) & (q_idx >= kv_idx)
+
+    same_as(mask, reference)
+
+
+def test_a_constant_edited_after_import_is_refused_and_a_comment_is_not(tmp_path, monkeypatch):
+    mask = edited_after_import(tmp_path, monkeypatch, "constant_mods", CAUSAL_FILE.replace("kv_idx\n", "kv_idx + 3\n"),
+                               CAUSAL_FILE.replace("kv_idx\n", "kv_idx + 5\n"))
+    with pytest.raises(CompileError, match="has changed since 'mask' was defined"):
+        _mods.translate(mask_mod=mask)
+    mask = edited_after_import(tmp_path, monkeypatch, "comment_mods", CAUSAL_FILE,
+                               CAUSAL_FILE.replace("kv_idx\n", "kv_idx  # a comment\n"))
+    translation, _ = _mods.translate(mask_mod=mask)
+    assert "q_idx >= kv_idx  # a comment" in translation.text
+
+
+def helper_below_3(x):
+    return x < 3
+
+
+alias_of_helper = helper_below_3
+
+
+def test_a_function_reached_again_under_a_name_its_reader_binds_is_aliased():
+    def first(q_idx, kv_idx):
+        return helper_below_3(q_idx - kv_idx)
+
+    def second(q_idx, kv_idx):
+        helper_below_3 = lambda x: x < 6  # noqa: E731 - this reader's own helper_below_3
+        return alias_of_helper(q_idx - kv_idx) & (helper_below_3(0) | True)
+
+    def mask(b, h, q_idx, kv_idx):
+        return (first(q_idx, kv_idx) & (b < 0)) | (second(q_idx, kv_idx) & (q_idx >= kv_idx))
+
+    def reference(b, h, q_idx, kv_idx):
+        return (q_idx - kv_idx < 3) & (q_idx >= kv_idx)
+
+    same_as(mask, reference)
+
+
+class Plain:
+    def mask(self, b, h, q_idx, kv_idx):
+        return q_idx >= kv_idx
+
+    def split(
+        self,
+        b, h, q_idx, kv_idx,
+    ):
+        return q_idx >= kv_idx
+
+
+def test_a_method_and_its_function_are_two_programs():
+    q, k, v = qkv(np.random.default_rng(5), Hkv=4, Tq=33, Tkv=33)
+    with pytest.raises(CompileError, match="must take 4 parameters"):
+        flexjit.attention(q, k, v, mask_mod=Plain.mask)
+    same_as(Plain().mask, causal)
+    same_as(Plain().split, causal)  # self on a line of its own
+
+
+def test_wrappers_stacked_past_the_limit_are_refused():
+    mask = causal
+    for _ in range(700):
+        mask = functools.lru_cache(maxsize=None)(mask)
+    with pytest.raises(CompileError, match="more than 64 deep"):
+        _mods.translate(mask_mod=mask)
+
+
+def test_the_memo_keeps_no_object_that_takes_no_weak_reference():
+    import gc
+    import weakref
+
+    class Slotted:
+        __slots__ = ("table",)
+
+        def mask(self, b, h, q_idx, kv_idx):
+            return self.table[q_idx] >= self.table[kv_idx]
+
+    obj = Slotted()
+    obj.table = np.arange(33, dtype=np.int32)
+    table = weakref.ref(obj.table)
+    same_as(obj.mask, causal)
+    del obj
+    gc.collect()
+    assert table() is None
