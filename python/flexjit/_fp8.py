@@ -4,7 +4,7 @@ read), and e4m3(), which makes such an array an fp8_e4m3 input. torch.float8_e4m
 none of this."""
 
 from . import _arrays, _flexjit
-from .errors import ArgumentError
+from .errors import ArgumentError, kind_of
 
 
 def e4m3(codes):
@@ -39,4 +39,4 @@ def from_e4m3(codes):
 
 def _described(x):
     dtype = getattr(x, "dtype", None)
-    return f"a {type(x).__name__} of {dtype}" if dtype is not None else f"a {type(x).__name__}"
+    return f"{kind_of(x)} of {dtype}" if dtype is not None else kind_of(x)

@@ -8,7 +8,7 @@ import threading
 
 from . import _arrays
 from . import _flexjit
-from .errors import ArgumentError, UnsupportedError
+from .errors import ArgumentError, UnsupportedError, kind_of
 
 _DTYPE_NAMES = {
     "bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16",
@@ -131,7 +131,7 @@ def bound_values(bind):
             out[name] = _arrays.capsule(value)
         else:
             raise ArgumentError(
-                f"bind[{name!r}]: a {type(value).__name__} cannot be bound; bind an int, float, bool or an array")
+                f"bind[{name!r}]: {kind_of(value)} cannot be bound; bind an int, float, bool or an array")
     return out
 
 

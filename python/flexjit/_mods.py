@@ -30,7 +30,7 @@ import weakref
 from . import _arrays
 from ._code_info import SourceUnreadable, code_info
 from ._source_map import Line, copied_line, format_block
-from .errors import ArgumentError, CompileError, Diagnostic
+from .errors import ArgumentError, CompileError, Diagnostic, kind_of
 
 ENTRY_POINTS = ("mask_mod", "score_mod", "sink")
 
@@ -100,7 +100,7 @@ def translate(**entries):
                 return known[0], dict(zip(known[0].names, values))
     for role, fn in entries.items():
         if fn is not None and not callable(fn):
-            raise ArgumentError(f"{role} must be a function (or None), got a {type(fn).__name__}")
+            raise ArgumentError(f"{role} must be a function (or None), got {kind_of(fn)}")
     mods_key = (id(mask_mod), id(score_mod), id(sink))
     walk = _Walk(writing=False)
     key = walk.run(entries)
@@ -348,10 +348,10 @@ class _Walk:
         if callable(value) and module in _IMPORTABLE:
             return self.imported(value, preferred, site, node)
         if site is None:  # the argument itself (mask_mod=, score_mod=, sink=)
-            self.fail(site, node, f"{preferred} is a {type(value).__name__}: flexjit takes a function or method "
+            self.fail(site, node, f"{preferred} is {kind_of(value)}: flexjit takes a function or method "
                                   "(a def or lambda in a file), a functools.partial of one, or and_masks / or_masks "
                                   "of them")
-        self.fail(site, node, f"{preferred!r} is a {type(value).__name__}: a mod can read ints, floats, bools, "
+        self.fail(site, node, f"{preferred!r} is {kind_of(value)}: a mod can read ints, floats, bools, "
                               "arrays, functions and modules from its closure and globals")
 
     def bound(self, value, declared, preferred):

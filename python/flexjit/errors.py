@@ -54,3 +54,9 @@ class CudaError(Error):
 
 class InternalError(Error):
     """A broken invariant inside flexjit: a bug of ours. Please report it with the program."""
+
+
+def kind_of(x):
+    """x's type with its article, for messages: "an int", "a list"."""
+    name = type(x).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"

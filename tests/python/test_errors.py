@@ -69,7 +69,7 @@ def test_an_unreadable_value_is_named(rng):
     line, col = line_of("q_idx >= OPAQUE")
     (d,) = caught.value.diagnostics
     assert (d.file, d.line, d.col) == (THIS_FILE, line, col + len("q_idx >= "))
-    assert "'OPAQUE' is a Opaque" in d.message
+    assert "'OPAQUE' is an Opaque" in d.message
 
 
 def test_a_program_file_error_keeps_its_own_line(tmp_path):
