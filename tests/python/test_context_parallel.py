@@ -1,6 +1,6 @@
 """flexjit.torch.context_parallel_attention with real processes: 2 and 4 ranks joined by gloo on the
 host (cpu kernels, float32 torch tensors), each holding its zigzag or contiguous share of one
-sequence. Every rank's out, lse and gradients equal its rows of one call over the whole sequence,
+sequence; and, on a host with 2, 4 or 8 GPUs, one rank a GPU joined by NCCL (bf16). Every rank's out, lse and gradients equal its rows of one call over the whole sequence,
 for a causal mask, a sliding window and documents that span the shard boundaries; a captured bias
 table's gradient shares sum over the ranks to one call's. Skipped where
 torch is missing (CI); the GPU host runs it (scripts/gpu-test)."""
@@ -72,6 +72,49 @@ def _rank(rank, world, port, mask_name, sharding):
 def test_every_rank_gets_its_rows_of_one_call(world, sharding, mask_name):
     # A rank that fails raises here with its traceback.
     mp.start_processes(_rank, args=(world, _free_port(), mask_name, sharding), nprocs=world, start_method="fork")
+
+
+def _nccl_rank(rank, world, port, mask_name):
+    """One GPU a rank, NCCL between them, bf16 shards of a longer sequence: out, lse and the
+    gradients equal this rank's rows of one call on its own GPU."""
+    global LONG_DOCS
+    torch.cuda.set_device(rank)
+    # Documents of 100, 333, 91, 400 and 100 positions: most shard boundaries fall inside one.
+    LONG_DOCS = torch.repeat_interleave(torch.arange(5, dtype=torch.int32),
+                                        torch.tensor([100, 333, 91, 400, 100])).cuda()
+    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world)
+    try:
+        gen = torch.Generator(device="cuda").manual_seed(3)
+        q, k, v, dout = (torch.randn(1, 4, 1024, 64, generator=gen, device="cuda").to(torch.bfloat16) for _ in range(4))
+        mask = {"causal": causal, "window": lambda b, h, q_idx, kv_idx: (q_idx >= kv_idx) & (q_idx - kv_idx < 300),
+                "documents": _long_documents}[mask_name]
+        out, lse = flexjit.attention(q, k, v, mask_mod=mask, return_lse=True)
+        dq, dk, dv = flexjit.attention_backward(q, k, v, out, lse, dout, mask_mod=mask)
+        local = [fj.shard_sequence(x).clone().requires_grad_() for x in (q, k, v)]
+        got, got_lse = fj.context_parallel_attention(*local, mask_mod=mask, return_lse=True)
+        got.backward(fj.shard_sequence(dout))
+        want = [fj.shard_sequence(x) for x in (out, lse, dq, dk, dv)]
+        for name, g, w in zip(("out", "lse", "dq", "dk", "dv"), (got.detach(), got_lse, *[x.grad for x in local]), want):
+            err = ((g.float() - w.float()).norm() / (w.float().norm() + 1e-12)).item()
+            assert err < 2e-2, f"rank {rank} {name}: relative error {err:.2e}"
+    finally:
+        dist.destroy_process_group()
+
+
+LONG_DOCS = None  # set in each NCCL rank's process (on its GPU)
+
+
+def _long_documents(b, h, q_idx, kv_idx):
+    return (LONG_DOCS[q_idx] == LONG_DOCS[kv_idx]) & (q_idx >= kv_idx)
+
+
+@pytest.mark.parametrize("mask_name", ["causal", "documents", "window"])
+@pytest.mark.parametrize("world", [2, 4, 8])
+def test_nccl_ranks_on_gpus_get_their_rows_of_one_call(world, mask_name):
+    """The real ring: one process a GPU, NCCL. Runs where the host has `world` GPUs."""
+    if not torch.cuda.is_available() or torch.cuda.device_count() < world or not dist.is_nccl_available():
+        pytest.skip(f"needs {world} CUDA devices and NCCL")
+    mp.start_processes(_nccl_rank, args=(world, _free_port(), mask_name), nprocs=world, start_method="spawn")
 
 
 def _biased(table):
