@@ -32,6 +32,7 @@ def _compiled(translation, head_dim, dtype, device, options):
     try:
         program = _flexjit.Program.from_source(translation.text, "<flexjit mods>")
         kernel = _kernel.compile(program, head_dim, dtype, device, **dict(options))
+        kernel.source_lines = translation.lines
     except CompileError as e:
         message, mapped = format_diagnostics(e.diagnostics, translation.lines, translation.fallback)
         raise CompileError(message, [Diagnostic(*d) for d in mapped]) from None

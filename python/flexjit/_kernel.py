@@ -4,6 +4,7 @@ called with numpy arrays or torch tensors in FlexAttention's layout, [B, H, T, D
 import atexit
 import numbers
 import os
+import re
 import threading
 
 from . import _arrays
@@ -31,6 +32,8 @@ def _join_ahead_threads():
 # Kernel.kept_pairs evaluates the mask at most this many times (about 10 s on one core): a
 # larger budget would run without bound.
 _KEPT_PAIRS_MAX_BUDGET = 1 << 28
+# How the library ends a failed runtime assert's message: the program line it is on.
+_PROGRAM_LINE = re.compile(r"\(line (\d+)\)$")
 
 _engine_lock = threading.Lock()
 _engine = None
@@ -181,6 +184,7 @@ class Kernel:
         self._fp8 = native.dtype == _flexjit.DType.fp8_e4m3  # its out is bf16, whatever q's type
         self._needs_block_mask = native.needs_block_mask  # read once: every forward call asks
         self._backward_ahead = {}  # (grads, deterministic) -> the thread compiling that backward ahead
+        self.source_lines = None  # a program made from Python mods: where its lines came from
         self._ahead_lock = threading.Lock()
 
     device = property(lambda self: self._native.device)
@@ -293,14 +297,33 @@ class Kernel:
         else:
             descales = (_descale(q, q_descale, "q_descale"), _descale(q, k_descale, "k_descale"),
                         _descale(q, v_descale, "v_descale"))
-        self._native.forward(_arrays.capsule(q), _arrays.capsule(k), _arrays.capsule(v), _arrays.capsule(out),
-                             _optional(lse), bound_values(bind), _scale(scale), _arrays.stream(q),
-                             _optional(kv_lens), _optional(page_table),
-                             _optional(self._block_mask_storage(q, k, kv_lens)), int(q_offset), int(kv_offset),
-                             *descales)
+        try:
+            self._native.forward(_arrays.capsule(q), _arrays.capsule(k), _arrays.capsule(v), _arrays.capsule(out),
+                                 _optional(lse), bound_values(bind), _scale(scale), _arrays.stream(q),
+                                 _optional(kv_lens), _optional(page_table),
+                                 _optional(self._block_mask_storage(q, k, kv_lens)), int(q_offset), int(kv_offset),
+                                 *descales)
+        except ArgumentError as e:
+            mapped = self._at_source_line(e)
+            if mapped is e:
+                raise
+            raise mapped from e
         if allocated and self._fp8:
             out = _arrays.widened(out)
         return (out, lse) if return_lse else out
+
+    def _at_source_line(self, error):
+        """A failed runtime assert of a program made from Python mods, pointed at the user's file
+        and line instead of the program's line (the lines' origins: `source_lines`, set where the
+        kernel was compiled from a translation); any other error as it is."""
+        lines = self.source_lines
+        found = _PROGRAM_LINE.search(str(error)) if lines else None
+        if found is None or not 1 <= int(found.group(1)) <= len(lines):
+            return error
+        origin = lines[int(found.group(1)) - 1].origin(0)
+        if origin is None:
+            return error
+        return ArgumentError(f"{str(error)[:found.start()]}({origin[0]}:{origin[1]})")
 
     def _block_mask_storage(self, q, k, kv_lens):
         """Room for the tile map of a mask that reads tensors, built by the forward call itself on
@@ -325,11 +348,17 @@ class Kernel:
         dv = _arrays.empty(v, tuple(v.shape), _arrays.dtype_name(v) or self.dtype)
         bind = bind or {}
         capture_grads = capture_gradient_arrays(bind, grads)
-        self._native.backward(_arrays.capsule(q), _arrays.capsule(k), _arrays.capsule(v), _arrays.capsule(out),
-                              _arrays.capsule(lse), _arrays.capsule(dout), _arrays.capsule(dq), _arrays.capsule(dk),
-                              _arrays.capsule(dv), bound_values(bind), _scale(scale),
-                              {n: _arrays.capsule(g) for n, g in capture_grads.items()}, _arrays.stream(q),
-                              bool(deterministic), int(q_offset), int(kv_offset))
+        try:
+            self._native.backward(_arrays.capsule(q), _arrays.capsule(k), _arrays.capsule(v), _arrays.capsule(out),
+                                  _arrays.capsule(lse), _arrays.capsule(dout), _arrays.capsule(dq),
+                                  _arrays.capsule(dk), _arrays.capsule(dv), bound_values(bind), _scale(scale),
+                                  {n: _arrays.capsule(g) for n, g in capture_grads.items()}, _arrays.stream(q),
+                                  bool(deterministic), int(q_offset), int(kv_offset))
+        except ArgumentError as e:
+            mapped = self._at_source_line(e)
+            if mapped is e:
+                raise
+            raise mapped from e
         return (dq, dk, dv, capture_grads) if grads else (dq, dk, dv)
 
     def __repr__(self):

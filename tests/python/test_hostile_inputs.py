@@ -7,6 +7,7 @@ flexjit's own errors naming the problem; never another exception, never a wrong 
 import functools
 import importlib
 import linecache
+import re
 import sys
 import textwrap
 
@@ -405,3 +406,18 @@ def test_the_memo_keeps_no_object_that_takes_no_weak_reference():
     del obj
     gc.collect()
     assert table() is None
+
+
+def test_a_failed_runtime_assert_points_at_the_users_line():
+    window = 3
+
+    def mask(b, h, q_idx, kv_idx):
+        assert window > 0, "the window must be positive"
+        return q_idx - kv_idx < window
+
+    q, k, v = qkv(np.random.default_rng(1), Hkv=4, Tq=8, Tkv=8)
+    flexjit.attention(q, k, v, mask_mod=mask)
+    window = -1
+    line = mask.__code__.co_firstlineno + 1
+    with pytest.raises(ArgumentError, match=rf"the window must be positive.*\({re.escape(__file__)}:{line}\)$"):
+        flexjit.attention(q, k, v, mask_mod=mask)
