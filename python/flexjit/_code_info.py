@@ -46,11 +46,7 @@ class CodeInfo:
                       and not isinstance(n.ctx, ast.Load)]
             if stores:
                 return None
-            reads = []
-            for read in _reads(self.node, self._parents, free=False):
-                if read.name == name:
-                    reads.append(read)
-            self._first_parameter_reads = reads
+            self._first_parameter_reads = _reads(self.node, self._parents, parameter=name)
         return self._first_parameter_reads
 
     def text(self, lineno):
@@ -166,16 +162,16 @@ def _function_node(code, tree):
     return None
 
 
-def _reads(fn_node, parents, free=True):
-    """The reads of names the function does not bind (free); with free=False, of the names bound
-    by the function's own parameters and not bound again in a scope inside it."""
+def _reads(fn_node, parents, parameter=None):
+    """The reads of names the function does not bind (free); with `parameter`, the reads of that
+    parameter of the function where no scope inside it binds the name again."""
     scopes = {}  # scope node -> the names it binds
     out = []
     for name_node in _loads(fn_node):
-        if free and _bound_in_a_scope(name_node, fn_node, parents, scopes):
-            continue
-        if not free and (_bound_in_a_scope(name_node, fn_node, parents, scopes, below=fn_node)
-                         or name_node.id not in _scope_names(fn_node)):
+        if parameter is None:
+            if _bound_in_a_scope(name_node, fn_node, parents, scopes):
+                continue
+        elif name_node.id != parameter or _bound_in_a_scope(name_node, fn_node, parents, scopes, below=fn_node):
             continue
         nodes, steps = [name_node], []
         while True:
@@ -197,15 +193,7 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ListComp, ast.
 
 def _bound_names(node):
     """The names bound anywhere in a function, its nested scopes included."""
-    names = set()
-    for n in ast.walk(node):
-        if isinstance(n, ast.arg):
-            names.add(n.arg)
-        elif isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
-            names.add(n.id)
-        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n is not node:
-            names.add(n.name)
-    return names
+    return set().union(*(_scope_names(n) for n in ast.walk(node) if isinstance(n, _SCOPES)))
 
 
 def _scope_names(scope):

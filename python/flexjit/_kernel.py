@@ -101,8 +101,10 @@ def compile(source_or_path, head_dim=128, dtype="bf16", device="cuda", *, arch="
 def _device_kind(device):
     """"cpu" or "cuda" for a device given as a string or torch.device ("cuda:1" is a CUDA device)."""
     text = str(device)
-    if text == "cpu" or text == "cuda" or text.startswith("cuda:"):
-        return "cpu" if text == "cpu" else "cuda"
+    if text == "cpu":
+        return "cpu"
+    if text == "cuda" or text.startswith("cuda:"):
+        return "cuda"
     raise ArgumentError(f"device: expected 'cpu' or 'cuda', got {device!r}")
 
 
@@ -110,12 +112,12 @@ def _scale(scale):
     """A call's scale as a float (None: 1 / sqrt(head dim), the kernel's default)."""
     if scale is None or type(scale) is float:
         return scale
-    try:
-        if isinstance(scale, (str, bytes)):  # float() would parse them
-            raise TypeError
-        return float(scale)
-    except (TypeError, ValueError, OverflowError):
-        raise ArgumentError(f"scale: expected a number, got {scale!r}") from None
+    if not isinstance(scale, (str, bytes)):  # float() would parse those
+        try:
+            return float(scale)
+        except (TypeError, ValueError, OverflowError):
+            pass
+    raise ArgumentError(f"scale: expected a number, got {scale!r}")
 
 
 def bound_values(bind):

@@ -452,41 +452,27 @@ class _Walk:
             lineno = info.node.lineno
             start = info.text(lineno).index(info.node.name, info.col(lineno, info.node.col_offset) + 3)
             replacements.setdefault(lineno, []).append((start, start + len(info.node.name), name))
+        reads = {}  # (name, steps taken) -> the program expression of that read in this function
         if _is_method(fn):
-            self.method_self(fn, info, replacements)
-        reads = {}
+            self.method_self(fn, info, reads, replacements)
         for read in info.reads:
             found, value, where = _lookup(fn, read.name)
             if not found:  # a builtin, or undefined: the compiler reports it where it is used
                 self.checks.append((tuple(self.route), "undefined", read.name))
                 self.builtin_reads.add(read.name)
                 continue
-            taken = 0
-            while not _usable(value) and taken < len(read.steps):
-                value = self.step(info, read, taken, value)
-                taken += 1
-            expr_node = read.nodes[taken]
-            read_key = (read.name, taken, tuple(read.steps[:taken]))
-            if read_key not in reads:
-                outer, self.scope_locals = self.scope_locals, info.local_names
-                try:
-                    reads[read_key] = self.value_at([where] + list(read.steps[:taken]), value,
-                                                    _preferred_name(read, taken), info, expr_node)
-                finally:
-                    self.scope_locals = outer
-            if self.writing:
-                self.replace(info, expr_node, reads[read_key], replacements)
+            self.read(info, read, value, where, reads, replacements)
         if self.writing:
             self.blocks.append(self.copy(info, name, replacements))
         return name
 
-    def method_self(self, method, info, replacements):
+    def method_self(self, method, info, reads, replacements):
         """A bound method's first parameter: dropped from the copy's parameters, and each of its
         reads (self.window, self.cfg["w"]) taken on the method's object as a free name's are."""
         n = info.node
         params = n.args.posonlyargs + n.args.args
-        reads = info.first_parameter_reads()
-        if reads is None:
+        self_reads = info.first_parameter_reads()
+        if self_reads is None:
             self.fail(info, n, "a method given as a mod needs its object as its first parameter, never assigned")
         if self.writing:
             first = params[0]
@@ -501,22 +487,32 @@ class _Walk:
                     self.fail(info, first, f"write {first.arg!r} and the parameter after it on one line")
                 stop = len(text) if len(params) > 1 else after
             replacements.setdefault(first.lineno, []).append((start, stop, ""))
-        outer, self.scope_locals = self.scope_locals, info.local_names
-        try:
-            for read in reads:
-                value, taken = method.__self__, 0
-                while not _usable(value) and taken < len(read.steps):
-                    value = self.step(info, read, taken, value)
-                    taken += 1
-                if taken == 0:
-                    self.fail(info, read.nodes[0], f"{read.name!r} is read as a whole; a mod may read its "
-                                                   f"attributes and items ({read.name}.window) only")
-                expr = self.value_at([("attr", "__self__")] + list(read.steps[:taken]), value,
-                                     _preferred_name(read, taken), info, read.nodes[taken])
-                if self.writing:
-                    self.replace(info, read.nodes[taken], expr, replacements)
-        finally:
-            self.scope_locals = outer
+        for read in self_reads:
+            self.read(info, read, method.__self__, ("attr", "__self__"), reads, replacements, whole=False)
+
+    def read(self, info, read, value, where, reads, replacements, whole=True):
+        """One read of a copied function: `value` (reached by the route step `where`) followed
+        through the read's attribute and item steps until the program can use it, declared or
+        copied once per function (`reads`), and its expression put in place of the read.
+        whole=False: the name itself may not be the value (a method's self)."""
+        taken = 0
+        while not _usable(value) and taken < len(read.steps):
+            value = self.step(info, read, taken, value)
+            taken += 1
+        if taken == 0 and not whole:
+            self.fail(info, read.nodes[0], f"{read.name!r} is read as a whole; a mod may read its attributes and "
+                                           f"items ({read.name}.window) only")
+        expr_node = read.nodes[taken]
+        read_key = (read.name, taken, tuple(read.steps[:taken]))
+        if read_key not in reads:
+            outer, self.scope_locals = self.scope_locals, info.local_names
+            try:
+                reads[read_key] = self.value_at([where] + list(read.steps[:taken]), value,
+                                                _preferred_name(read, taken), info, expr_node)
+            finally:
+                self.scope_locals = outer
+        if self.writing:
+            self.replace(info, expr_node, reads[read_key], replacements)
 
     def value_at(self, steps, value, preferred, site, node):
         """self.value of what `steps` lead to from the object being walked."""
