@@ -59,19 +59,24 @@ def mask_and_pairs(name, T, H, device):
     return documents, H * sum(n * (n + 1) // 2 for n in lengths)
 
 
-def timed(fn, reps):
-    """Median ms of fn over reps (one warm-up), the slowest rank's."""
+def median_ms(fn, reps, before_each=lambda: None):
+    """Median ms of fn over reps after one warm-up, by CUDA events."""
     fn()
     times = []
     for _ in range(reps):
-        dist.barrier()
+        before_each()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         fn()
         end.record()
         torch.cuda.synchronize()
         times.append(start.elapsed_time(end))
-    slowest = torch.tensor([statistics.median(times)], device="cuda")
+    return statistics.median(times)
+
+
+def timed(fn, reps):
+    """Median ms of fn over reps, the ranks starting together, the slowest rank's."""
+    slowest = torch.tensor([median_ms(fn, reps, dist.barrier)], device="cuda")
     dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
     return slowest.item()
 
@@ -115,23 +120,14 @@ def one_gpu(mask_mod, T, H, reps, rank):
         # over (T / 128)^2 blocks, which is what flexjit's users are spared.
         block_mask = type("BlockMask", (), {"mask_mod": staticmethod(mask_mod)})()
 
-        def run(backward):
-            times = []
-            for i in range(reps + 1):
-                start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                start.record()
-                if backward:
-                    fj.flex_attention(q, k, v, block_mask=block_mask).backward(dout)
-                else:
-                    with torch.no_grad():
-                        fj.flex_attention(q, k, v, block_mask=block_mask)
-                end.record()
-                torch.cuda.synchronize()
-                if i:
-                    times.append(start.elapsed_time(end))
-            return statistics.median(times)
+        def forward():
+            with torch.no_grad():
+                fj.flex_attention(q, k, v, block_mask=block_mask)
 
-        result = torch.tensor([run(False), run(True)], device="cuda")
+        def forward_backward():
+            fj.flex_attention(q, k, v, block_mask=block_mask).backward(dout)
+
+        result = torch.tensor([median_ms(forward, reps), median_ms(forward_backward, reps)], device="cuda")
     dist.broadcast(result, 0)
     return result.tolist()
 
